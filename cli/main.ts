@@ -1,0 +1,41 @@
+/**
+ * `vncua` command-line entry. Each subcommand lives in its own file and is loaded lazily,
+ * so `vncua desktop up` does not pay for loading the evaluation code.
+ */
+import { VncuaError } from '../harness/errors.ts';
+
+type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
+
+const COMMANDS: Record<string, Command> = {
+  desktop: { summary: 'desktop up [--size WxH] [--url URL] [--password P] | desktop down', load: () => import('./desktop.ts') },
+  demo: { summary: 'start a local desktop, connect, save a screenshot', load: () => import('./demo.ts') },
+};
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  vncua ${name.padEnd(8)} ${c.summary}`);
+  return `usage:\n${lines.join('\n')}\n`;
+}
+
+/** Run the CLI with the given arguments; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`vncua: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  try {
+    const mod = await cmd.load();
+    return await mod.run(rest);
+  } catch (e) {
+    if (e instanceof VncuaError) {
+      process.stderr.write(`vncua ${name}: ${e.code}: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+}

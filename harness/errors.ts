@@ -1,0 +1,53 @@
+/**
+ * Typed errors with stable codes. Every code is listed in docs/ERRORS.md;
+ * tests assert on `code`, never on message text.
+ */
+
+/** Every stable error code vncua can raise. Add new codes here and in docs/ERRORS.md. */
+export const ERROR_CODES = {
+  // RFB protocol / connection
+  RFB_ERR_AUTH_FAILED: 'The server rejected the VNC password.',
+  RFB_ERR_AUTH_REQUIRED: 'The server requires a password and none was given.',
+  RFB_ERR_UNSUPPORTED_SECURITY: 'The server offered no security type this client supports (None, VNC Authentication).',
+  RFB_ERR_UNSUPPORTED_VERSION: 'The server announced an RFB protocol version this client does not speak.',
+  RFB_ERR_SERVER_REFUSED: 'The server refused the connection and gave a reason.',
+  RFB_ERR_PROTOCOL: 'The server sent a malformed or unexpected message.',
+  RFB_ERR_UNSUPPORTED_ENCODING: 'The server sent a rectangle in an encoding this client did not ask for.',
+  RFB_ERR_DECODE: 'A rectangle could not be decoded (corrupt zlib, JPEG or PNG data, or out-of-bounds geometry).',
+  RFB_ERR_CLOSED: 'The connection closed (before the handshake finished, or while an operation was pending).',
+  RFB_ERR_TIMEOUT: 'The operation did not finish within its timeout.',
+  RFB_ERR_ABORTED: 'The operation was cancelled through its AbortSignal.',
+  RFB_ERR_CONNECT: 'The transport could not connect (refused, unreachable, TLS or WebSocket upgrade failure).',
+  RFB_ERR_BAD_URL: 'The VNC URL is not ws://, wss:// or tcp://host:port.',
+  RFB_ERR_ILLEGAL_STATE: 'An operation was attempted in a connection state that does not allow it.',
+  RFB_ERR_BAD_ARGUMENT: 'A client method was called with an out-of-range argument.',
+  // Desktop
+  DESKTOP_ERR_MISSING_BINARY: 'A program the desktop needs (Xvnc, websockify, chromium, ...) is not installed.',
+  DESKTOP_ERR_START_FAILED: 'The desktop did not come up (X, VNC, websocket bridge or Chromium failed).',
+  DESKTOP_ERR_TIMEOUT: 'The desktop did not become ready within its timeout.',
+  DESKTOP_ERR_BAD_SIZE: 'The requested screen size is not of the form WxH with sane bounds.',
+  DESKTOP_ERR_NOT_RUNNING: 'No desktop recorded by `vncua desktop up` is running.',
+} as const;
+
+/** A stable error code string. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The one error class vncua throws: `code` is stable, `message` says what was wrong and what to do. */
+export class VncuaError extends Error {
+  /** Stable machine-readable code, see docs/ERRORS.md. */
+  readonly code: ErrorCode;
+  /** Extra structured context (argument name, allowed values, offsets...). */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'VncuaError';
+    this.code = code;
+    this.details = options?.details;
+  }
+}
+
+/** True when `e` is a VncuaError, optionally with the given code. */
+export function isVncuaError(e: unknown, code?: ErrorCode): e is VncuaError {
+  return e instanceof VncuaError && (code === undefined || e.code === code);
+}

@@ -1,0 +1,58 @@
+/**
+ * Persistent zlib inflate streams, as ZRLE (one stream per connection) and Tight
+ * (four streams, reset on demand) require. Synchronous, so the protocol core stays free
+ * of I/O and callbacks. Backed by pako: Node's own zlib cannot keep a stream's state
+ * across synchronous calls.
+ */
+import { Inflate, Z_SYNC_FLUSH } from 'pako';
+import { VncuaError } from '../errors.ts';
+
+/** One zlib stream whose dictionary persists across chunks until reset(). */
+export class InflateStream {
+  private inflater: Inflate | null = null;
+  private out: Uint8Array[] = [];
+  private outLen = 0;
+
+  constructor(private readonly name: string) {}
+
+  /** Decompress one complete (sync-flushed) chunk and return its output. If `expected` is given, the output must be exactly that long. */
+  inflate(data: Uint8Array, expected?: number): Uint8Array {
+    if (!this.inflater) {
+      const inf = new Inflate({ chunkSize: 64 * 1024 });
+      inf.onData = (chunk: Uint8Array) => {
+        this.out.push(chunk);
+        this.outLen += chunk.length;
+      };
+      this.inflater = inf;
+    }
+    this.out = [];
+    this.outLen = 0;
+    // pako may keep a reference to the input: hand it a private copy since `data` is usually a transient view.
+    this.inflater.push(data.slice(), Z_SYNC_FLUSH);
+    if (this.inflater.err) {
+      const msg = this.inflater.msg || `zlib error ${this.inflater.err}`;
+      this.inflater = null;
+      throw new VncuaError('RFB_ERR_DECODE', `${this.name}: corrupt zlib data (${msg}); the stream cannot continue, reconnect`);
+    }
+    let result: Uint8Array;
+    if (this.out.length === 1) result = this.out[0]!;
+    else {
+      result = new Uint8Array(this.outLen);
+      let o = 0;
+      for (const c of this.out) {
+        result.set(c, o);
+        o += c.length;
+      }
+    }
+    this.out = [];
+    if (expected !== undefined && result.length !== expected) {
+      throw new VncuaError('RFB_ERR_DECODE', `${this.name}: zlib data inflated to ${result.length} bytes, expected ${expected}`);
+    }
+    return result;
+  }
+
+  /** Forget the dictionary: the next chunk starts a new zlib stream. */
+  reset(): void {
+    this.inflater = null;
+  }
+}
