@@ -83,3 +83,19 @@ export function assertInBounds(rect: RectHeader, ctx: DecodeContext, name: strin
     );
   }
 }
+
+/** Largest framebuffer side vncua accepts from a server (ServerInit, DesktopSize, ExtendedDesktopSize). */
+export const MAX_FRAMEBUFFER_SIDE = 16384;
+/** Largest framebuffer area accepted (64 Mpx = 256 MiB of RGBA). */
+export const MAX_FRAMEBUFFER_PIXELS = 64 * 1024 * 1024;
+
+/** Throw RFB_ERR_PROTOCOL unless a server-announced framebuffer size is one we can allocate. */
+export function assertSaneSize(width: number, height: number, what: string): void {
+  if (width < 1 || height < 1 || width > MAX_FRAMEBUFFER_SIDE || height > MAX_FRAMEBUFFER_SIDE || width * height > MAX_FRAMEBUFFER_PIXELS) {
+    throw new VncuaError(
+      'RFB_ERR_PROTOCOL',
+      `${what} announced a ${width}x${height} framebuffer; sides must be 1..${MAX_FRAMEBUFFER_SIDE} and the area at most ${MAX_FRAMEBUFFER_PIXELS} pixels`,
+      { details: { width, height } },
+    );
+  }
+}
