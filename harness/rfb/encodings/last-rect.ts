@@ -1,16 +1,24 @@
 /**
- * LastRect encoding (STUB: to be implemented; the RFC 6143 byte layout goes here).
+ * LastRect pseudo-encoding (rfbproto "LastRect Pseudo-encoding"), encoding number -224.
+ *
+ *   rectangle header: all fields ignored
+ *   payload: none
+ *
+ * It ends the FramebufferUpdate early (the server announced 65535 rectangles). The
+ * message parser recognises the encoding number and stops reading rectangles; this
+ * decoder only consumes the (empty) payload.
  */
-import { VncuaError } from '../../errors.ts';
-import type { EncodingSpec } from './types.ts';
+import type { EncodingSpec, RectDecoder } from './types.ts';
 import { ENC } from './types.ts';
 
-/** LastRect: registered in ./index.ts by encoding number. */
+const done: RectDecoder = { decode: () => true };
+
+/** LastRect: no more rectangles in this update. */
 export const lastRectEncoding: EncodingSpec = {
   id: ENC.LAST_RECT,
   name: 'LastRect',
   pseudo: true,
   create() {
-    throw new VncuaError('RFB_ERR_UNSUPPORTED_ENCODING', 'LastRect is not implemented yet');
+    return done;
   },
 };
