@@ -222,7 +222,8 @@ class ZrleDecoder implements RectDecoder {
       if (width * height !== 0) throw corrupt(`a ${width}x${height} rectangle has no data`);
       return true;
     }
-    const tilesData = this.ctx.zrleStream.inflate(data);
+    // The largest valid tile data: plain RLE with runs of 1 (4 bytes a pixel) plus per-tile headers.
+    const tilesData = this.ctx.zrleStream.inflate(data, undefined, width * height * 4 + tiles * 382);
     drawZrleTiles(tilesData, x, y, width, height, this.ctx.sink);
     return true;
   }
