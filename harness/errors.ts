@@ -27,6 +27,21 @@ export const ERROR_CODES = {
   DESKTOP_ERR_TIMEOUT: 'The desktop did not become ready within its timeout.',
   DESKTOP_ERR_BAD_SIZE: 'The requested screen size is not of the form WxH with sane bounds.',
   DESKTOP_ERR_NOT_RUNNING: 'No desktop recorded by `vncua desktop up` is running.',
+  DESKTOP_ERR_ABORTED: 'Starting the desktop was cancelled through its AbortSignal (nothing is left running).',
+  // Traces (execution.json, result.json, error.txt)
+  TRACE_ERR_WRITE: 'A trace file could not be written (output directory missing, not writable, or disk full).',
+  TRACE_ERR_INVALID: 'A trace entry or trace file does not match the trace schema (names the file, entry index and field).',
+  TRACE_ERR_NOT_FOUND: 'No trace file (execution.json, partial_execution.json or result.json) exists at the given path.',
+  TRACE_ERR_ILLEGAL_STATE: 'A TraceWriter method was called before open() or after finalize().',
+  // Agent actions (keys, text, pointer)
+  ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
+  ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',
+  // CDP success check (harness/cdp)
+  CDP_ERR_BAD_SENTINEL: 'The success sentinel is malformed, or the page rejected it (invalid selector, an expression that threw or returned a non-boolean).',
+  CDP_ERR_BAD_URL: 'The CDP URL is not http://, https://, ws:// or wss://host:port.',
+  CDP_ERR_ABORTED: 'A success check was cancelled through its AbortSignal.',
+  CDP_ERR_CLOSED: 'check() was called after the SuccessChecker was closed.',
+  CDP_ERR_BAD_ARGUMENT: 'A SuccessChecker option or check() option is out of range (timeoutMs, connectTimeoutMs).',
 } as const;
 
 /** A stable error code string. */

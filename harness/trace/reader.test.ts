@@ -1,0 +1,172 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { VncuaError, isVncuaError } from '../errors.ts';
+import { parseUitaskExecution } from './parse.ts';
+import { readResult, readTrace } from './reader.ts';
+import { sampleEntry } from './test-fixtures/entries.ts';
+import { TraceWriter } from './writer.ts';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vncua-trace-read-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** The VncuaError a promise rejects with (fails the test if it resolves or throws something else). */
+async function failure(p: Promise<unknown>): Promise<VncuaError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(VncuaError);
+  return e as VncuaError;
+}
+
+async function writeTrace(n: number, finalize: boolean): Promise<TraceWriter> {
+  const w = new TraceWriter(join(dir, 'run'));
+  await w.open();
+  for (let i = 0; i < n; i++) await w.append(sampleEntry(i));
+  if (finalize) await w.finalize();
+  return w;
+}
+
+/** A uitask-style execution.json, written by hand as the Python harness writes it (no index, no timing). */
+const UITASK_TRACE = `[
+  {"action": "mouse_click", "params": {"position": {"x": 640, "y": 400}, "button": "left", "click_type": "single"}, "task_marked_complete": false},
+  {"action": "type_text", "params": {"text": "hello world"}, "task_marked_complete": false, "screenshot": "step_1.png", "reasoning": "type the query"},
+  {"action": "press_keys", "params": {"keys": "enter"}, "task_marked_complete": null},
+  {"action": "mouse_scroll", "params": {"position": {"x": 10, "y": 20}, "direction": "down", "repeat": 3, "smooth": true}, "task_marked_complete": false},
+  {"action": "wait", "params": {"seconds": -2}, "task_marked_complete": false, "error": "seconds must be non-negative"},
+  {"action": "finish", "task_marked_complete": true}
+]
+`;
+
+describe('readTrace: vncua traces', () => {
+  it('reads a finalized trace from the directory or the file', async () => {
+    const w = await writeTrace(25, true);
+    const expected = JSON.parse(await readFile(w.paths.execution, 'utf8')) as unknown[];
+    for (const path of [w.outputDir, w.paths.execution]) {
+      const t = await readTrace(path);
+      expect(t).toMatchObject({ source: 'vncua', partial: false, path: w.paths.execution });
+      expect(t.entries).toEqual(expected);
+    }
+  });
+
+  it('reads a partial trace left by a run that did not finalize', async () => {
+    const w = await writeTrace(7, false);
+    const t = await readTrace(w.outputDir);
+    expect(t).toMatchObject({ source: 'vncua', partial: true, path: w.paths.partial });
+    expect(t.entries.map((e) => e.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(t.entries[6]).toMatchObject({ action: 'wait', error: { code: 'ACTION_ERR_BAD_ARGUMENT' } });
+    const empty = await writeTrace(0, false);
+    expect((await readTrace(empty.paths.partial)).entries).toEqual([]);
+  });
+
+  it('names the file, first bad entry index and field of a corrupt trace', async () => {
+    const w = await writeTrace(5, true);
+    const entries = JSON.parse(await readFile(w.paths.execution, 'utf8')) as Record<string, any>[];
+    const cases: [string, (e: Record<string, any>[]) => unknown, number | undefined, string][] = [
+      ['bad param type', (e) => ((e[2]!.params.start.y = 'top'), e), 2, 'params.start.y'],
+      ['unknown top-level key', (e) => ((e[1]!.extra = 1), (e[3]!.extra = 1), e), 1, 'extra'],
+      ['index gap', (e) => (e.splice(1, 1), e), 1, 'index'],
+      ['failed entry without code', (e) => ((e[4]!.error = { message: 'x' }), e), 4, 'error.code'],
+      ['failed entry without params', (e) => (delete e[4]!.params, (e[4]!.error = { code: 'E', message: 'x' }), e), 4, 'params'],
+      ['unknown action', (e) => ((e[0]!.action = 'teleport'), e), 0, 'action'],
+      ['not an object', (e) => ((e[3] as unknown) = 'x', e), 3, ''],
+      ['not an array', () => ({ entries }), undefined, ''],
+    ];
+    for (const [name, corrupt, index, field] of cases) {
+      await writeFile(w.paths.execution, JSON.stringify(corrupt(structuredClone(entries))));
+      const err = await failure(readTrace(w.outputDir));
+      expect(err.code, name).toBe('TRACE_ERR_INVALID');
+      expect(err.details, name).toMatchObject({ path: w.paths.execution, index, field });
+    }
+  });
+
+  it('rejects a truncated file with TRACE_ERR_INVALID naming it', async () => {
+    const w = await writeTrace(3, true);
+    const text = await readFile(w.paths.execution, 'utf8');
+    await writeFile(w.paths.execution, text.slice(0, text.length - 20));
+    const err = await failure(readTrace(w.paths.execution));
+    expect(err.code).toBe('TRACE_ERR_INVALID');
+    expect(err.details?.path).toBe(w.paths.execution);
+  });
+
+  it('gives TRACE_ERR_NOT_FOUND for a missing file or a directory without a trace', async () => {
+    expect((await failure(readTrace(join(dir, 'nope.json')))).code).toBe('TRACE_ERR_NOT_FOUND');
+    await mkdir(join(dir, 'empty'));
+    expect((await failure(readTrace(join(dir, 'empty')))).code).toBe('TRACE_ERR_NOT_FOUND');
+    expect((await failure(readResult(join(dir, 'empty')))).code).toBe('TRACE_ERR_NOT_FOUND');
+  });
+});
+
+describe('readTrace: uitask traces', () => {
+  it('normalizes a hand-written uitask execution.json', async () => {
+    await writeFile(join(dir, 'execution.json'), UITASK_TRACE);
+    const t = await readTrace(dir);
+    expect(t).toMatchObject({ source: 'uitask', partial: false });
+    expect(t.entries).toEqual([
+      { index: 0, action: 'mouse_click', params: { position: { x: 640, y: 400 }, button: 'left', click_type: 'single' }, task_marked_complete: false },
+      { index: 1, action: 'type_text', params: { text: 'hello world' }, task_marked_complete: false, meta: { uitask: { screenshot: 'step_1.png', reasoning: 'type the query' } } },
+      { index: 2, action: 'press_keys', params: { keys: 'enter' }, task_marked_complete: null },
+      { index: 3, action: 'mouse_scroll', params: { position: { x: 10, y: 20 }, direction: 'down', repeat: 3, smooth: true }, task_marked_complete: false },
+      { index: 4, action: 'wait', params: { seconds: -2 }, task_marked_complete: false, error: { code: 'UITASK_ERROR', message: 'seconds must be non-negative' } },
+      { index: 5, action: 'finish', params: {}, task_marked_complete: true },
+    ]);
+    for (const e of t.entries) {
+      expect(e.started_at).toBeUndefined();
+      expect(e.ended_at).toBeUndefined();
+      expect(e.duration_ms).toBeUndefined();
+    }
+  });
+
+  it('reads a partial uitask trace', async () => {
+    const partial = (JSON.parse(UITASK_TRACE) as unknown[]).slice(0, 2);
+    await writeFile(join(dir, 'partial_execution.json'), JSON.stringify(partial, null, 4));
+    const t = await readTrace(dir);
+    expect(t).toMatchObject({ source: 'uitask', partial: true, path: join(dir, 'partial_execution.json') });
+    expect(t.entries.map((e) => [e.index, e.action])).toEqual([
+      [0, 'mouse_click'],
+      [1, 'type_text'],
+    ]);
+  });
+
+  it('names the bad entry and field of an invalid uitask trace', () => {
+    const base = JSON.parse(UITASK_TRACE) as Record<string, any>[];
+    const cases: [(e: Record<string, any>[]) => void, number, string][] = [
+      [(e) => (e[2]!.action = 'teleport'), 2, 'action'],
+      [(e) => (e[0]!.params.position.x = 'left'), 0, 'params.position.x'],
+      [(e) => (e[3]!.params.direction = 'sideways'), 3, 'params.direction'],
+      [(e) => (e[1]!.task_marked_complete = 'yes'), 1, 'task_marked_complete'],
+      [(e) => (e[4]!.error = 42), 4, 'error'],
+    ];
+    for (const [corrupt, index, field] of cases) {
+      const data = structuredClone(base);
+      corrupt(data);
+      let err: unknown;
+      try {
+        parseUitaskExecution(data, 'uitask.json');
+      } catch (e) {
+        err = e;
+      }
+      expect(isVncuaError(err, 'TRACE_ERR_INVALID'), field).toBe(true);
+      expect((err as VncuaError).details, field).toMatchObject({ path: 'uitask.json', index, field });
+    }
+  });
+});
+
+describe('readResult', () => {
+  it('round-trips result.json and rejects a bad one naming the field', async () => {
+    const w = new TraceWriter(dir);
+    await w.writeResult({ status: 'cancelled', steps: 4, durationMs: 812.25 });
+    expect(await readResult(dir)).toEqual({ status: 'cancelled', steps: 4, durationMs: 812.25 });
+    await writeFile(w.paths.result, JSON.stringify({ status: 'cancelled', steps: '4', durationMs: 1 }));
+    const err = await failure(readResult(w.paths.result));
+    expect(err.code).toBe('TRACE_ERR_INVALID');
+    expect(err.details).toMatchObject({ path: w.paths.result, field: 'steps' });
+  });
+});

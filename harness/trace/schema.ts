@@ -1,0 +1,207 @@
+/**
+ * Zod schemas of the trace files a run leaves in its output directory:
+ * - `execution.json` (and `partial_execution.json` while running): one entry per action,
+ *   compatible with the Python `uitask` harness (snake_case action names and params);
+ * - `result.json`: how the run ended.
+ * `schemas/*.schema.json` are generated from these by `scripts/gen-schemas.ts`.
+ *
+ * Strictness: an entry WITHOUT `error` must match its action's params exactly (no unknown keys);
+ * an entry WITH `error` records a failed attempt with the params as given, which may be invalid,
+ * so its params are any object. Extra data from adapters goes under the optional `meta` object.
+ */
+import { z } from 'zod';
+
+/** Snake_case action names, as uitask writes them. */
+export const ACTION_NAMES = [
+  'mouse_move',
+  'mouse_click',
+  'mouse_drag',
+  'mouse_scroll',
+  'press_keys',
+  'type_text',
+  'page_navigation',
+  'wait',
+  'finish',
+] as const;
+
+/** One of `ACTION_NAMES`. */
+export type ActionName = (typeof ACTION_NAMES)[number];
+
+/** Schema of an action name. */
+export const actionNameSchema = z.enum(ACTION_NAMES);
+
+/** A screen position in pixels (fractional allowed, never negative). */
+export const pointSchema = z.strictObject({ x: z.number().min(0), y: z.number().min(0) });
+
+/** Mouse buttons, as uitask names them. */
+export const mouseButtonSchema = z.enum(['left', 'middle', 'right']);
+
+/** Params fields per action (shared by the strict schemas and the lenient uitask reader). */
+const PARAM_SHAPES = {
+  mouse_move: { position: pointSchema },
+  mouse_click: {
+    position: pointSchema.optional(),
+    button: mouseButtonSchema,
+    click_type: z.enum(['single', 'double', 'triple']),
+  },
+  mouse_drag: { start: pointSchema, end: pointSchema, button: mouseButtonSchema },
+  mouse_scroll: {
+    position: pointSchema,
+    direction: z.enum(['up', 'down', 'left', 'right']),
+    repeat: z.number().int().min(1),
+  },
+  press_keys: { keys: z.string().min(1) },
+  type_text: { text: z.string() },
+  page_navigation: { direction: z.enum(['back', 'forward']) },
+  wait: { seconds: z.number().min(0) },
+} as const;
+
+/** Any params object: finish's params, and the params of a failed attempt. */
+export const anyParamsSchema = z.record(z.string(), z.unknown());
+
+/** Strict params schema per action (unknown keys rejected; finish takes any object, as uitask's does). */
+export const ACTION_PARAMS = {
+  mouse_move: z.strictObject(PARAM_SHAPES.mouse_move),
+  mouse_click: z.strictObject(PARAM_SHAPES.mouse_click),
+  mouse_drag: z.strictObject(PARAM_SHAPES.mouse_drag),
+  mouse_scroll: z.strictObject(PARAM_SHAPES.mouse_scroll),
+  press_keys: z.strictObject(PARAM_SHAPES.press_keys),
+  type_text: z.strictObject(PARAM_SHAPES.type_text),
+  page_navigation: z.strictObject(PARAM_SHAPES.page_navigation),
+  wait: z.strictObject(PARAM_SHAPES.wait),
+  finish: anyParamsSchema,
+} as const satisfies Record<ActionName, z.ZodType>;
+
+/** Params schema per action that lets unknown keys through (for traces written by uitask). */
+export const UITASK_ACTION_PARAMS = {
+  mouse_move: z.looseObject(PARAM_SHAPES.mouse_move),
+  mouse_click: z.looseObject(PARAM_SHAPES.mouse_click),
+  mouse_drag: z.looseObject(PARAM_SHAPES.mouse_drag),
+  mouse_scroll: z.looseObject(PARAM_SHAPES.mouse_scroll),
+  press_keys: z.looseObject(PARAM_SHAPES.press_keys),
+  type_text: z.looseObject(PARAM_SHAPES.type_text),
+  page_navigation: z.looseObject(PARAM_SHAPES.page_navigation),
+  wait: z.looseObject(PARAM_SHAPES.wait),
+  finish: anyParamsSchema,
+} as const satisfies Record<ActionName, z.ZodType>;
+
+/** A failure: a stable code (e.g. `ACTION_ERR_...`) and a message. */
+export const traceErrorSchema = z.strictObject({ code: z.string().min(1), message: z.string() });
+
+/** `{ code, message }` of a failed action or run. */
+export type TraceError = z.infer<typeof traceErrorSchema>;
+
+const epochMs = z.number().min(0).describe('Epoch milliseconds (fractional) from harness/trace/clock.ts now().');
+
+/** Fields every vncua entry has besides action and params, in file order. */
+const ENTRY_FIELDS = {
+  index: z.number().int().min(0).describe('0-based position of the entry in the trace.'),
+  task_marked_complete: z
+    .boolean()
+    .nullable()
+    .describe('Result of the success check after the action; null when no check was available.'),
+  started_at: epochMs,
+  ended_at: epochMs,
+  duration_ms: z.number().min(0).describe('ended_at - started_at, in milliseconds.'),
+} as const;
+
+/** Free-form extra data adapters attach (model usage, latency...). */
+export const metaSchema = z.record(z.string(), z.unknown()).describe('Extra data from adapters (model usage, latency...).');
+
+function okEntry<A extends ActionName, P extends z.ZodType>(action: A, params: P) {
+  return z.strictObject({
+    index: ENTRY_FIELDS.index,
+    action: z.literal(action),
+    params,
+    task_marked_complete: ENTRY_FIELDS.task_marked_complete,
+    started_at: ENTRY_FIELDS.started_at,
+    ended_at: ENTRY_FIELDS.ended_at,
+    duration_ms: ENTRY_FIELDS.duration_ms,
+    meta: metaSchema.optional(),
+  });
+}
+
+/** An action that ran without error: params validated strictly for its action. */
+export const okEntrySchema = z.discriminatedUnion('action', [
+  okEntry('mouse_move', ACTION_PARAMS.mouse_move),
+  okEntry('mouse_click', ACTION_PARAMS.mouse_click),
+  okEntry('mouse_drag', ACTION_PARAMS.mouse_drag),
+  okEntry('mouse_scroll', ACTION_PARAMS.mouse_scroll),
+  okEntry('press_keys', ACTION_PARAMS.press_keys),
+  okEntry('type_text', ACTION_PARAMS.type_text),
+  okEntry('page_navigation', ACTION_PARAMS.page_navigation),
+  okEntry('wait', ACTION_PARAMS.wait),
+  okEntry('finish', ACTION_PARAMS.finish),
+]);
+
+/** An action attempt that failed: `error` present, params recorded as given (any object). */
+export const failedEntrySchema = z.strictObject({
+  index: ENTRY_FIELDS.index,
+  action: actionNameSchema,
+  params: anyParamsSchema,
+  task_marked_complete: ENTRY_FIELDS.task_marked_complete,
+  started_at: ENTRY_FIELDS.started_at,
+  ended_at: ENTRY_FIELDS.ended_at,
+  duration_ms: ENTRY_FIELDS.duration_ms,
+  error: traceErrorSchema,
+  meta: metaSchema.optional(),
+});
+
+/** One entry of a vncua `execution.json`: a successful action or a failed attempt. */
+export const executionEntrySchema = z.union([okEntrySchema, failedEntrySchema]);
+
+/** The whole `execution.json` / `partial_execution.json` written by vncua. */
+export const executionSchema = z.array(executionEntrySchema).meta({
+  title: 'vncua execution trace',
+  description:
+    'execution.json / partial_execution.json: one entry per action, in order. Compatible with the uitask harness (snake_case action names and params).',
+});
+
+/** One entry of a vncua trace. */
+export type ExecutionEntry = z.infer<typeof executionEntrySchema>;
+
+/** A successful entry. */
+export type OkEntry = z.infer<typeof okEntrySchema>;
+
+/** A failed attempt's entry. */
+export type FailedEntry = z.infer<typeof failedEntrySchema>;
+
+/** `Omit` applied to each member of a union (plain `Omit` would collapse the discriminated union). */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Timing fields of an entry. */
+export type EntryTiming = Pick<OkEntry, 'started_at' | 'ended_at' | 'duration_ms'>;
+
+/** A normalized entry from any source: timing is absent for uitask traces (which do not record it). */
+export type TraceEntry = DistributiveOmit<ExecutionEntry, keyof EntryTiming> & Partial<EntryTiming>;
+
+/** What `TraceWriter.append` takes: an entry without `index` and `duration_ms` (the writer fills them). */
+export type TraceEntryInput = DistributiveOmit<ExecutionEntry, 'index' | 'duration_ms'>;
+
+/** How a run can end (the last four are set by adapters). */
+export const RUN_STATUSES = [
+  'finished',
+  'max_steps',
+  'cancelled',
+  'error',
+  'safety_check',
+  'stuck',
+  'parse_error',
+  'infra_error',
+] as const;
+
+/** One of `RUN_STATUSES`. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** `result.json`: how the run ended. */
+export const runResultSchema = z
+  .strictObject({
+    status: z.enum(RUN_STATUSES),
+    steps: z.number().int().min(0).describe('Number of actions performed.'),
+    durationMs: z.number().min(0).describe('Wall time of the run in milliseconds.'),
+    error: traceErrorSchema.optional(),
+  })
+  .meta({ title: 'vncua run result', description: 'result.json: how a run ended.' });
+
+/** Contents of `result.json`. */
+export type RunResult = z.infer<typeof runResultSchema>;

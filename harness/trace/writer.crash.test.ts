@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { parseExecution } from './parse.ts';
+import { sampleEntry } from './test-fixtures/entries.ts';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const CHILD = fileURLToPath(new URL('./test-fixtures/append-loop.ts', import.meta.url));
+const KILLS = 24;
+
+let dir: string;
+const children = new Set<ChildProcess>();
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vncua-trace-crash-'));
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Small seeded PRNG so a failing run can be replayed from the seed in the message. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Starts the append loop in `out`, kills it with SIGKILL `delayMs` after it printed "ready"; returns the highest "appended N" it printed. */
+async function runAndKill(out: string, delayMs: number): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onData = (): void => {
+        if (stdout.startsWith('ready\n')) {
+          child.stdout.off('data', onData);
+          resolve();
+        }
+      };
+      child.stdout.on('data', onData);
+      child.once('close', (code) => reject(new Error(`child exited (${code}) before ready: ${stderr}`)));
+    });
+    await new Promise((r) => setTimeout(r, delayMs));
+    child.kill('SIGKILL');
+    await closed;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await closed;
+    children.delete(child);
+  }
+  expect(child.signalCode).toBe('SIGKILL');
+  const counts = [...stdout.matchAll(/^appended (\d+)$/gm)].map((m) => Number(m[1]));
+  counts.forEach((n, i) => expect(n).toBe(i + 1));
+  return counts.length;
+}
+
+it(`partial_execution.json survives kill -9 at ${KILLS} random moments`, async () => {
+  const seed = Date.now() >>> 0;
+  const rand = mulberry32(seed);
+  const found: number[] = [];
+  for (let k = 0; k < KILLS; k++) {
+    const out = join(dir, `run-${k}`);
+    // a third of the kills land almost immediately (first appends), the rest up to 250 ms in (large files)
+    const delayMs = k % 3 === 0 ? Math.floor(rand() * 5) : Math.floor(rand() * 250);
+    const reported = await runAndKill(out, delayMs);
+    const ctx = `seed ${seed}, kill ${k}, delay ${delayMs} ms, reported ${reported}`;
+
+    const text = await readFile(join(out, 'partial_execution.json'), 'utf8');
+    let data: unknown;
+    expect(() => (data = JSON.parse(text)), ctx).not.toThrow();
+    const entries = parseExecution(data, ctx); // consecutive index from 0, every entry valid
+    expect(entries.length, ctx).toBeGreaterThanOrEqual(reported);
+    entries.forEach((e, i) => {
+      const { index, duration_ms, ...rest } = e;
+      expect(index, ctx).toBe(i);
+      expect(rest, `${ctx}, entry ${i}`).toEqual(sampleEntry(i));
+      expect(duration_ms, ctx).toBeCloseTo(sampleEntry(i).ended_at - sampleEntry(i).started_at, 6);
+    });
+    // writes are serialized: at most the one in-flight temp file is left behind by the kill
+    const tmps = (await readdir(out)).filter((f) => f.includes('.tmp-'));
+    expect(tmps.length, ctx).toBeLessThanOrEqual(1);
+    found.push(entries.length);
+  }
+  // the test must have killed real, growing traces, not only empty ones
+  expect(found.filter((n) => n > 0).length).toBeGreaterThanOrEqual(KILLS / 2);
+  expect(Math.max(...found)).toBeGreaterThan(50);
+});

@@ -1,0 +1,33 @@
+/**
+ * Generates `schemas/execution.schema.json` and `schemas/result.schema.json` from the zod schemas
+ * in harness/trace/schema.ts. Usage: `npx tsx scripts/gen-schemas.ts` (write) or
+ * `npx tsx scripts/gen-schemas.ts --check` (exit 1 if a committed file differs from fresh output).
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderJsonSchemas } from '../harness/trace/json-schema.ts';
+
+const SCHEMAS_DIR = fileURLToPath(new URL('../schemas/', import.meta.url));
+
+async function main(): Promise<number> {
+  const check = process.argv.includes('--check');
+  const files = renderJsonSchemas();
+  let stale = 0;
+  if (!check) await mkdir(SCHEMAS_DIR, { recursive: true });
+  for (const [name, text] of Object.entries(files)) {
+    const path = join(SCHEMAS_DIR, name);
+    const current = await readFile(path, 'utf8').catch(() => undefined);
+    if (current === text) continue;
+    if (check) {
+      stale++;
+      console.error(`gen-schemas: ${path} is out of date; run npx tsx scripts/gen-schemas.ts`);
+    } else {
+      await writeFile(path, text);
+      console.log(`gen-schemas: wrote ${path}`);
+    }
+  }
+  return stale === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
