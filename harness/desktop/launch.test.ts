@@ -1,0 +1,306 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { networkInterfaces } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isVncuaError, type VncuaError } from '../errors.ts';
+import { launchDesktop, startScriptPath, type Desktop } from './launch.ts';
+import { groupMembers, procStat, taggedProcesses, waitGroupGone } from './procs.ts';
+import {
+  cdpEvaluate,
+  cdpJson,
+  chromiumWindows,
+  eventually,
+  portRefuses,
+  rfbGreeting,
+  rfbSecurityTypes,
+  servePage,
+  xScreenSize,
+  type CdpTarget,
+} from './test-helpers.ts';
+
+// Every desktop a test starts, so afterAll can stop what a failed test left behind.
+const started: Desktop[] = [];
+async function launch(opts: Parameters<typeof launchDesktop>[0] = {}): Promise<Desktop> {
+  const d = await launchDesktop({ timeoutMs: 45_000, ...opts });
+  started.push(d);
+  return d;
+}
+afterAll(async () => {
+  await Promise.all(started.map((d) => d.close()));
+});
+
+async function rejection(p: Promise<unknown>): Promise<VncuaError> {
+  try {
+    await p;
+  } catch (e) {
+    if (isVncuaError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a rejection');
+}
+
+const port = (url: string) => Number(new URL(url).port);
+
+/** Every endpoint of a running desktop answers and the screen has the asked-for size. */
+async function expectWorkingDesktop(d: Desktop, width: number, height: number, pageUrl: string): Promise<void> {
+  expect({ width: d.width, height: d.height }).toEqual({ width, height });
+  expect(await xScreenSize(d.display)).toEqual({ width, height });
+
+  const version = await cdpJson<{ Browser: string }>(d.cdpUrl, '/json/version');
+  expect(version.Browser).toMatch(/Chrom/);
+  const pages = await eventually(async () => {
+    const list = await cdpJson<CdpTarget[]>(d.cdpUrl, '/json/list');
+    return list.filter((t) => t.type === 'page' && t.url === pageUrl).length > 0 ? list : undefined;
+  });
+  expect(pages?.filter((t) => t.type === 'page').map((t) => t.url)).toEqual([pageUrl]);
+
+  expect(await rfbGreeting(d.vncUrl)).toMatch(/^RFB 003\.00\d\n$/);
+  expect(await rfbGreeting(d.tcpUrl)).toMatch(/^RFB 003\.00\d\n$/);
+
+  // The kiosk window covers the screen exactly (the window manager at work).
+  const windows = await eventually(async () => {
+    const w = await chromiumWindows(d.display);
+    return w.some((g) => g.width === width && g.height === height) ? w : undefined;
+  });
+  expect(windows).toContainEqual({ x: 0, y: 0, width, height });
+  const viewport = await eventually(async () => {
+    const v = (await cdpEvaluate(d.cdpUrl, '[innerWidth, innerHeight]')) as number[];
+    return v[0] === width && v[1] === height ? v : undefined;
+  });
+  expect(viewport).toEqual([width, height]);
+}
+
+/** After close(): no live process in the desktop's group or carrying its tag, every port refuses, no temp dir. */
+async function expectGone(d: { pid: number; wsPort: number; rfbPort: number; cdpPort: number; tmpDir: string }): Promise<void> {
+  expect(groupMembers(d.pid)).toEqual([]);
+  expect(taggedProcesses(d.tmpDir)).toEqual([]);
+  expect(existsSync(d.tmpDir)).toBe(false);
+  for (const p of [d.wsPort, d.rfbPort, d.cdpPort]) expect(await portRefuses(p)).toBe(true);
+}
+
+describe('launchDesktop', () => {
+  it('1280x800: X size, CDP, page at the start URL, RFB over ws and tcp, full-screen window; close() leaves nothing', async () => {
+    const page = await servePage('<!doctype html><title>start</title><p>hello</p>');
+    try {
+      const d = await launch({ url: page.url });
+      expect(d.vncUrl).toBe(`ws://127.0.0.1:${d.wsPort}`);
+      expect(d.tcpUrl).toBe(`tcp://127.0.0.1:${d.rfbPort}`);
+      expect(d.cdpUrl).toBe(`http://127.0.0.1:${d.cdpPort}`);
+      expect(d.display).toMatch(/^:\d+$/);
+      expect(procStat(d.pid)?.pgid).toBe(d.pid);
+      const members = groupMembers(d.pid);
+      expect(members.length).toBeGreaterThanOrEqual(5); // script, Xvnc, wm, websockify, Chromium (+ helpers)
+      await expectWorkingDesktop(d, 1280, 800, page.url);
+      // Without a password the server offers None (1) and not VNC Authentication (2).
+      const types = await rfbSecurityTypes(d.vncUrl);
+      expect(types).toContain(1);
+      expect(types).not.toContain(2);
+
+      await d.close();
+      await expectGone(d);
+      for (const pid of members) expect(procStat(pid) === undefined || procStat(pid)!.state === 'Z').toBe(true);
+      expect(await d.exited).toEqual({ code: 0, signal: null });
+      await d.close(); // idempotent
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('1920x1080 works the same', async () => {
+    const page = await servePage('<!doctype html><title>big</title>');
+    try {
+      const d = await launch({ size: { width: 1920, height: 1080 }, url: page.url });
+      await expectWorkingDesktop(d, 1920, 1080, page.url);
+      await d.close();
+      await expectGone(d);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('eight desktops started at once get eight distinct, working sets of ports', async () => {
+    const ds = await Promise.all(Array.from({ length: 8 }, () => launch({ timeoutMs: 60_000 })));
+    try {
+      const all = ds.flatMap((d) => [d.wsPort, d.rfbPort, d.cdpPort]);
+      expect(new Set(all).size).toBe(24);
+      expect(new Set(ds.map((d) => d.display)).size).toBe(8);
+      expect(new Set(ds.map((d) => d.pid)).size).toBe(8);
+      const checks = await Promise.all(
+        ds.map(async (d) => [await rfbGreeting(d.vncUrl), (await cdpJson<{ Browser: string }>(d.cdpUrl, '/json/version')).Browser]),
+      );
+      for (const [greeting, browser] of checks) {
+        expect(greeting).toMatch(/^RFB 003\.00\d\n$/);
+        expect(browser).toMatch(/Chrom/);
+      }
+    } finally {
+      await Promise.all(ds.map((d) => d.close()));
+    }
+    for (const d of ds) await expectGone(d);
+  });
+
+  it('--password makes the server offer only VNC Authentication', async () => {
+    const d = await launch({ password: 'secret12' });
+    const types = await rfbSecurityTypes(d.vncUrl);
+    expect(types).toContain(2);
+    expect(types).not.toContain(1);
+    expect(await rfbSecurityTypes(d.tcpUrl)).toEqual(types);
+    await d.close();
+    await expectGone(d);
+  });
+
+  it('a desktop dies with its parent Node process, even on SIGKILL', async () => {
+    const fixture = fileURLToPath(new URL('./launch-child.fixture.ts', import.meta.url));
+    const parent = spawn(process.execPath, ['--import', 'tsx', fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: parent.stdout! }).once('line', resolve);
+        parent.once('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
+      });
+      const info = JSON.parse(line) as { pid: number; wsPort: number; rfbPort: number; cdpPort: number; tmpDir: string };
+      expect(groupMembers(info.pid).length).toBeGreaterThanOrEqual(5);
+      parent.kill('SIGKILL');
+      expect(await waitGroupGone(info.pid, 10_000)).toBe(true);
+      await eventually(() => !existsSync(info.tmpDir), 5000);
+      await expectGone(info);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
+  it('when a part dies the desktop tears itself down (exit status 1, nothing left)', async () => {
+    const d = await launch();
+    const xvnc = groupMembers(d.pid).find((pid) => /^Xvnc/.test(procComm(pid)));
+    expect(xvnc).toBeDefined();
+    process.kill(xvnc!, 'SIGKILL');
+    expect((await d.exited).code).toBe(1);
+    expect(await waitGroupGone(d.pid, 10_000)).toBe(true);
+    await expect(d.close()).resolves.toBeUndefined(); // an already-dead desktop: no throw
+    await expectGone(d);
+  });
+
+  it('close() on a desktop whose script was SIGKILLed still stops the orphaned parts', async () => {
+    const d = await launch();
+    process.kill(d.pid, 'SIGKILL');
+    await d.exited;
+    expect(groupMembers(d.pid).length).toBeGreaterThan(0); // Xvnc, Chromium... are orphans now
+    await d.close();
+    await expectGone(d);
+  });
+});
+
+function procComm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+describe('launchDesktop errors', () => {
+  it('a bad size gives DESKTOP_ERR_BAD_SIZE before anything starts', async () => {
+    expect((await rejection(launchDesktop({ size: '10x' }))).code).toBe('DESKTOP_ERR_BAD_SIZE');
+    expect((await rejection(launchDesktop({ size: '99999x10' }))).code).toBe('DESKTOP_ERR_BAD_SIZE');
+    expect((await rejection(launchDesktop({ size: { width: 8, height: 600 } }))).code).toBe('DESKTOP_ERR_BAD_SIZE');
+  });
+
+  it('the script itself rejects a bad size with exit status 3 and a JSON error line', async () => {
+    const child = spawn('bash', [startScriptPath(), '--json', '--size', '10x'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    const code = await new Promise<number | null>((r) => child.once('close', r));
+    expect(code).toBe(3);
+    expect(JSON.parse(out.trim())).toMatchObject({ error: 'DESKTOP_ERR_BAD_SIZE' });
+  });
+
+  it('a missing program gives DESKTOP_ERR_MISSING_BINARY naming it and its apt package', async () => {
+    const e = await rejection(launchDesktop({ env: { VNCUA_XVNC: '/nonexistent/Xvnc' } }));
+    expect(e.code).toBe('DESKTOP_ERR_MISSING_BINARY');
+    expect(e.details).toMatchObject({ program: '/nonexistent/Xvnc', package: 'tigervnc-standalone-server' });
+    const e2 = await rejection(launchDesktop({ env: { VNCUA_CHROMIUM: '/nonexistent/chromium' } }));
+    expect(e2.details).toMatchObject({ program: '/nonexistent/chromium', package: 'chromium' });
+  });
+
+  it('a part that cannot start gives DESKTOP_ERR_START_FAILED with its output, and nothing is left', async () => {
+    // `false` is a "browser" that exits at once.
+    const e = await rejection(launchDesktop({ env: { VNCUA_CHROMIUM: '/bin/false' } }));
+    expect(e.code).toBe('DESKTOP_ERR_START_FAILED');
+    expect(typeof e.details?.stderr).toBe('string');
+    const pid = e.details?.pid as number;
+    expect(Number.isInteger(pid)).toBe(true);
+    expect(groupMembers(pid)).toEqual([]);
+  });
+
+  it('a timeout gives DESKTOP_ERR_TIMEOUT and stops everything started', async () => {
+    const e = await rejection(launchDesktop({ timeoutMs: 150 }));
+    expect(e.code).toBe('DESKTOP_ERR_TIMEOUT');
+    const pid = e.details?.pid as number;
+    expect(Number.isInteger(pid)).toBe(true);
+    expect(groupMembers(pid)).toEqual([]);
+  });
+
+  it('aborting gives DESKTOP_ERR_ABORTED and stops everything started', async () => {
+    const ac = new AbortController();
+    const p = launchDesktop({ signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('user cancelled')), 200);
+    const e = await rejection(p);
+    expect(e.code).toBe('DESKTOP_ERR_ABORTED');
+    const pid = e.details?.pid as number;
+    expect(groupMembers(pid)).toEqual([]);
+    // An already-aborted signal starts nothing.
+    expect((await rejection(launchDesktop({ signal: AbortSignal.abort() }))).code).toBe('DESKTOP_ERR_ABORTED');
+  });
+});
+
+/** Listening TCP sockets from /proc/net/tcp: port -> local IPv4 address. */
+function listeningAddresses(): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[3] !== '0A' || !f[1]) continue;
+    const [hexIp, hexPort] = f[1].split(':') as [string, string];
+    const ip = [3, 2, 1, 0].map((i) => parseInt(hexIp.slice(i * 2, i * 2 + 2), 16)).join('.');
+    out.set(parseInt(hexPort, 16), ip);
+  }
+  return out;
+}
+
+describe('start.sh --bind 0.0.0.0 (the Docker mode)', () => {
+  it('publishes the WebSocket and CDP (through a forwarder) on all interfaces, keeps Xvnc on 127.0.0.1', async () => {
+    const child = spawn('bash', [startScriptPath(), '--json', '--bind', '0.0.0.0'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b) => (stderr += b));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    try {
+      const line = await Promise.race([
+        new Promise<string>((r) => createInterface({ input: child.stdout }).once('line', r)),
+        exited.then((c) => {
+          throw new Error(`start.sh exited with ${c}: ${stderr}`);
+        }),
+      ]);
+      const info = JSON.parse(line) as Desktop;
+      const listening = listeningAddresses();
+      expect(listening.get(info.wsPort)).toBe('0.0.0.0');
+      expect(listening.get(info.cdpPort)).toBe('0.0.0.0');
+      expect(listening.get(info.rfbPort)).toBe('127.0.0.1');
+      expect(await rfbGreeting(info.vncUrl)).toMatch(/^RFB 003\.00\d\n$/);
+      // CDP HTTP and CDP WebSocket both work through the forwarder.
+      expect((await cdpJson<{ Browser: string }>(info.cdpUrl, '/json/version')).Browser).toMatch(/Chrom/);
+      expect(await cdpEvaluate(info.cdpUrl, '6 * 7')).toBe(42);
+      // Reachable on a non-loopback address too, when the machine has one.
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+      if (external) {
+        expect(await rfbGreeting(`ws://${external}:${info.wsPort}`)).toMatch(/^RFB 003\.00\d\n$/);
+        expect((await cdpJson<{ Browser: string }>(`http://${external}:${info.cdpPort}`, '/json/version')).Browser).toMatch(/Chrom/);
+      }
+      child.stdin.end(); // EOF on stdin stops the desktop
+      expect(await exited).toBe(0);
+      await expectGone(info);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
