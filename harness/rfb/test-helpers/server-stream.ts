@@ -1,0 +1,167 @@
+/**
+ * Named builders for what an RFB server sends, used as test fixtures by the session
+ * tests, the fuzzer and the fake servers. Each returns the exact bytes of one message
+ * (or part of one) in the client's pixel format (R, G, B, X).
+ */
+import { ByteWriter } from '../bytes.ts';
+import { ENC } from '../encodings/types.ts';
+
+/** An RGB colour. */
+export type Rgb = [number, number, number];
+
+const concat = (parts: Uint8Array[]): Uint8Array => {
+  const w = new ByteWriter();
+  for (const p of parts) w.bytes(p);
+  return w.toBytes();
+};
+
+/** ProtocolVersion: "RFB 003.008\n" for '3.8', or any raw "xxx.yyy" such as '003.889'. */
+export function serverVersion(v: '3.3' | '3.7' | '3.8' | string): Uint8Array {
+  const text = v.length === 3 ? `003.00${v.slice(2)}` : v;
+  return Buffer.from(`RFB ${text}\n`, 'latin1');
+}
+
+/** A reason string: U32 length + text. */
+export function reasonString(text: string): Uint8Array {
+  const b = Buffer.from(text, 'utf8');
+  return new ByteWriter().u32(b.length).bytes(b).toBytes();
+}
+
+/** 3.7+ security type list (an empty list must be followed by reasonString()). */
+export function securityTypes(types: number[]): Uint8Array {
+  return new ByteWriter().u8(types.length).bytes(types).toBytes();
+}
+
+/** 3.7+ refusal: zero types and a reason. */
+export function securityRefusal(reason: string): Uint8Array {
+  return concat([securityTypes([]), reasonString(reason)]);
+}
+
+/** 3.3 security type chosen by the server (0 must be followed by reasonString()). */
+export function securityType33(type: number): Uint8Array {
+  return new ByteWriter().u32(type).toBytes();
+}
+
+/** A 16-byte VNC Authentication challenge. */
+export function vncChallenge(bytes: ArrayLike<number>): Uint8Array {
+  if (bytes.length !== 16) throw new Error('a challenge is 16 bytes');
+  return Uint8Array.from(bytes);
+}
+
+/** SecurityResult: OK, or failed with (3.8) an optional reason. */
+export function securityResult(result: 'ok' | { failed: string | null; status?: number }): Uint8Array {
+  if (result === 'ok') return new ByteWriter().u32(0).toBytes();
+  const w = new ByteWriter().u32(result.status ?? 1);
+  if (result.failed !== null) w.bytes(reasonString(result.failed));
+  return w.toBytes();
+}
+
+/** ServerInit with a plausible server pixel format (32 bpp BGRX little-endian, which the client ignores). */
+export function serverInit({ width, height, name }: { width: number; height: number; name: string }): Uint8Array {
+  const n = Buffer.from(name, 'utf8');
+  return new ByteWriter()
+    .u16(width)
+    .u16(height)
+    .u8(32).u8(24).u8(0).u8(1).u16(255).u16(255).u16(255).u8(16).u8(8).u8(0).pad(3)
+    .u32(n.length)
+    .bytes(n)
+    .toBytes();
+}
+
+/** A rectangle: its 12-byte header plus payload. */
+export interface RectBytes {
+  header: { x: number; y: number; width: number; height: number; encoding: number };
+  payload: Uint8Array;
+}
+
+/** FramebufferUpdate with the given rectangles; `count` overrides the announced number (e.g. 0xFFFF with LastRect). */
+export function framebufferUpdate(rects: RectBytes[], count = rects.length): Uint8Array {
+  const w = new ByteWriter().u8(0).pad(1).u16(count);
+  for (const r of rects) {
+    const h = r.header;
+    w.u16(h.x).u16(h.y).u16(h.width).u16(h.height).s32(h.encoding).bytes(r.payload);
+  }
+  return w.toBytes();
+}
+
+/** A Raw rectangle whose pixel (px, py) relative to its corner is `colour(px, py)`. */
+export function rawRect(x: number, y: number, width: number, height: number, colour: (px: number, py: number) => Rgb): RectBytes {
+  const w = new ByteWriter(width * height * 4);
+  for (let py = 0; py < height; py++) for (let px = 0; px < width; px++) w.bytes([...colour(px, py), 0xa5]);
+  return { header: { x, y, width, height, encoding: ENC.RAW }, payload: w.toBytes() };
+}
+
+/** A CopyRect rectangle copying from (srcX, srcY). */
+export function copyRect(x: number, y: number, width: number, height: number, srcX: number, srcY: number): RectBytes {
+  return { header: { x, y, width, height, encoding: ENC.COPYRECT }, payload: new ByteWriter().u16(srcX).u16(srcY).toBytes() };
+}
+
+/** The LastRect pseudo-rectangle (ends the update). */
+export function lastRect(): RectBytes {
+  return { header: { x: 0, y: 0, width: 0, height: 0, encoding: ENC.LAST_RECT }, payload: new Uint8Array(0) };
+}
+
+/** The DesktopSize pseudo-rectangle announcing a new framebuffer size. */
+export function desktopSizeRect(width: number, height: number): RectBytes {
+  return { header: { x: 0, y: 0, width, height, encoding: ENC.DESKTOP_SIZE }, payload: new Uint8Array(0) };
+}
+
+/**
+ * The ExtendedDesktopSize pseudo-rectangle: x = reason, y = status, then
+ * U8 number-of-screens, 3 pad, and per screen U32 id, U16 x, y, width, height, U32 flags.
+ */
+export function extendedDesktopSizeRect(width: number, height: number, opts: { reason?: number; status?: number } = {}): RectBytes {
+  const payload = new ByteWriter().u8(1).pad(3).u32(1).u16(0).u16(0).u16(width).u16(height).u32(0).toBytes();
+  return { header: { x: opts.reason ?? 0, y: opts.status ?? 0, width, height, encoding: ENC.EXTENDED_DESKTOP_SIZE }, payload };
+}
+
+/**
+ * The Cursor pseudo-rectangle: x, y = hotspot; width × height pixels, then a bitmask of
+ * floor((width + 7) / 8) bytes per row, most significant bit first, 1 = opaque.
+ */
+export function cursorRect(hotX: number, hotY: number, width: number, height: number, colour: (px: number, py: number) => Rgb, opaque: (px: number, py: number) => boolean): RectBytes {
+  const w = new ByteWriter();
+  for (let py = 0; py < height; py++) for (let px = 0; px < width; px++) w.bytes([...colour(px, py), 0]);
+  const stride = (width + 7) >> 3;
+  for (let py = 0; py < height; py++) {
+    const row = new Uint8Array(stride);
+    for (let px = 0; px < width; px++) if (opaque(px, py)) row[px >> 3]! |= 0x80 >> (px & 7);
+    w.bytes(row);
+  }
+  return { header: { x: hotX, y: hotY, width, height, encoding: ENC.CURSOR }, payload: w.toBytes() };
+}
+
+/** Bell. */
+export function bell(): Uint8Array {
+  return Uint8Array.of(2);
+}
+
+/** ServerCutText (Latin-1). */
+export function serverCutText(text: string): Uint8Array {
+  const b = Buffer.from(text, 'latin1');
+  return new ByteWriter().u8(3).pad(3).u32(b.length).bytes(b).toBytes();
+}
+
+/** SetColourMapEntries with 16-bit RGB triples. */
+export function setColourMapEntries(first: number, colours: Rgb[]): Uint8Array {
+  const w = new ByteWriter().u8(1).pad(1).u16(first).u16(colours.length);
+  for (const [r, g, b] of colours) w.u16(r * 257).u16(g * 257).u16(b * 257);
+  return w.toBytes();
+}
+
+/** Concatenate fixture parts into one stream. */
+export function stream(...parts: Uint8Array[]): Uint8Array {
+  return concat(parts);
+}
+
+/** The whole server side of a handshake up to and including ServerInit, for a given version and security. */
+export function handshake(opts: { version: '3.3' | '3.7' | '3.8'; security?: 'none' | 'vncAuth'; challenge?: ArrayLike<number>; width: number; height: number; name?: string }): Uint8Array {
+  const parts: Uint8Array[] = [serverVersion(opts.version)];
+  const vnc = opts.security === 'vncAuth';
+  if (opts.version === '3.3') parts.push(securityType33(vnc ? 2 : 1));
+  else parts.push(securityTypes(vnc ? [2] : [1]));
+  if (vnc) parts.push(vncChallenge(opts.challenge ?? Array.from({ length: 16 }, (_, i) => i * 17)));
+  if (vnc || opts.version === '3.8') parts.push(securityResult('ok'));
+  parts.push(serverInit({ width: opts.width, height: opts.height, name: opts.name ?? 'test desktop' }));
+  return concat(parts);
+}
