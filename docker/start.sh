@@ -6,6 +6,9 @@
 #   Xvnc (TigerVNC)            X server + VNC server; X picks its display (-displayfd);
 #                              RFB on 127.0.0.1:<random port, retried on collision>
 #                              and on a unix socket in the temp dir
+#     or, with --server x11vnc:
+#   Xvfb + x11vnc              X server, then x11vnc on 127.0.0.1:<first free port from a
+#                              random base> (a second VNC server, for interoperability)
 #   matchbox-window-manager    so Chromium's kiosk window is exactly the screen at 0,0
 #   websockify (ws-bridge.py)  WebSocket -> Xvnc's unix socket, on <bind>:<OS-chosen port>
 #   chromium                   --remote-debugging-port=0, fresh --user-data-dir, --app=URL
@@ -26,6 +29,8 @@ readonly SELF_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 
 # Programs (overridable, e.g. to use Google Chrome).
 XVNC=${VNCUA_XVNC:-Xvnc}
+XVFB=${VNCUA_XVFB:-Xvfb}
+X11VNC=${VNCUA_X11VNC:-x11vnc}
 WM=${VNCUA_WM:-matchbox-window-manager}
 WEBSOCKIFY=${VNCUA_WEBSOCKIFY:-websockify}
 CHROMIUM=${VNCUA_CHROMIUM:-/usr/lib/chromium/chromium}
@@ -45,6 +50,7 @@ readonly MIN_SIDE=16 MAX_SIDE=8192
 
 # Options (see usage).
 size=1280x800
+server=xvnc
 url=about:blank
 password=${VNCUA_VNC_PASSWORD:-}
 bind=127.0.0.1
@@ -57,7 +63,7 @@ json=0
 # State.
 tmp=""
 width=0 height=0 display=""
-xvnc_pid="" wm_pid="" ws_pid="" chromium_pid="" fwd_pid=""
+xvnc_pid="" vnc_pid="" wm_pid="" ws_pid="" chromium_pid="" fwd_pid=""
 ws_listen_port="" cdp_local_port="" cdp_public_port="" rfb_listen_port=""
 SLEEP_FD=""
 found_port=""
@@ -67,9 +73,11 @@ members=()
 usage() {
   cat <<'EOF'
 usage: start.sh [--size WxH] [--url URL] [--password P] [--bind 127.0.0.1|0.0.0.0]
-                [--ws-port N] [--cdp-port N] [--rfb-port N] [--timeout SECONDS] [--json]
+                [--server xvnc|x11vnc] [--ws-port N] [--cdp-port N] [--rfb-port N]
+                [--timeout SECONDS] [--json]
 
   --size WxH       screen size (default 1280x800, each side 16..8192)
+  --server S       VNC server: xvnc (TigerVNC, default) or x11vnc (Xvfb + x11vnc)
   --url URL        page Chromium opens (default about:blank)
   --password P     require VNC Authentication with this password (or env VNCUA_VNC_PASSWORD);
                    without it the server offers security type None
@@ -144,7 +152,7 @@ parse_args() {
       --*=*) set -- "${arg%%=*}" "${arg#*=}" "${@:2}"; arg=$1 ;;
     esac
     case $arg in
-      --size | --url | --password | --bind | --ws-port | --cdp-port | --rfb-port | --timeout)
+      --size | --url | --password | --bind | --server | --ws-port | --cdp-port | --rfb-port | --timeout)
         [ $# -ge 2 ] || fail DESKTOP_ERR_START_FAILED 2 "$arg needs a value (see --help)"
         ;;
       *) fail DESKTOP_ERR_START_FAILED 2 "unknown argument '$arg' (see --help)" ;;
@@ -154,6 +162,7 @@ parse_args() {
       --url) url=$2 ;;
       --password) password=$2 ;;
       --bind) bind=$2 ;;
+      --server) server=$2 ;;
       --ws-port) ws_port=$2 ;;
       --cdp-port) cdp_port=$2 ;;
       --rfb-port) rfb_port=$2 ;;
@@ -172,6 +181,10 @@ validate_args() {
   if ((width < MIN_SIDE || width > MAX_SIDE || height < MIN_SIDE || height > MAX_SIDE)); then
     fail DESKTOP_ERR_BAD_SIZE 3 "bad --size '$size': each side must be between $MIN_SIDE and $MAX_SIDE"
   fi
+  case $server in
+    xvnc | x11vnc) ;;
+    *) fail DESKTOP_ERR_START_FAILED 2 "bad --server '$server': expected xvnc or x11vnc" ;;
+  esac
   if [[ ! $bind =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]]; then
     fail DESKTOP_ERR_START_FAILED 2 "bad --bind '$bind': expected an IPv4 address such as 127.0.0.1 or 0.0.0.0"
   fi
@@ -195,7 +208,12 @@ require() {
 }
 
 check_programs() {
-  require "$XVNC" tigervnc-standalone-server
+  if [ "$server" = x11vnc ]; then
+    require "$XVFB" xvfb
+    require "$X11VNC" x11vnc
+  else
+    require "$XVNC" tigervnc-standalone-server
+  fi
   require "$WM" matchbox-window-manager
   require "$WEBSOCKIFY" websockify
   require "$CHROMIUM" chromium
@@ -321,12 +339,14 @@ probe_cdp() (
 
 # ---------------------------------------------------------------- parts
 
+# start_bridge TARGET...: the WebSocket endpoint, relaying to TARGET (websockify's syntax:
+# --unix-target=PATH for Xvnc's unix socket, or HOST:PORT for x11vnc).
 start_bridge() {
   websockify_python
   if [ -n "$REPLY" ] && [ -r "$SELF_DIR/ws-bridge.py" ]; then
-    spawn websockify "$REPLY" "$SELF_DIR/ws-bridge.py" "$bind:$ws_port" --unix-target="$tmp/rfb.sock"
+    spawn websockify "$REPLY" "$SELF_DIR/ws-bridge.py" "$bind:$ws_port" "$@"
   else
-    spawn websockify "$WEBSOCKIFY" "$bind:$ws_port" --unix-target="$tmp/rfb.sock"
+    spawn websockify "$WEBSOCKIFY" "$bind:$ws_port" "$@"
   fi
   ws_pid=$!
 }
@@ -371,6 +391,50 @@ start_xvnc() {
   fail DESKTOP_ERR_START_FAILED 5 "Xvnc found no free RFB port after 16 tries"
 }
 
+# Xvfb picks its display itself (-displayfd).
+start_xvfb() {
+  : >"$tmp/display"
+  spawn xvfb "$XVFB" -displayfd 3 3>"$tmp/display" -screen 0 "${width}x${height}x24" -nolisten tcp
+  xvnc_pid=$!
+  while :; do
+    IFS= read -r display 2>/dev/null <"$tmp/display" && [ -n "$display" ] && return 0
+    alive "$xvnc_pid" || { log_tail xvfb; fail DESKTOP_ERR_START_FAILED 5 "Xvfb did not start: $REPLY"; }
+    check_deadline
+    snooze 0.005
+  done
+}
+
+# x11vnc probes for a free port itself from a random base in the ephemeral range (binding is
+# the atomic check) and prints PORT=N once it listens.
+start_x11vnc() {
+  local lo hi base auth=(-nopw)
+  read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
+  base=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo - 200)))
+  if [ -n "$password" ]; then
+    printf '%s\n' "$password" | vncpasswd -f >"$tmp/passwd" 2>>"$tmp/x11vnc.log" ||
+      fail DESKTOP_ERR_START_FAILED 5 "vncpasswd failed"
+    chmod 600 "$tmp/passwd"
+    auth=(-rfbauth "$tmp/passwd")
+  fi
+  [ "$rfb_port" = 0 ] || base=$rfb_port
+  spawn x11vnc "$X11VNC" -display ":$display" -localhost -autoport "$base" -shared -forever \
+    "${auth[@]}" -desktop vncua -norc -nossl -nocmds -noipv6 -quiet
+  vnc_pid=$!
+  while :; do
+    if [ -s "$tmp/x11vnc.log" ]; then
+      local line
+      line=$(grep -m1 -o '^PORT=[0-9]*' "$tmp/x11vnc.log" || true)
+      if [ -n "$line" ]; then
+        rfb_listen_port=${line#PORT=}
+        return 0
+      fi
+    fi
+    alive "$vnc_pid" || { log_tail x11vnc; fail DESKTOP_ERR_START_FAILED 5 "x11vnc did not start: $REPLY"; }
+    check_deadline
+    snooze 0.005
+  done
+}
+
 start_wm() {
   DISPLAY=":$display" spawn wm "$WM" -use_titlebar no -use_cursor yes
   wm_pid=$!
@@ -396,9 +460,11 @@ start_cdp_forwarder() {
 # check_parts PHASE: fail when a part has died.
 check_parts() {
   local name pid
-  for name in xvnc wm websockify chromium forward; do
+  for name in xvnc xvfb x11vnc wm websockify chromium forward; do
     case $name in
-      xvnc) pid=$xvnc_pid ;; wm) pid=$wm_pid ;; websockify) pid=$ws_pid ;;
+      xvnc) pid=$xvnc_pid; [ "$server" = xvnc ] || continue ;;
+      xvfb) pid=$xvnc_pid; [ "$server" = x11vnc ] || continue ;;
+      x11vnc) pid=$vnc_pid ;; wm) pid=$wm_pid ;; websockify) pid=$ws_pid ;;
       chromium) pid=$chromium_pid ;; forward) pid=$fwd_pid ;;
     esac
     [ -z "$pid" ] || alive "$pid" && continue
@@ -446,9 +512,9 @@ print_ready() {
   url_json=$REPLY
   json_str "$tmp"
   tmp_json=$REPLY
-  printf '{"vncUrl":"ws://127.0.0.1:%s","tcpUrl":"tcp://127.0.0.1:%s","cdpUrl":"http://127.0.0.1:%s","display":":%s","pid":%s,"rfbPort":%s,"wsPort":%s,"cdpPort":%s,"width":%s,"height":%s,"url":%s,"tmpDir":%s}\n' \
+  printf '{"vncUrl":"ws://127.0.0.1:%s","tcpUrl":"tcp://127.0.0.1:%s","cdpUrl":"http://127.0.0.1:%s","display":":%s","pid":%s,"rfbPort":%s,"wsPort":%s,"cdpPort":%s,"width":%s,"height":%s,"url":%s,"tmpDir":%s,"server":"%s"}\n' \
     "$ws_listen_port" "$rfb_listen_port" "$cdp_public_port" "$display" "$$" \
-    "$rfb_listen_port" "$ws_listen_port" "$cdp_public_port" "$width" "$height" "$url_json" "$tmp_json"
+    "$rfb_listen_port" "$ws_listen_port" "$cdp_public_port" "$width" "$height" "$url_json" "$tmp_json" "$server"
 }
 
 # Run until a signal, EOF on a piped stdin, the parent's death, or a part's death.
@@ -528,10 +594,18 @@ main() {
   now_ms
   deadline_ms=$((REPLY + timeout_s * 1000))
 
-  start_bridge # needs nothing: it connects to Xvnc's unix socket per client
-  start_xvnc
-  start_wm
-  start_chromium
+  if [ "$server" = x11vnc ]; then
+    start_xvfb
+    start_wm
+    start_chromium
+    start_x11vnc
+    start_bridge "127.0.0.1:$rfb_listen_port"
+  else
+    start_bridge --unix-target="$tmp/rfb.sock" # connects to Xvnc's unix socket per client
+    start_xvnc
+    start_wm
+    start_chromium
+  fi
   wait_ready
   print_ready
   watch_until_stopped
