@@ -12,7 +12,7 @@ import { VncuaError } from '../harness/errors.ts';
 import { groupMembers, launchDesktop, procStat, stopGroup } from '../harness/desktop/index.ts';
 
 const USAGE = `usage:
-  vncua desktop up [--size WxH] [--url URL] [--password P] [--timeout-ms N]
+  vncua desktop up [--size WxH] [--url URL] [--password P] [--server xvnc|x11vnc] [--timeout-ms N]
       start a desktop, print one JSON line {vncUrl, tcpUrl, cdpUrl, display, pid, ...},
       run until Ctrl-C / SIGTERM / \`vncua desktop down\`
   vncua desktop down [--pid PID | --all]
@@ -87,7 +87,7 @@ function parseOptions(argv: string[], valued: string[], flags: string[] = []): M
 }
 
 async function up(argv: string[]): Promise<number> {
-  const opts = parseOptions(argv, ['--size', '--url', '--password', '--timeout-ms']);
+  const opts = parseOptions(argv, ['--size', '--url', '--password', '--server', '--timeout-ms']);
   if (typeof opts === 'string') {
     process.stderr.write(`vncua desktop up: ${opts}\n${USAGE}`);
     return 2;
@@ -95,6 +95,11 @@ async function up(argv: string[]): Promise<number> {
   const timeoutMs = opts.has('--timeout-ms') ? Number(opts.get('--timeout-ms')) : undefined;
   if (timeoutMs !== undefined && !(timeoutMs > 0)) {
     process.stderr.write(`vncua desktop up: --timeout-ms must be a positive number of ms\n`);
+    return 2;
+  }
+  const server = opts.get('--server');
+  if (server !== undefined && server !== 'xvnc' && server !== 'x11vnc') {
+    process.stderr.write(`vncua desktop up: --server must be xvnc or x11vnc, not "${server}"\n`);
     return 2;
   }
 
@@ -109,6 +114,7 @@ async function up(argv: string[]): Promise<number> {
       size: opts.get('--size'),
       url: opts.get('--url'),
       password: opts.get('--password'),
+      server,
       timeoutMs,
       signal: starting.signal,
     });

@@ -120,6 +120,26 @@ describe('launchDesktop', () => {
     }
   });
 
+  it('--server x11vnc: Xvfb + x11vnc behind the same WebSocket bridge, with and without a password', async () => {
+    const page = await servePage('<!doctype html><title>x11vnc</title>');
+    try {
+      const d = await launch({ server: 'x11vnc', size: '1024x700', url: page.url });
+      expect(d.server).toBe('x11vnc');
+      await expectWorkingDesktop(d, 1024, 700, page.url);
+      expect(await rfbSecurityTypes(d.vncUrl)).toContain(1);
+      await d.close();
+      await expectGone(d);
+      const locked = await launch({ server: 'x11vnc', password: 'secret12' });
+      const types = await rfbSecurityTypes(locked.vncUrl);
+      expect(types).toContain(2);
+      expect(types).not.toContain(1);
+      await locked.close();
+      await expectGone(locked);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('eight desktops started at once get eight distinct, working sets of ports', async () => {
     const ds = await Promise.all(Array.from({ length: 8 }, () => launch({ timeoutMs: 60_000 })));
     try {

@@ -19,6 +19,8 @@ export interface LaunchDesktopOptions {
   size?: string | ScreenSize;
   /** Page Chromium opens in kiosk mode (default about:blank). */
   url?: string;
+  /** VNC server: TigerVNC Xvnc (default) or Xvfb + x11vnc (a second server, for interoperability). */
+  server?: VncServerKind;
   /** Turn on VNC Authentication with this password (only its first 8 characters count). */
   password?: string;
   /** Give up (and stop everything started) after this many ms (default 30 000). */
@@ -28,6 +30,9 @@ export interface LaunchDesktopOptions {
   /** Extra environment for the start script (e.g. VNCUA_CHROMIUM to use another browser). */
   env?: Record<string, string | undefined>;
 }
+
+/** The VNC servers the start script can run. */
+export type VncServerKind = 'xvnc' | 'x11vnc';
 
 /** How a desktop's start script ended. */
 export interface DesktopExit {
@@ -45,6 +50,8 @@ export interface Desktop {
   cdpUrl: string;
   /** X display, e.g. ":3". */
   display: string;
+  /** Which VNC server runs the display. */
+  server: VncServerKind;
   /** Pid of the start script; also the desktop's process group id. */
   pid: number;
   width: number;
@@ -73,6 +80,7 @@ interface ReadyLine {
   width: number;
   height: number;
   tmpDir: string;
+  server: VncServerKind;
 }
 
 /** The JSON line docker/start.sh prints (with --json) when it fails. */
@@ -111,6 +119,7 @@ export async function launchDesktop(opts: LaunchDesktopOptions = {}): Promise<De
   // The script's own deadline is a backstop; ours fires first.
   args.push('--timeout', String(Math.ceil(timeoutMs / 1000) + 5));
   if (opts.url !== undefined) args.push('--url', opts.url);
+  if (opts.server !== undefined) args.push('--server', opts.server);
   const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
   delete env.VNCUA_VNC_PASSWORD;
   // Through the environment, so the password does not show in `ps`.
@@ -338,6 +347,7 @@ function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopE
     tcpUrl: r.tcpUrl,
     cdpUrl: r.cdpUrl,
     display: r.display,
+    server: r.server ?? 'xvnc',
     pid,
     width: r.width,
     height: r.height,
