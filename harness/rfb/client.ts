@@ -13,6 +13,7 @@ import { type Cancellable, abortError, abortable, checkTimeout, withDeadline } f
 import { TypedEmitter } from './emitter.ts';
 import { ENCODINGS, ENCODING_BY_NAME, type EncodingName } from './encodings/index.ts';
 import type { Framebuffer } from './framebuffer.ts';
+import type { CursorShape } from './sink.ts';
 import { type Screenshot, blendCursor, encodePng } from './screenshot.ts';
 import { RfbSession, type SessionEvent, type SessionOptions } from './session.ts';
 import { type TlsOptions, type Transport, type VncTarget, openTransport, parseVncUrl } from './transport.ts';
@@ -74,6 +75,8 @@ type Waiter = { check: () => boolean; resolve: () => void; reject: (e: VncuaErro
 export interface ScreenshotOptions extends Cancellable {
   /** Draw the cursor shape (Cursor pseudo-encoding) at the last pointer position sent (default false). */
   cursor?: boolean;
+  /** Return the previous PNG when nothing on screen changed since it was taken (default true). */
+  cache?: boolean;
 }
 
 /** Options of waitForUpdate(). */
@@ -100,6 +103,10 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   private rectsInUpdate = 0;
   private pixelRectsInUpdate = 0;
   private serverName = '';
+  /** The last screenshot and what it showed, to answer repeated calls on an unchanged screen. */
+  private shotCache: { version: number; fb: Uint8Array; shape: CursorShape | null; pointer: string; shot: Promise<Screenshot> } | null = null;
+  /** A free RGBA buffer of the framebuffer's size, left by the last finished encode. */
+  private spareRgba: Buffer | null = null;
 
   /** @internal use connectVnc(). */
   constructor(url: string, session: RfbSession) {
@@ -187,9 +194,11 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   /**
    * A PNG of the screen as of the last complete update (never a half-applied one), optionally with the cursor drawn in.
+   * While the screen (and, with `cursor`, the pointer and cursor shape) has not changed, the previous encode is
+   * returned again (`cache: false` forces a fresh one). Treat the returned buffers as read-only.
    */
   async screenshot(options: ScreenshotOptions = {}): Promise<Screenshot> {
-    const { rgba, width, height } = await withDeadline('taking a screenshot', options, DEFAULT_TIMEOUT_MS, async (signal) => {
+    return withDeadline('taking a screenshot', options, DEFAULT_TIMEOUT_MS, async (signal) => {
       this.assertOpen('take a screenshot');
       const fb = this.framebuffer;
       while (!this.settled()) {
@@ -197,13 +206,31 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
         else await this.waitFor(() => this.settled(), false, signal, 'taking a screenshot');
         this.assertOpen('take a screenshot');
       }
-      // Synchronous from here: no socket data can land between the check above and this copy.
-      const copy = Buffer.from(fb.data);
-      const shape = fb.cursorShape;
-      if (options.cursor && shape && this.pointerState) blendCursor(copy, fb.width, fb.height, shape, this.pointerState.x, this.pointerState.y);
-      return { rgba: copy, width: fb.width, height: fb.height };
+      // Synchronous from here: no socket data can land between the check above and the copy below.
+      const shape = options.cursor && this.pointerState ? fb.cursorShape : null;
+      const pointer = shape ? `${this.pointerState!.x},${this.pointerState!.y}` : '';
+      const cached = this.shotCache;
+      if (options.cache !== false && cached && cached.version === fb.version && cached.fb === fb.data && cached.shape === shape && cached.pointer === pointer) {
+        return cached.shot;
+      }
+      // Reuse the last encode's pixel buffer when it is free: saves a 4 MB allocation per call.
+      const copy = this.spareRgba?.length === fb.data.length ? this.spareRgba : Buffer.allocUnsafe(fb.data.length);
+      this.spareRgba = null;
+      copy.set(fb.data);
+      if (shape) blendCursor(copy, fb.width, fb.height, shape, this.pointerState!.x, this.pointerState!.y);
+      const shot = encodePng(copy, fb.width, fb.height);
+      const entry = { version: fb.version, fb: fb.data, shape, pointer, shot };
+      this.shotCache = entry;
+      shot.then(
+        () => {
+          this.spareRgba ??= copy;
+        },
+        () => {
+          if (this.shotCache === entry) this.shotCache = null;
+        },
+      );
+      return shot;
     });
-    return encodePng(rgba, width, height);
   }
 
   /** Close the connection; idempotent; resolves once the socket is closed. Pending waits reject with RFB_ERR_CLOSED. */

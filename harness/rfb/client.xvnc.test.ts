@@ -105,6 +105,18 @@ describe('Xvnc over tcp:// and ws://', () => {
       expect(client.framebuffer.pixel(0, 0)).toEqual([0x10, 0x20, 0x30, 255]);
       expect(client.framebuffer.pixel(319, 199)).toEqual([0x10, 0x20, 0x30, 255]);
       await expectScreenshotMatches(client);
+      // An unchanged screen returns the same encode; cache: false and a change encode afresh.
+      const a = await client.screenshot();
+      expect((await client.screenshot()).png).toBe(a.png);
+      const fresh = await client.screenshot({ cache: false });
+      expect(fresh.png).not.toBe(a.png);
+      expect(fresh.png.equals(a.png)).toBe(true);
+      const v = client.framebuffer.version;
+      await xvnc.x('xsetroot', ['-solid', '#405060']);
+      while (client.framebuffer.pixel(319, 199)[0] !== 0x40) await client.waitForUpdate({ after: v, timeoutMs: 5000 });
+      const changed = await client.screenshot();
+      expect(changed.png.equals(a.png)).toBe(false);
+      await expectScreenshotMatches(client);
     } finally {
       await xvnc.x('xsetroot', ['-bitmap', join(dir, 'tile.xbm'), ...PATTERN_COLOURS]);
       await client.close();
