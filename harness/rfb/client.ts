@@ -140,6 +140,13 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
     return this.ended || this.closing !== null || this.fatal !== null;
   }
 
+  /** Rectangles received so far by encoding name (e.g. { ZRLE: 12, Cursor: 1 }): which encodings the server really used. */
+  rectStats(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [id, n] of this.session.rectsByEncoding) out[ENCODINGS.get(id)?.name ?? String(id)] = n;
+    return out;
+  }
+
   /** Current framebuffer size. */
   resolution(): { width: number; height: number } {
     return this.session.size;

@@ -111,6 +111,8 @@ export class RfbSession {
   /** The decoders' shared context (created at ServerInit). */
   ctx: DecodeContext | null = null;
   private update: { remaining: number; decoder: RectDecoder | null; rect: RectHeader | null } | null = null;
+  /** Rectangles decoded so far, by encoding number (shows which encodings the server really used). */
+  readonly rectsByEncoding = new Map<number, number>();
   /** Bytes still to discard (colour map entries, oversized cut text). */
   private skipBytes = 0;
   /** ServerCutText body being collected (copied out as it arrives, so a long text costs linear time). */
@@ -421,6 +423,7 @@ export class RfbSession {
     const rect = u.rect!;
     u.decoder = null;
     u.rect = null;
+    this.rectsByEncoding.set(rect.encoding, (this.rectsByEncoding.get(rect.encoding) ?? 0) + 1);
     if (ctx.width !== this.known.width || ctx.height !== this.known.height) {
       this.known = { width: ctx.width, height: ctx.height };
       this.needFullRequest = true;
