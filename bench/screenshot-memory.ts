@@ -31,7 +31,7 @@ try {
   for (let i = 0; i < SHOTS; i++) {
     if (i % EVERY === 0) sample(i);
     if (i % 500 === 0) await xvnc.x('xsetroot', ['-solid', colours[(i / 500) % colours.length]!]);
-    const shot = await client.screenshot({ cursor: i % 2 === 0 });
+    const shot = await client.screenshot({ cursor: i % 2 === 0, cache: false });
     if (shot.width !== 1280 || shot.png.length < 100) throw new Error('bad screenshot');
   }
   sample(SHOTS);

@@ -4,6 +4,9 @@
  * with sharp (level 1, no adaptive filtering: a few ms at 1280x800).
  */
 import sharp from 'sharp';
+
+// Raw framebuffers never repeat: libvips' operation cache would only hold memory.
+sharp.cache(false);
 import type { CursorShape } from './sink.ts';
 
 /** A PNG screenshot. */
@@ -54,5 +57,19 @@ export async function encodePng(rgba: Uint8Array, width: number, height: number)
     .removeAlpha()
     .png({ compressionLevel: 1, adaptiveFiltering: false })
     .toBuffer();
-  return { png, base64: png.toString('base64'), width, height };
+  return makeScreenshot(png, width, height);
+}
+
+/** A Screenshot whose base64 form is computed on first use (most callers only need the bytes). */
+export function makeScreenshot(png: Buffer, width: number, height: number): Screenshot {
+  let base64: string | undefined;
+  return {
+    png,
+    get base64() {
+      base64 ??= png.toString('base64');
+      return base64;
+    },
+    width,
+    height,
+  };
 }

@@ -1,0 +1,41 @@
+/**
+ * Runs every benchmark (each runs vncua and its peers in the same run and prints a
+ * markdown section) one after another, and writes bench/RESULTS.md.
+ *
+ * Run: npm run bench            (all)
+ *      npm run bench -- screenshot click-latency   (a subset, by script name)
+ */
+import { spawnSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** Each bench script, its arguments, and the issue figure it backs. */
+const BENCHES: Array<{ name: string; args: string[]; node?: string[]; about: string }> = [
+  { name: 'screenshot', args: ['30'], about: '`screenshot()` against Playwright, raw CDP and gvnccapture' },
+  { name: 'click-latency', args: ['60'], about: 'pointer click until the page handler runs, against xdotool' },
+  { name: 'desktop-start', args: ['20'], about: 'desktop start until VNC (ws) and CDP answer, and teardown' },
+  { name: 'screenshot-memory', args: ['10000'], node: ['--expose-gc'], about: "the client's memory over 10,000 screenshots" },
+  { name: 'zrle-decode', args: [], about: 'ZRLE decode of a 1280x800 frame' },
+  { name: 'tight-decode', args: [], about: 'Tight decode of a 1280x800 frame' },
+  { name: 'cdp-check', args: [], about: '`checkTaskSuccess()` (CDP sentinel) against a fresh connection per check' },
+  { name: 'trace-write', args: [], about: 'trace append cost' },
+];
+
+const only = process.argv.slice(2);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const sections: string[] = [];
+for (const b of BENCHES) {
+  if (only.length > 0 && !only.includes(b.name)) continue;
+  process.stderr.write(`bench: ${b.name}...\n`);
+  const t = performance.now();
+  const r = spawnSync(process.execPath, [...(b.node ?? []), '--import', 'tsx', `bench/${b.name}.ts`, ...b.args], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const secs = ((performance.now() - t) / 1000).toFixed(0);
+  const out = r.status === 0 ? r.stdout.trim() : `FAILED (exit ${r.status}):\n\n\`\`\`\n${(r.stderr || r.stdout).trim().slice(-3000)}\n\`\`\``;
+  sections.push(`## ${b.name}: ${b.about}\n\n\`npx tsx bench/${b.name}.ts ${b.args.join(' ')}\` (${secs} s)\n\n${out}\n`);
+  process.stderr.write(`bench: ${b.name} done in ${secs} s\n`);
+}
+const header = `# Benchmark results\n\nWritten by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end. Each script runs vncua and its peers in the same run; compare ratios, not absolute times: these machines are noisy.\n`;
+const text = `${header}\n${sections.join('\n')}`;
+if (only.length === 0) writeFileSync(new URL('./RESULTS.md', import.meta.url), text);
+process.stdout.write(text);
