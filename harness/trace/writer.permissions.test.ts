@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, expect, it } from 'vitest';
@@ -35,20 +35,43 @@ async function permissionsIgnored(): Promise<boolean> {
   }
 }
 
+/**
+ * Let uid nobody reach the repository (to load tsx and the code): add search permission (o+x, not read)
+ * to each ancestor directory that lacks it, e.g. a 0700 clone directory made by mktemp. Returns an undo.
+ */
+async function letNobodyReachRepo(): Promise<() => Promise<void>> {
+  const changed: Array<[string, number]> = [];
+  for (let d = REPO.replace(/\/$/, ''); d && d !== '/'; d = dirname(d)) {
+    const mode = (await stat(d)).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      await chmod(d, mode | 0o001);
+      changed.push([d, mode]);
+    }
+  }
+  return async () => {
+    for (const [d, mode] of changed) await chmod(d, mode).catch(() => undefined);
+  };
+}
+
 /** Runs the scenario in-process, or (as root) in a child process under uid/gid nobody so permissions apply. */
 async function runScenario(base: string): Promise<ReadOnlyOutcome> {
   if (!(await permissionsIgnored())) return readOnlyScenario(base);
   await chmod(dir, 0o755);
   await chown(base, NOBODY, NOBODY);
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', SCRIPT, base], {
-    uid: NOBODY,
-    gid: NOBODY,
-    cwd: REPO,
-    env: { ...process.env, HOME: base, TMPDIR: base },
-    timeout: 30_000,
-    killSignal: 'SIGKILL',
-  });
-  return JSON.parse(stdout.trim().split('\n').pop()!) as ReadOnlyOutcome;
+  const undo = await letNobodyReachRepo();
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', SCRIPT, base], {
+      uid: NOBODY,
+      gid: NOBODY,
+      cwd: REPO,
+      env: { ...process.env, HOME: base, TMPDIR: base },
+      timeout: 30_000,
+      killSignal: 'SIGKILL',
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as ReadOnlyOutcome;
+  } finally {
+    await undo();
+  }
 }
 
 it('a write into a read-only directory gives TRACE_ERR_WRITE with the path', async () => {
