@@ -36,6 +36,15 @@ export const ERROR_CODES = {
   // Agent actions (keys, text, pointer)
   ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
   ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',
+  ACTION_ERR_OFF_SCREEN: 'A mouse action was given a position outside the screen (details: argument, value, allowed range).',
+  ACTION_ERR_FAILED: 'An action failed for an unexpected reason that has no code of its own (an internal error; the message says what happened).',
+  // Agent (harness/agent)
+  AGENT_ERR_BAD_OPTIONS: 'An Agent constructor option or run() option is missing or invalid (details name the field).',
+  AGENT_ERR_CONNECTION_LOST: 'The VNC connection dropped and the one reconnection attempt failed, or it dropped in the middle of an action.',
+  AGENT_ERR_CANCELLED: 'The run was cancelled through its AbortSignal while an action was running (or an action was called after that).',
+  AGENT_ERR_STEP_TIMEOUT: 'One act() call took longer than the stepTimeoutMs option.',
+  AGENT_ERR_ACT_FAILED: 'act() threw something that is not a VncuaError (its message and stack are in error.txt).',
+  AGENT_ERR_ILLEGAL_STATE: 'An Agent method was called at the wrong time (an action outside run(), or run() while a run is in progress).',
   // CDP success check (harness/cdp)
   CDP_ERR_BAD_SENTINEL: 'The success sentinel is malformed, or the page rejected it (invalid selector, an expression that threw or returned a non-boolean).',
   CDP_ERR_BAD_URL: 'The CDP URL is not http://, https://, ws:// or wss://host:port.',

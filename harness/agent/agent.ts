@@ -1,0 +1,468 @@
+/**
+ * `Agent`: subclass it, implement `act()` with your model, call `run()`.
+ *
+ * ```ts
+ * class MyAgent extends Agent {
+ *   async act(): Promise<boolean> {
+ *     const png = await this.screenshot();                       // base64 PNG, cursor drawn
+ *     const step = await myModel.next(this.task, png, { signal: this.signal });
+ *     if (step.done) { await this.finish(); return true; }
+ *     await this.mouseClick({ position: step.at, button: 'left', clickType: 'single' });
+ *     return false;
+ *   }
+ * }
+ * const result = await new MyAgent({ outputDir, vncUrl, cdpUrl, task }).run({ maxSteps: 30 });
+ * ```
+ *
+ * Contract:
+ * - `run()` calls `act()` until it returns `true` (or `finish()` was called), `maxSteps` act() calls
+ *   were made, the signal fires, or act() throws; it never rejects. It writes `result.json`,
+ *   `execution.json` (the finalized trace) and, on error, `error.txt` into `outputDir`.
+ *   `steps` in the result is the number of act() calls that returned.
+ * - Every primitive is recorded as one trace entry (snake_case action and params) with
+ *   `started_at` / `ended_at` around the action and `task_marked_complete` from the success check
+ *   run after it. A bad argument is recorded as a failed attempt with its `error` and rethrown
+ *   (ACTION_ERR_BAD_ARGUMENT, ACTION_ERR_OFF_SCREEN, ACTION_ERR_UNKNOWN_KEY, with
+ *   `details: { argument, value, allowed }`). An error that act() does not catch ends the run
+ *   with status `error`; the trace keeps every entry.
+ * - The VNC connection is made when the first action or screenshot needs it, and re-made once
+ *   when it dropped between actions (else AGENT_ERR_CONNECTION_LOST).
+ * - Cancelling the run's signal abandons the current act() at once; `this.signal` (pass it to
+ *   your model calls) fires, and so do the waits of any action in progress.
+ */
+import { SuccessChecker } from '../cdp/success.ts';
+import { VncuaError, isVncuaError } from '../errors.ts';
+import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
+import { roundMs } from '../trace/clock.ts';
+import type { ActionName, RunResult, RunStatus } from '../trace/schema.ts';
+import { TraceWriter } from '../trace/writer.ts';
+import {
+  BUTTON_BITS,
+  CLICK_COUNTS,
+  CLICK_TYPES,
+  MOUSE_BUTTONS,
+  NAVIGATION_DIRECTIONS,
+  SCROLL_WHEEL,
+  SCROLL_DIRECTIONS,
+  checkChoice,
+  checkObject,
+  checkPosition,
+  checkRepeat,
+  checkSeconds,
+  checkString,
+  jsonSafe,
+  type ClickType,
+  type MouseButton,
+  type NavigationDirection,
+  type Point,
+  type ScrollDirection,
+} from './arguments.ts';
+import { AgentConnection, isConnectError } from './connection.ts';
+import type { InputDriver } from './input.ts';
+import { resolveAgentOptions, resolveRunOptions, type AgentOptions, type ResolvedAgentOptions, type RunOptions } from './options.ts';
+import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
+import { sleep } from './round-trip.ts';
+
+/** What run() resolves to (and writes to result.json). */
+export type AgentRunResult = RunResult;
+
+/** Options of mouseClick(). */
+export interface MouseClickOptions {
+  /** Where to click (default: where the pointer is). */
+  position?: Point;
+  /** Default 'left'. */
+  button?: MouseButton;
+  /** Default 'single'. */
+  clickType?: ClickType;
+}
+
+/** Options of mouseDrag(). */
+export interface MouseDragOptions {
+  start: Point;
+  end: Point;
+  /** Default 'left'. */
+  button?: MouseButton;
+}
+
+/** Options of mouseScroll(). */
+export interface MouseScrollOptions {
+  position: Point;
+  direction: ScrollDirection;
+  /** Number of wheel notches, 1..100 (default 1). */
+  repeat?: number;
+}
+
+/** Options of screenshot(). */
+export interface AgentScreenshotOptions {
+  /** Draw the cursor at the pointer position (default true, as uitask does). */
+  cursor?: boolean;
+}
+
+/** How long run() waits for an action that was running when the run ended. */
+const IN_FLIGHT_GRACE_MS = 5000;
+/** Timeout of each success check. */
+const CHECK_TIMEOUT_MS = 5000;
+
+interface RunState {
+  controller: AbortController;
+  recorder: ActionRecorder;
+  inFlight: Set<Promise<unknown>>;
+  /** finish() was called: the run ends after the current act(). */
+  finished: boolean;
+}
+
+const idleSignal = new AbortController().signal;
+
+/** The base class of every agent: primitives that drive the desktop, recorded into a trace; subclasses implement act(). */
+export abstract class Agent {
+  /** The validated options, with the VNC and CDP endpoints resolved (the password is kept out of it). */
+  readonly options: Readonly<Omit<ResolvedAgentOptions, 'password'>>;
+  readonly #connection: AgentConnection;
+  #checker: SuccessChecker | null = null;
+  #run: RunState | null = null;
+  #signal: AbortSignal = idleSignal;
+  /** Settles when the last action called has settled (actions run one at a time). */
+  #queue: Promise<void> = Promise.resolve();
+
+  /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field). Connects nothing. */
+  constructor(options: AgentOptions) {
+    const { password, ...rest } = resolveAgentOptions(options);
+    this.options = Object.freeze(rest);
+    this.#connection = new AgentConnection({ url: rest.vncUrl, password });
+  }
+
+  /** The task given in the options (undefined if none). */
+  get task(): string | undefined {
+    return this.options.task;
+  }
+
+  /** Fires when the current run is cancelled, times out or ends: pass it to model calls so they stop at once. */
+  get signal(): AbortSignal {
+    return this.#signal;
+  }
+
+  /** One step: look at the screen, call the model, perform actions. Resolve true when the task is done. */
+  abstract act(): Promise<boolean>;
+
+  // ------------------------------------------------------------------ run loop
+
+  /** Call act() until done, maxSteps, cancellation or an error; write result.json and execution.json. Never rejects. */
+  async run(options: RunOptions = {}): Promise<AgentRunResult> {
+    const t0 = performance.now();
+    if (this.#run) {
+      return {
+        status: 'error',
+        steps: 0,
+        durationMs: 0,
+        error: { code: 'AGENT_ERR_ILLEGAL_STATE', message: 'run() was called while a run of this agent is in progress; await it first (its files were left alone).' },
+      };
+    }
+    const writer = new TraceWriter(this.options.outputDir);
+    const controller = new AbortController();
+    const state: RunState = {
+      controller,
+      recorder: new ActionRecorder(writer, () => this.#check(controller.signal)),
+      inFlight: new Set(),
+      finished: false,
+    };
+    this.#run = state;
+    this.#signal = controller.signal;
+    let status: RunStatus = 'error';
+    let error: unknown;
+    let steps = 0;
+    let opened = false;
+    let user: AbortSignal | undefined;
+    const onUserAbort = () => controller.abort(cancelledError('the run', user?.reason));
+    try {
+      await writer.open();
+      opened = true;
+      const run = resolveRunOptions(options);
+      user = run.signal;
+      if (user?.aborted) onUserAbort();
+      else user?.addEventListener('abort', onUserAbort, { once: true });
+      let done = false;
+      while (!done && steps < run.maxSteps && !controller.signal.aborted) {
+        done = await this.#step(controller);
+        steps++;
+        done ||= state.finished;
+      }
+      if (done) status = 'finished';
+      else if (controller.signal.aborted) throw controller.signal.reason;
+      else status = 'max_steps';
+    } catch (e) {
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+      if (isVncuaError(reason, 'AGENT_ERR_CANCELLED')) status = 'cancelled';
+      else {
+        status = 'error';
+        error = reason ?? e;
+      }
+    } finally {
+      user?.removeEventListener('abort', onUserAbort);
+      if (!controller.signal.aborted) controller.abort(cancelledError('an action called after the run ended'));
+    }
+    await settle(state.inFlight, IN_FLIGHT_GRACE_MS);
+    this.#run = null;
+    if (opened) {
+      try {
+        await writer.finalize();
+      } catch (e) {
+        if (status !== 'error') error = e;
+        status = 'error';
+      }
+    }
+    await this.#closeAll();
+    const result: AgentRunResult = { status, steps, durationMs: roundMs(performance.now() - t0) };
+    if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
+    try {
+      await writer.writeResult(result);
+      if (status === 'error') await writer.writeError(error);
+    } catch {
+      // Nothing more can be recorded (the directory is not writable); the result is still returned.
+    }
+    return result;
+  }
+
+  /** One act() call, abandoned at once if the run's signal fires or stepTimeoutMs passes. */
+  async #step(controller: AbortController): Promise<boolean> {
+    const signal = controller.signal;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const ms = this.options.stepTimeoutMs;
+      if (Number.isFinite(ms)) {
+        timer = setTimeout(
+          () => controller.abort(new VncuaError('AGENT_ERR_STEP_TIMEOUT', `act() did not return within stepTimeoutMs (${ms} ms); the run was stopped.`, { details: { stepTimeoutMs: ms } })),
+          ms,
+        );
+      }
+    });
+    stop.catch(() => {});
+    let act: Promise<boolean>;
+    try {
+      act = Promise.resolve(this.act());
+    } catch (e) {
+      act = Promise.reject(e);
+    }
+    act.catch(() => {});
+    try {
+      return (await Promise.race([act, stop])) === true;
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #closeAll(): Promise<void> {
+    try {
+      await this.#connection.close();
+    } catch {
+      // already gone
+    }
+    const checker = this.#checker;
+    this.#checker = null;
+    try {
+      await checker?.close();
+    } catch {
+      // already gone
+    }
+  }
+
+  // ------------------------------------------------------------------ recorded primitives
+
+  /** Move the pointer to `position` (no button held). Recorded as mouse_move. */
+  mouseMove(position: Point): Promise<void> {
+    return this.#action('mouse_move', () => ({ position: point(position) }), () => ({ position }), async (signal) => {
+      const d = await this.#driver(signal);
+      await d.move(checkPosition('position', position, d.size), { signal });
+    });
+  }
+
+  /** Click (single, double or triple) with a button at `position` (default: where the pointer is). Recorded as mouse_click. */
+  mouseClick(options: MouseClickOptions = {}): Promise<void> {
+    let button: MouseButton = 'left';
+    let clickType: ClickType = 'single';
+    return this.#action(
+      'mouse_click',
+      () => ({ ...(options.position !== undefined ? { position: point(options.position) } : {}), button, click_type: clickType }),
+      () => ({ position: options?.position, button: options?.button, click_type: options?.clickType }),
+      async (signal) => {
+        const o = checkObject('options', options, ['position', 'button', 'clickType']);
+        button = checkChoice('button', o.button ?? 'left', MOUSE_BUTTONS);
+        clickType = checkChoice('clickType', o.clickType ?? 'single', CLICK_TYPES);
+        const d = await this.#driver(signal);
+        const at = o.position === undefined ? d.pointer : checkPosition('position', o.position, d.size);
+        await d.click(at, BUTTON_BITS[button], CLICK_COUNTS[clickType], { signal });
+      },
+    );
+  }
+
+  /** Press a button at `start`, move to `end` in steps (drag-and-drop and sliders follow), release. Recorded as mouse_drag. */
+  mouseDrag(options: MouseDragOptions): Promise<void> {
+    let button: MouseButton = 'left';
+    return this.#action(
+      'mouse_drag',
+      () => ({ start: point(options.start), end: point(options.end), button }),
+      () => ({ start: options?.start, end: options?.end, button: options?.button }),
+      async (signal) => {
+        const o = checkObject('options', options, ['start', 'end', 'button']);
+        button = checkChoice('button', o.button ?? 'left', MOUSE_BUTTONS);
+        const d = await this.#driver(signal);
+        const start = checkPosition('start', o.start, d.size);
+        const end = checkPosition('end', o.end, d.size);
+        await d.drag(start, end, BUTTON_BITS[button], { signal });
+      },
+    );
+  }
+
+  /** Turn the wheel `repeat` notches in `direction` at `position` (X buttons 4/5; Shift + 4/5 for left/right, see SCROLL_WHEEL). Recorded as mouse_scroll. */
+  mouseScroll(options: MouseScrollOptions): Promise<void> {
+    let direction: ScrollDirection = 'down';
+    let repeat = 1;
+    return this.#action(
+      'mouse_scroll',
+      () => ({ position: point(options.position), direction, repeat }),
+      () => ({ position: options?.position, direction: options?.direction, repeat: options?.repeat }),
+      async (signal) => {
+        const o = checkObject('options', options, ['position', 'direction', 'repeat']);
+        direction = checkChoice('direction', o.direction, SCROLL_DIRECTIONS);
+        repeat = checkRepeat(o.repeat ?? 1);
+        const d = await this.#driver(signal);
+        const at = checkPosition('position', o.position, d.size);
+        await d.scroll(at, SCROLL_WHEEL[direction], repeat, { signal });
+      },
+    );
+  }
+
+  /** Press a key combination ("Enter", "ctrl+shift+p", "alt f"): keys pressed in order, released in reverse. Recorded as press_keys. */
+  pressKeys(keys: string): Promise<void> {
+    return this.#action('press_keys', () => ({ keys }), () => ({ keys }), async (signal) => {
+      const combo = parseKeys(keys);
+      const d = await this.#driver(signal);
+      await d.keys(planKeyPress(combo, { alreadyMapped: d.mapped }), { signal });
+    });
+  }
+
+  /** Type `text` exactly (any Unicode; "\n" is Return, "\t" is Tab). Recorded as type_text. */
+  typeText(text: string): Promise<void> {
+    return this.#action('type_text', () => ({ text }), () => ({ text }), async (signal) => {
+      planTypeText(checkString('text', text), { prime: false });
+      const d = await this.#driver(signal);
+      await d.keys(planTypeText(text, { alreadyMapped: d.mapped }), { signal });
+    });
+  }
+
+  /** Go back or forward in the browser's history (Alt+Left / Alt+Right, as a user would). Recorded as page_navigation. */
+  pageNavigation(direction: NavigationDirection): Promise<void> {
+    return this.#action('page_navigation', () => ({ direction }), () => ({ direction }), async (signal) => {
+      const dir = checkChoice('direction', direction, NAVIGATION_DIRECTIONS);
+      const d = await this.#driver(signal);
+      await d.keys(planKeyPress(parseKeys(dir === 'back' ? 'alt+Left' : 'alt+Right')), { signal });
+    });
+  }
+
+  /** Wait `seconds` (0..3600; cut short if the run is cancelled). Recorded as wait. */
+  wait(seconds: number): Promise<void> {
+    return this.#action('wait', () => ({ seconds }), () => ({ seconds }), async (signal) => {
+      await sleep(checkSeconds(seconds) * 1000, signal);
+    });
+  }
+
+  /** Declare the task done (the run ends 'finished' after this act()); `params` are recorded as given. Recorded as finish. */
+  finish(params: Record<string, unknown> = {}): Promise<void> {
+    return this.#action('finish', () => jsonSafe(params) as Record<string, unknown>, () => params, async () => {
+      checkObject('params', params, Object.keys(params ?? {}));
+      this.#run!.finished = true;
+    });
+  }
+
+  // ------------------------------------------------------------------ utilities (not recorded)
+
+  /** The screen as a base64 PNG, with the cursor drawn in by default. */
+  async screenshot(options: AgentScreenshotOptions = {}): Promise<string> {
+    const signal = this.#run?.controller.signal;
+    const d = await this.#driver(signal);
+    const shot = await d.client.screenshot({ cursor: options.cursor ?? true, signal });
+    return shot.base64;
+  }
+
+  /** The screen size in pixels. */
+  async clientResolution(): Promise<{ width: number; height: number }> {
+    const d = await this.#driver(this.#run?.controller.signal);
+    return d.size;
+  }
+
+  /** Does the active page show the success sentinel? null when CDP gives no answer (or no cdpUrl was given). */
+  checkTaskSuccess(): Promise<boolean | null> {
+    return this.#check(this.#run?.controller.signal);
+  }
+
+  async #check(signal: AbortSignal | undefined): Promise<boolean | null> {
+    if (this.options.cdpUrl === null) return null;
+    this.#checker ??= new SuccessChecker(this.options.cdpUrl, this.options.successCheck);
+    return this.#checker.check({ signal, timeoutMs: CHECK_TIMEOUT_MS });
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  async #driver(signal: AbortSignal | undefined): Promise<InputDriver> {
+    return this.#connection.driver(signal);
+  }
+
+  /** Run one primitive inside the current run: record it (success or failed attempt) and track it until it settles. */
+  #action<T>(action: ActionName, params: () => Record<string, unknown>, given: () => unknown, perform: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const run = this.#run;
+    if (!run) {
+      return Promise.reject(
+        new VncuaError('AGENT_ERR_ILLEGAL_STATE', `${action} can only be performed from act() while run() is in progress.`, { details: { action } }),
+      );
+    }
+    const signal = run.controller.signal;
+    const refuse = () => Promise.reject(isVncuaError(signal.reason) ? signal.reason : cancelledError(action, signal.reason));
+    if (signal.aborted) return refuse();
+    // One action at a time, in call order, even if act() forgets an await: pacing relies on it.
+    const previous = this.#queue;
+    const p = previous.then(() => {
+      if (signal.aborted) return refuse();
+      return run.recorder.record(action, params, given, async () => {
+        try {
+          return await perform(signal);
+        } catch (e) {
+          throw connectionLostDuring(action, e);
+        }
+      });
+    });
+    this.#queue = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    run.inFlight.add(p);
+    const forget = () => run.inFlight.delete(p);
+    p.then(forget, forget);
+    return p;
+  }
+}
+
+/** `{ x, y }` of a point as given (extra keys dropped), for the trace. */
+function point(p: Point): Point {
+  return { x: p.x, y: p.y };
+}
+
+/** A connection that closed in the middle of an action becomes AGENT_ERR_CONNECTION_LOST. */
+function connectionLostDuring(action: ActionName, e: unknown): unknown {
+  if (!isVncuaError(e, 'RFB_ERR_CLOSED') || isConnectError(e)) return e;
+  return new VncuaError(
+    'AGENT_ERR_CONNECTION_LOST',
+    `The VNC connection dropped during ${action}; part of its input may have been delivered. The next action reconnects.`,
+    { cause: e, details: { action } },
+  );
+}
+
+/** Wait until every promise settled, or `ms` passed. */
+async function settle(promises: Set<Promise<unknown>>, ms: number): Promise<void> {
+  if (promises.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled([...promises]), new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}

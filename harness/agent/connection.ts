@@ -1,0 +1,108 @@
+/**
+ * The Agent's VNC connection: made lazily when the first action (or screenshot) needs it, and
+ * re-made once when it was found dropped. A failed re-connection is AGENT_ERR_CONNECTION_LOST.
+ *
+ * "Once" is per drop: after a successful re-connection, a later drop gets its own attempt.
+ * An action is never replayed: a drop in the middle of an action fails that action with
+ * AGENT_ERR_CONNECTION_LOST (part of its input may have been delivered), and the next action
+ * reconnects.
+ */
+import { VncuaError } from '../errors.ts';
+import { connectVnc, type VncClient } from '../rfb/index.ts';
+import type { Point } from './arguments.ts';
+import { InputDriver } from './input.ts';
+
+/** How long one connection attempt may take. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Errors thrown while connecting (not while acting on a live connection). */
+const connectErrors = new WeakSet<object>();
+
+/** True when `e` was thrown by a connection attempt (so it is not a drop in the middle of an action). */
+export function isConnectError(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && connectErrors.has(e);
+}
+
+/** Options of AgentConnection. */
+export interface AgentConnectionOptions {
+  url: string;
+  password?: string | undefined;
+  timeoutMs?: number | undefined;
+}
+
+/** A lazily made, once-re-made VNC connection with its input driver. */
+export class AgentConnection {
+  private driverValue: InputDriver | null = null;
+  private connecting: Promise<InputDriver> | null = null;
+  /** A connection was made before (a new attempt is a re-connection). */
+  private hadConnection = false;
+  /** Last known pointer position, carried over to a new connection (X keeps the pointer where it was). */
+  private lastPointer: Point | null = null;
+  /** Number of connections made so far. */
+  connections = 0;
+
+  constructor(private readonly options: AgentConnectionOptions) {}
+
+  /** The live driver, if connected. */
+  get current(): InputDriver | null {
+    return this.driverValue && !this.driverValue.client.closed ? this.driverValue : null;
+  }
+
+  /** The driver of a live connection: connect now if there is none (re-connect once if it dropped). */
+  driver(signal?: AbortSignal): Promise<InputDriver> {
+    const live = this.current;
+    if (live) return Promise.resolve(live);
+    if (this.driverValue) {
+      this.rememberPointer(this.driverValue);
+      this.driverValue = null;
+    }
+    this.connecting ??= this.connect(signal).finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  /** Close the connection (if any); the next driver() call connects afresh (not as a re-connection). */
+  async close(): Promise<void> {
+    const d = this.driverValue;
+    this.driverValue = null;
+    this.hadConnection = false;
+    if (d) {
+      this.rememberPointer(d);
+      try {
+        d.releaseAll();
+      } catch {
+        // closing anyway
+      }
+      await d.client.close();
+    }
+  }
+
+  private rememberPointer(d: InputDriver): void {
+    this.lastPointer = d.pointer;
+  }
+
+  private async connect(signal: AbortSignal | undefined): Promise<InputDriver> {
+    const reconnecting = this.hadConnection;
+    let client: VncClient;
+    try {
+      client = await connectVnc(this.options.url, { password: this.options.password, signal, timeoutMs: this.options.timeoutMs ?? CONNECT_TIMEOUT_MS });
+    } catch (e) {
+      if (signal?.aborted && signal.reason instanceof VncuaError) throw signal.reason;
+      if (typeof e === 'object' && e !== null) connectErrors.add(e);
+      if (!reconnecting) throw e;
+      throw new VncuaError(
+        'AGENT_ERR_CONNECTION_LOST',
+        `The VNC connection to ${this.options.url} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
+        { cause: e, details: { url: this.options.url } },
+      );
+    }
+    this.hadConnection = true;
+    this.connections++;
+    const { width, height } = client.resolution();
+    const start = this.lastPointer ?? { x: Math.floor(width / 2), y: Math.floor(height / 2) };
+    const d = new InputDriver(client, { x: Math.min(start.x, width - 1), y: Math.min(start.y, height - 1) });
+    this.driverValue = d;
+    return d;
+  }
+}

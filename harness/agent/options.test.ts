@@ -1,0 +1,119 @@
+/**
+ * Agent options: validation (AGENT_ERR_BAD_OPTIONS naming the field), endpoint resolution, and
+ * the lazy connection (nothing connects in the constructor or in run() before an action needs it).
+ */
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { VncuaError } from '../errors.ts';
+import { Agent } from './agent.ts';
+import { resolveAgentOptions } from './options.ts';
+import { tempOutputDir } from './test-helpers/desktops.ts';
+
+function badField(input: unknown): unknown {
+  try {
+    resolveAgentOptions(input);
+  } catch (e) {
+    expect(e).toBeInstanceOf(VncuaError);
+    expect((e as VncuaError).code).toBe('AGENT_ERR_BAD_OPTIONS');
+    return (e as VncuaError).details?.field;
+  }
+  throw new Error('expected AGENT_ERR_BAD_OPTIONS');
+}
+
+const base = { outputDir: '/tmp/out', vncUrl: 'ws://127.0.0.1:5901' };
+
+describe('resolveAgentOptions', () => {
+  it('resolves vncUrl and cdpUrl as given, with the defaults', () => {
+    expect(resolveAgentOptions({ ...base, cdpUrl: 'http://127.0.0.1:9222', task: 'buy milk' })).toEqual({
+      outputDir: '/tmp/out',
+      vncUrl: 'ws://127.0.0.1:5901',
+      cdpUrl: 'http://127.0.0.1:9222',
+      password: undefined,
+      record: undefined,
+      successCheck: 'default',
+      task: 'buy milk',
+      stepTimeoutMs: Infinity,
+    });
+  });
+
+  it('builds the URLs from scheme/host/port parts (default ws and 127.0.0.1; IPv6 in brackets)', () => {
+    expect(resolveAgentOptions({ outputDir: 'o', vncPort: 5901, cdpPort: 9222 })).toMatchObject({ vncUrl: 'ws://127.0.0.1:5901', cdpUrl: 'http://127.0.0.1:9222' });
+    expect(resolveAgentOptions({ outputDir: 'o', vncScheme: 'tcp', vncHost: '::1', vncPort: 5901 })).toMatchObject({ vncUrl: 'tcp://[::1]:5901', cdpUrl: null });
+    expect(resolveAgentOptions({ outputDir: 'o', vncScheme: 'wss', vncHost: 'desk.example', vncPort: 443, cdpPort: 9222 })).toMatchObject({
+      vncUrl: 'wss://desk.example:443',
+      cdpUrl: 'http://desk.example:9222',
+    });
+  });
+
+  it('stores record as given (reserved) and accepts every sentinel form', () => {
+    expect(resolveAgentOptions({ ...base, record: { fps: 5 } }).record).toEqual({ fps: 5 });
+    expect(resolveAgentOptions({ ...base, record: true }).record).toBe(true);
+    for (const s of ['default', { sentinel: 'Done!' }, { selector: '#ok', visible: true }, { expression: 'window.done === true' }] as const) {
+      expect(resolveAgentOptions({ ...base, successCheck: s }).successCheck).toEqual(s);
+    }
+  });
+
+  it('names the bad field', () => {
+    expect(badField(undefined)).toBe('(options)');
+    expect(badField({ vncUrl: 'ws://h:1' })).toBe('outputDir');
+    expect(badField({ outputDir: '' , vncUrl: 'ws://h:1' })).toBe('outputDir');
+    expect(badField({ outputDir: 'o' })).toBe('vncUrl');
+    expect(badField({ outputDir: 'o', vncUrl: 'http://h:1' })).toBe('vncUrl');
+    expect(badField({ outputDir: 'o', vncUrl: 'tcp://h' })).toBe('vncUrl');
+    expect(badField({ outputDir: 'o', vncUrl: 'ws://h:1', vncPort: 2 })).toBe('vncUrl');
+    expect(badField({ outputDir: 'o', vncPort: 70000 })).toBe('vncPort');
+    expect(badField({ outputDir: 'o', vncPort: 1.5 })).toBe('vncPort');
+    expect(badField({ outputDir: 'o', vncScheme: 'http', vncPort: 1 })).toBe('vncScheme');
+    expect(badField({ ...base, cdpUrl: 'ftp://h:1' })).toBe('cdpUrl');
+    expect(badField({ ...base, cdpUrl: 'http://h:1', cdpPort: 2 })).toBe('cdpUrl');
+    expect(badField({ ...base, cdpPort: 0 })).toBe('cdpPort');
+    expect(badField({ ...base, password: 42 })).toBe('password');
+    expect(badField({ ...base, record: 'yes' })).toBe('record');
+    expect(badField({ ...base, successCheck: { selector: '' } })).toBe('successCheck');
+    expect(badField({ ...base, successCheck: 'always' })).toBe('successCheck');
+    expect(badField({ ...base, task: 7 })).toBe('task');
+    expect(badField({ ...base, stepTimeoutMs: 0 })).toBe('stepTimeoutMs');
+    expect(badField({ ...base, stepTimeout: 10 })).toBe('stepTimeout');
+  });
+});
+
+describe('Agent connection laziness', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  });
+
+  it('connects neither in the constructor nor in run() before act() needs the desktop; the first action does', async () => {
+    let connections = 0;
+    // Not a VNC server: it counts connections and closes them (the agent's connect then fails).
+    server = createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const vncUrl = `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const out = await tempOutputDir();
+    try {
+      const seen: number[] = [];
+      class Lazy extends Agent {
+        override async act(): Promise<boolean> {
+          seen.push(connections);
+          await this.wait(0);
+          seen.push(connections);
+          await this.mouseMove({ x: 1, y: 1 });
+          return true;
+        }
+      }
+      const agent = new Lazy({ outputDir: out.dir, vncUrl });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(connections).toBe(0);
+      const r = await agent.run({ maxSteps: 1 });
+      expect(seen).toEqual([0, 0]);
+      expect(connections).toBe(1);
+      // The first connection failing is the RFB error itself (not a lost connection).
+      expect(r).toMatchObject({ status: 'error', error: { code: 'RFB_ERR_CLOSED' } });
+    } finally {
+      await out.remove();
+    }
+  });
+});

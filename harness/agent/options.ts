@@ -1,0 +1,167 @@
+/**
+ * The Agent's constructor options and run() options: zod schemas, and their resolution into
+ * the VNC URL, the CDP URL and the rest. A bad option throws AGENT_ERR_BAD_OPTIONS naming the field.
+ */
+import { z } from 'zod';
+import { compileSentinel, type Sentinel } from '../cdp/sentinel.ts';
+import { checkCdpUrl } from '../cdp/success.ts';
+import { VncuaError } from '../errors.ts';
+import { parseVncUrl } from '../rfb/transport.ts';
+
+/** What the Agent's constructor takes. */
+export interface AgentOptions {
+  /** Directory for execution.json / partial_execution.json / result.json / error.txt (created if missing). */
+  outputDir: string;
+  /** The desktop's VNC endpoint: ws://, wss:// or tcp://host:port. Or give vncHost/vncPort (and vncScheme). */
+  vncUrl?: string;
+  /** Scheme used with vncHost/vncPort (default 'ws'). */
+  vncScheme?: 'ws' | 'wss' | 'tcp';
+  /** Host used with vncPort (default 127.0.0.1). */
+  vncHost?: string;
+  /** Port of the VNC endpoint, when vncUrl is not given. */
+  vncPort?: number;
+  /** Chromium's DevTools endpoint (http://host:port) for the success check; or give cdpPort. Without either, checks answer null. */
+  cdpUrl?: string;
+  /** DevTools port on vncHost (default 127.0.0.1), when cdpUrl is not given. */
+  cdpPort?: number;
+  /** VNC password (VNC Authentication). */
+  password?: string;
+  /** Reserved for screen recording (a later issue): accepted and stored as given, not used yet. */
+  record?: boolean | Record<string, unknown>;
+  /** The success sentinel checked after each action (default 'default': the page's HTML contains `>code#1<`). */
+  successCheck?: Sentinel;
+  /** The task given to the agent (available to subclasses as `this.task`). */
+  task?: string;
+  /** Longest time one act() call may take, in ms (default: no limit); past it the run ends with AGENT_ERR_STEP_TIMEOUT. */
+  stepTimeoutMs?: number;
+}
+
+/** The options after validation, with the endpoints resolved. */
+export interface ResolvedAgentOptions {
+  outputDir: string;
+  vncUrl: string;
+  cdpUrl: string | null;
+  password: string | undefined;
+  record: boolean | Record<string, unknown> | undefined;
+  successCheck: Sentinel;
+  task: string | undefined;
+  stepTimeoutMs: number;
+}
+
+/** What run() takes. */
+export interface RunOptions {
+  /** Stop after this many act() calls (default 50). */
+  maxSteps?: number;
+  /** Cancel the run: the current act() is abandoned at once and the run ends 'cancelled'. */
+  signal?: AbortSignal;
+}
+
+/** Default of run()'s maxSteps. */
+export const DEFAULT_MAX_STEPS = 50;
+
+const port = z.number().int().min(1).max(65535);
+const positiveMs = z.number().positive();
+
+/** Schema of the constructor options (unknown keys are rejected, so a misspelt option is reported). */
+export const agentOptionsSchema = z.strictObject({
+  outputDir: z.string().min(1),
+  vncUrl: z.string().min(1).optional(),
+  vncScheme: z.enum(['ws', 'wss', 'tcp']).optional(),
+  vncHost: z.string().min(1).optional(),
+  vncPort: port.optional(),
+  cdpUrl: z.string().min(1).optional(),
+  cdpPort: port.optional(),
+  password: z.string().optional(),
+  record: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
+  // Checked by compileSentinel below, for its precise message.
+  successCheck: z.unknown().optional(),
+  task: z.string().optional(),
+  stepTimeoutMs: positiveMs.optional(),
+});
+
+/** Schema of run()'s options. */
+export const runOptionsSchema = z.strictObject({
+  maxSteps: z.number().int().min(1).optional(),
+  signal: z.instanceof(AbortSignal).optional(),
+});
+
+/** AGENT_ERR_BAD_OPTIONS for `field`. */
+export function badOption(field: string, value: unknown, why: string, cause?: unknown): VncuaError {
+  return new VncuaError('AGENT_ERR_BAD_OPTIONS', `Agent option ${field}: ${why}.`, { cause, details: { field, value } });
+}
+
+/** Turn the first zod issue into AGENT_ERR_BAD_OPTIONS naming the field. */
+function fromZod(error: z.ZodError, input: unknown, what: string): VncuaError {
+  const issue = error.issues[0]!;
+  let field = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') field = issue.keys[0] ?? field;
+  const value = field && typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[field] : input;
+  const hint = issue.code === 'unrecognized_keys' ? `is not a known ${what} option` : issue.message;
+  return badOption(field || '(options)', value, hint);
+}
+
+/** Validate the constructor options and resolve the VNC and CDP endpoints; throws AGENT_ERR_BAD_OPTIONS. */
+export function resolveAgentOptions(input: unknown): ResolvedAgentOptions {
+  const parsed = agentOptionsSchema.safeParse(input);
+  if (!parsed.success) throw fromZod(parsed.error, input, 'Agent');
+  const o = parsed.data;
+
+  let vncUrl: string;
+  if (o.vncUrl !== undefined) {
+    if (o.vncPort !== undefined || o.vncScheme !== undefined) {
+      throw badOption('vncUrl', o.vncUrl, 'give either vncUrl or vncPort (with vncHost/vncScheme), not both');
+    }
+    vncUrl = o.vncUrl;
+  } else if (o.vncPort !== undefined) {
+    const host = o.vncHost ?? '127.0.0.1';
+    vncUrl = `${o.vncScheme ?? 'ws'}://${host.includes(':') ? `[${host}]` : host}:${o.vncPort}`;
+  } else {
+    throw badOption('vncUrl', undefined, 'the desktop is unknown: give vncUrl (ws://, wss:// or tcp://host:port) or vncPort');
+  }
+  try {
+    parseVncUrl(vncUrl);
+  } catch (e) {
+    throw badOption(o.vncUrl !== undefined ? 'vncUrl' : 'vncHost', vncUrl, (e as Error).message, e);
+  }
+
+  let cdpUrl: string | null = null;
+  if (o.cdpUrl !== undefined) {
+    if (o.cdpPort !== undefined) throw badOption('cdpUrl', o.cdpUrl, 'give either cdpUrl or cdpPort, not both');
+    cdpUrl = o.cdpUrl;
+  } else if (o.cdpPort !== undefined) {
+    const host = o.vncHost ?? '127.0.0.1';
+    cdpUrl = `http://${host.includes(':') ? `[${host}]` : host}:${o.cdpPort}`;
+  }
+  if (cdpUrl !== null) {
+    try {
+      checkCdpUrl(cdpUrl);
+    } catch (e) {
+      throw badOption(o.cdpUrl !== undefined ? 'cdpUrl' : 'vncHost', cdpUrl, (e as Error).message, e);
+    }
+  }
+
+  const successCheck = (o.successCheck ?? 'default') as Sentinel;
+  try {
+    compileSentinel(successCheck);
+  } catch (e) {
+    throw badOption('successCheck', o.successCheck, (e as Error).message, e);
+  }
+
+  return {
+    outputDir: o.outputDir,
+    vncUrl,
+    cdpUrl,
+    password: o.password,
+    record: o.record,
+    successCheck,
+    task: o.task,
+    stepTimeoutMs: o.stepTimeoutMs ?? Infinity,
+  };
+}
+
+/** Validate run()'s options; throws AGENT_ERR_BAD_OPTIONS. */
+export function resolveRunOptions(input: unknown): { maxSteps: number; signal: AbortSignal | undefined } {
+  const parsed = runOptionsSchema.safeParse(input ?? {});
+  if (!parsed.success) throw fromZod(parsed.error, input, 'run()');
+  return { maxSteps: parsed.data.maxSteps ?? DEFAULT_MAX_STEPS, signal: parsed.data.signal };
+}

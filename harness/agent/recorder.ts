@@ -1,0 +1,83 @@
+/**
+ * Records each primitive into the run's trace: `started_at` / `ended_at` from the shared clock
+ * around the action itself, then the success check, then one `TraceWriter.append` (which resolves
+ * once partial_execution.json on disk holds the entry). A failed attempt is recorded with its
+ * `error` and its params as given; the error is then rethrown to the caller.
+ */
+import { VncuaError, isVncuaError } from '../errors.ts';
+import { now } from '../trace/clock.ts';
+import type { ActionName, ExecutionEntry, TraceEntryInput } from '../trace/schema.ts';
+import type { TraceWriter } from '../trace/writer.ts';
+import { jsonSafe } from './arguments.ts';
+
+/** The code recorded for an error that is not a VncuaError. */
+export const UNKNOWN_ACTION_ERROR = 'ACTION_ERR_FAILED';
+
+/** Answers the success check after an action (null: no answer). */
+export type SuccessProbe = () => Promise<boolean | null>;
+
+/** `{ code, message }` of any thrown value. */
+export function errorInfo(e: unknown, fallbackCode: string): { code: string; message: string } {
+  if (isVncuaError(e)) return { code: e.code, message: e.message };
+  const message = e instanceof Error ? e.message || e.name : String(e);
+  return { code: fallbackCode, message: message || 'unknown error' };
+}
+
+/** Records actions into one trace. */
+export class ActionRecorder {
+  /** Entries appended so far by this recorder. */
+  count = 0;
+
+  constructor(
+    private readonly writer: TraceWriter,
+    private readonly probe: SuccessProbe,
+  ) {}
+
+  /**
+   * Run `perform`, then record `action` with `params` (snake_case, as the trace schema wants).
+   * `failedParams` are recorded instead when the action fails (the arguments as the caller gave them).
+   */
+  async record<T>(action: ActionName, params: () => Record<string, unknown>, failedParams: () => unknown, perform: () => Promise<T>): Promise<T> {
+    const startedAt = now();
+    let result: T;
+    try {
+      result = await perform();
+    } catch (e) {
+      const endedAt = now();
+      const marked = await this.check();
+      const safe = jsonSafe(failedParams());
+      await this.append({
+        action,
+        params: (typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : { value: safe }) as Record<string, unknown>,
+        task_marked_complete: marked,
+        started_at: startedAt,
+        ended_at: endedAt,
+        error: errorInfo(e, UNKNOWN_ACTION_ERROR),
+      });
+      throw e;
+    }
+    const endedAt = now();
+    const marked = await this.check();
+    await this.append({ action, params: params(), task_marked_complete: marked, started_at: startedAt, ended_at: endedAt } as TraceEntryInput);
+    return result;
+  }
+
+  private async check(): Promise<boolean | null> {
+    try {
+      return await this.probe();
+    } catch {
+      return null;
+    }
+  }
+
+  private async append(entry: TraceEntryInput): Promise<ExecutionEntry> {
+    const written = await this.writer.append(entry);
+    this.count++;
+    return written;
+  }
+}
+
+/** AGENT_ERR_CANCELLED for an action attempted after the run was cancelled. */
+export function cancelledError(what: string, cause?: unknown): VncuaError {
+  return new VncuaError('AGENT_ERR_CANCELLED', `${what} was not performed: the run was cancelled.`, { cause });
+}

@@ -1,0 +1,176 @@
+/**
+ * Test-only: the events page served over HTTP, a desktop (Xvnc through launchDesktop, or the
+ * local x11vnc one) showing it, a Playwright view of the page through CDP, and a scripted Agent.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { launchDesktop } from '../../desktop/index.ts';
+import { Agent } from '../agent.ts';
+import type { AgentOptions } from '../options.ts';
+import { launchX11vncDesktop } from './x11vnc-desktop.ts';
+
+const EVENTS_HTML = readFileSync(new URL('../test-pages/events.html', import.meta.url));
+
+/** One event the page logged (see test-pages/events.html). */
+export interface PageEvent {
+  type: string;
+  target: string;
+  x: number;
+  y: number;
+  button: number;
+  buttons: number;
+  detail: number;
+  ctrl: boolean;
+  shift: boolean;
+  alt: boolean;
+  meta: boolean;
+  key?: string;
+  code?: string;
+  deltaX?: number;
+  deltaY?: number;
+  value?: string | number;
+  data?: string;
+}
+
+/** What the page holds. */
+export interface PageState {
+  events: PageEvent[];
+  text: string;
+  slider: number;
+  scroll: { left: number; top: number };
+}
+
+/** An HTTP server on 127.0.0.1:0 serving the events page at every path. */
+export async function serveEventsPage(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(EVENTS_HTML);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/events.html`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** The VNC servers the agent is tested against. */
+export type ServerKind = 'xvnc' | 'x11vnc';
+
+/** A desktop showing the events page, and the page seen through CDP. */
+export interface EventsDesktop {
+  kind: ServerKind;
+  vncUrl: string;
+  /** Plain RFB over TCP (for proxies): Xvnc's own port, or x11vnc's. */
+  tcpUrl: string;
+  cdpUrl: string;
+  pageUrl: string;
+  page: Page;
+  /** Reset the page (events, textarea, slider, scroll; reload if it navigated away). */
+  reset(): Promise<void>;
+  /** The page's state now. */
+  state(): Promise<PageState>;
+  /** Poll until `done(state)` holds (or `timeoutMs`), then wait `quietMs` more for stray events; returns the last state. */
+  settle(done: (s: PageState) => boolean, quietMs?: number, timeoutMs?: number): Promise<PageState>;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Start a desktop of `kind` showing the events page. */
+export async function startEventsDesktop(kind: ServerKind): Promise<EventsDesktop> {
+  const http = await serveEventsPage();
+  const closers: Array<() => Promise<void>> = [() => http.close()];
+  const close = async () => {
+    for (const c of closers.reverse()) {
+      try {
+        await c();
+      } catch {
+        // keep closing the rest
+      }
+    }
+  };
+  try {
+    let vncUrl: string;
+    let tcpUrl: string;
+    let cdpUrl: string;
+    if (kind === 'xvnc') {
+      const d = await launchDesktop({ url: http.url, timeoutMs: 45_000 });
+      closers.push(() => d.close());
+      ({ vncUrl, tcpUrl, cdpUrl } = d);
+    } else {
+      const d = await launchX11vncDesktop({ url: http.url, timeoutMs: 45_000 });
+      closers.push(() => d.close());
+      ({ vncUrl, cdpUrl } = d);
+      tcpUrl = d.vncUrl;
+    }
+    const browser: Browser = await chromium.connectOverCDP(cdpUrl);
+    closers.push(() => browser.close());
+    let page: Page | undefined;
+    for (let i = 0; i < 200 && !page; i++) {
+      page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith(http.url));
+      if (!page) await sleep(50);
+    }
+    if (!page) throw new Error('the events page did not open');
+    const p = page;
+    await p.waitForFunction(() => typeof (window as unknown as { __reset?: unknown }).__reset === 'function');
+    const state = () => p.evaluate(() => (window as unknown as { __state(): PageState }).__state());
+    return {
+      kind,
+      vncUrl,
+      tcpUrl,
+      cdpUrl,
+      pageUrl: http.url,
+      page: p,
+      state,
+      async reset() {
+        if (p.url() !== http.url) await p.goto(http.url);
+        await p.evaluate(() => (window as unknown as { __reset(): boolean }).__reset());
+      },
+      async settle(done, quietMs = 250, timeoutMs = 5000) {
+        const end = Date.now() + timeoutMs;
+        let s = await state();
+        while (!done(s) && Date.now() < end) {
+          await sleep(25);
+          s = await state();
+        }
+        await sleep(quietMs);
+        return state();
+      },
+      close,
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/** An Agent whose act() runs a test's script once and reports done. */
+export class ScriptAgent extends Agent {
+  constructor(
+    options: AgentOptions,
+    private readonly script: (agent: ScriptAgent) => Promise<unknown>,
+  ) {
+    super(options);
+  }
+
+  override async act(): Promise<boolean> {
+    await this.script(this);
+    return true;
+  }
+}
+
+/** A fresh temporary output directory; remove it with the returned function. */
+export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
