@@ -5,3 +5,8 @@ export { launchDesktop } from './harness/desktop/index.ts';
 export type { Desktop, LaunchDesktopOptions, VncServerKind } from './harness/desktop/index.ts';
 export { connectVnc, VncClient, DEFAULT_ENCODINGS } from './harness/rfb/index.ts';
 export type { ConnectOptions, Screenshot } from './harness/rfb/index.ts';
+export { Agent } from './harness/agent/index.ts';
+export type { AgentOptions, AgentRunResult, RunOptions, Point, MouseButton, ClickType, ScrollDirection, NavigationDirection } from './harness/agent/index.ts';
+export { SuccessChecker } from './harness/cdp/success.ts';
+export type { Sentinel } from './harness/cdp/success.ts';
+export { readTrace } from './harness/trace/index.ts';

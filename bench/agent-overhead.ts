@@ -23,7 +23,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from '../harness/agent/index.ts';
 import type { AgentOptions } from '../harness/agent/index.ts';
-import { launchX11vncDesktop } from '../harness/agent/test-helpers/x11vnc-desktop.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
 import type { ExecutionEntry } from '../harness/trace/schema.ts';
 import { median, ms, quantile, table } from './stats.ts';
@@ -233,9 +232,9 @@ async function main(): Promise<void> {
       await xvnc.close();
     }
     if (WITH_X11VNC) {
-      const x = await launchX11vncDesktop({ url });
+      const x = await launchDesktop({ server: 'x11vnc', url });
       try {
-        out.push(await primitiveCosts(x, 'x11vnc (TCP)'), '');
+        out.push(await primitiveCosts(x, 'x11vnc (ws)'), '');
       } finally {
         await x.close();
       }

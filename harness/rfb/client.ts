@@ -8,7 +8,7 @@
  * `{ signal, timeoutMs }` and rejects with RFB_ERR_CLOSED if the connection ends first.
  */
 import { VncuaError } from '../errors.ts';
-import type { RfbVersion } from './client-messages.ts';
+import { type RfbVersion, writeFramebufferUpdateRequest } from './client-messages.ts';
 import { type Cancellable, abortError, abortable, checkTimeout, withDeadline } from './deadline.ts';
 import { TypedEmitter } from './emitter.ts';
 import { ENCODINGS, ENCODING_BY_NAME, type EncodingName } from './encodings/index.ts';
@@ -103,6 +103,8 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   private rectsInUpdate = 0;
   private pixelRectsInUpdate = 0;
   private serverName = '';
+  /** Pixel rectangles seen that covered the screen's bottom-right pixel (what sync() waits for). */
+  private cornerRects = 0;
   /** The last screenshot and what it showed, to answer repeated calls on an unchanged screen. */
   private shotCache: { version: number; fb: Uint8Array; shape: CursorShape | null; pointer: string; shot: Promise<Screenshot> } | null = null;
   /** A free RGBA buffer of the framebuffer's size, left by the last finished encode. */
@@ -196,6 +198,23 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
     return withDeadline('waiting for a framebuffer update', options, DEFAULT_TIMEOUT_MS, async (signal) => {
       await this.waitFor(() => this.framebuffer.version > after && this.settled(), false, signal, 'waiting for a framebuffer update');
       return this.framebuffer.version;
+    });
+  }
+
+  /**
+   * A round trip: resolves once the server has read every message this client sent before the call.
+   * RFB has no ping every server answers, but a non-incremental FramebufferUpdateRequest must be answered
+   * and servers read client messages in order; so this asks for the 1x1 region at the bottom-right pixel
+   * and waits for a rectangle covering it. (An update already on its way that repaints that very pixel can
+   * end the wait early: pages rarely paint there.) Xvnc answers in ~1 ms; x11vnc from its polling loop.
+   */
+  async sync(options: Cancellable = {}): Promise<void> {
+    await withDeadline('waiting for a round trip to the server', options, DEFAULT_TIMEOUT_MS, async (signal) => {
+      this.assertOpen('make a round trip');
+      const before = this.cornerRects;
+      const { width, height } = this.session.size;
+      this.transport!.send(writeFramebufferUpdateRequest(false, width - 1, height - 1, 1, 1));
+      await this.waitFor(() => this.cornerRects > before, false, signal, 'waiting for a round trip to the server');
     });
   }
 
@@ -341,10 +360,15 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
         this.rectsInUpdate = 0;
         this.pixelRectsInUpdate = 0;
         break;
-      case 'rect':
+      case 'rect': {
         this.rectsInUpdate++;
-        if (!ENCODINGS.get(ev.rect.encoding)?.pseudo) this.pixelRectsInUpdate++;
+        if (ENCODINGS.get(ev.rect.encoding)?.pseudo) break;
+        this.pixelRectsInUpdate++;
+        const { x, y, width, height } = ev.rect;
+        const size = this.session.size;
+        if (x + width >= size.width && y + height >= size.height && x < size.width && y < size.height) this.cornerRects++;
         break;
+      }
       case 'updateEnd': {
         const rects = this.rectsInUpdate;
         const pixels = this.pixelRectsInUpdate > 0;

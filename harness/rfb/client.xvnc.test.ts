@@ -93,6 +93,17 @@ describe('Xvnc over tcp:// and ws://', () => {
     });
   }
 
+  it('sync() is a round trip: resolves after the server answered, rejects with RFB_ERR_CLOSED once closed', async () => {
+    const client = await connectVnc(`tcp://127.0.0.1:${xvnc.port}`, { encodings: ['raw'] });
+    const before = client.rectStats().Raw ?? 0;
+    await client.sync({ timeoutMs: 5000 });
+    await client.sync({ timeoutMs: 5000 });
+    // Each round trip was answered with (at least) the 1x1 rectangle it asked for.
+    expect(client.rectStats().Raw ?? 0).toBeGreaterThanOrEqual(before + 2);
+    await client.close();
+    await expect(client.sync()).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED' });
+  });
+
   it('follows screen changes through incremental updates', async () => {
     const client = await connectVnc(`tcp://127.0.0.1:${xvnc.port}`, { encodings: ['copyrect', 'raw'] });
     try {

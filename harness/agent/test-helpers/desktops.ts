@@ -1,6 +1,6 @@
 /**
- * Test-only: the events page served over HTTP, a desktop (Xvnc through launchDesktop, or the
- * local x11vnc one) showing it, a Playwright view of the page through CDP, and a scripted Agent.
+ * Test-only: the events page served over HTTP, a desktop (launchDesktop with Xvnc or x11vnc)
+ * showing it, a Playwright view of the page through CDP, and a scripted Agent.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +12,6 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { launchDesktop } from '../../desktop/index.ts';
 import { Agent } from '../agent.ts';
 import type { AgentOptions } from '../options.ts';
-import { launchX11vncDesktop } from './x11vnc-desktop.ts';
 
 const EVENTS_HTML = readFileSync(new URL('../test-pages/events.html', import.meta.url));
 
@@ -103,15 +102,10 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     let vncUrl: string;
     let tcpUrl: string;
     let cdpUrl: string;
-    if (kind === 'xvnc') {
-      const d = await launchDesktop({ url: http.url, timeoutMs: 45_000 });
+    {
+      const d = await launchDesktop({ server: kind, url: http.url, timeoutMs: 45_000 });
       closers.push(() => d.close());
       ({ vncUrl, tcpUrl, cdpUrl } = d);
-    } else {
-      const d = await launchX11vncDesktop({ url: http.url, timeoutMs: 45_000 });
-      closers.push(() => d.close());
-      ({ vncUrl, cdpUrl } = d);
-      tcpUrl = d.vncUrl;
     }
     const browser: Browser = await chromium.connectOverCDP(cdpUrl);
     closers.push(() => browser.close());
