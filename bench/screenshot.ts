@@ -1,6 +1,6 @@
 /**
  * Screenshot cost at 1280x800, same desktop, same Chromium page (bench/pages/dashboard.html),
- * all measured in one run, interleaved, medians:
+ * all measured in one run, in rotating blocks of 10 calls, medians:
  *
  * - vncua `screenshot()` on a changed screen (`cache: false`: copy the live RGBA framebuffer + sharp PNG),
  * - vncua `screenshot()` on an unchanged screen (returns the previous encode),
@@ -43,22 +43,29 @@ try {
     await fn();
     series[name]!.push(performance.now() - t);
   };
-  const round = async (record: boolean) => {
-    const save = series;
-    await time('fresh', () => client.screenshot({ cache: false }));
-    await time('cached', () => client.screenshot());
-    await time('playwright', () => page.screenshot());
-    await time('cdp', () => cdp.send('Page.captureScreenshot', { format: 'png' }));
-    await time('gvnccapture', () => run('gvnccapture', ['-q', display, peerFile]));
-    if (!record) for (const k of Object.keys(save)) save[k]!.pop();
-  };
-  for (let i = 0; i < 3; i++) await round(false);
-  for (let i = 0; i < CALLS; i++) await round(true);
+  // Blocks of 10 calls per contender, the blocks rotated over several rounds: interleaving every call
+  // would charge each contender for the work the previous one left behind (Chromium repainting after a
+  // CDP capture, Xvnc encoding a full frame for gvnccapture).
+  const contenders: Array<[string, () => Promise<unknown>]> = [
+    ['fresh', () => client.screenshot({ cache: false })],
+    ['cached', () => client.screenshot()],
+    ['playwright', () => page.screenshot()],
+    ['cdp', () => cdp.send('Page.captureScreenshot', { format: 'png' })],
+    ['gvnccapture', () => run('gvnccapture', ['-q', display, peerFile])],
+  ];
+  const BLOCK = 10;
+  for (const [, fn] of contenders) for (let i = 0; i < 3; i++) await fn(); // warm-up
+  for (let r = 0; r < Math.ceil(CALLS / BLOCK); r++) {
+    for (const [name, fn] of contenders) {
+      await new Promise((res) => setTimeout(res, 200));
+      for (let i = 0; i < BLOCK; i++) await time(name, fn);
+    }
+  }
 
   const shot = await client.screenshot();
   const m = (k: string) => median(series[k]!);
   const row = (label: string, k: string) => [label, ms(m(k)), ms(quantile(series[k]!, 0.9)), `${(m('playwright') / m(k)).toFixed(1)}x`, `${(m('gvnccapture') / m(k)).toFixed(1)}x`];
-  console.log(`### screenshot() at ${shot.width}x${shot.height} (${CALLS} interleaved rounds; PNG ${(shot.png.length / 1024).toFixed(0)} KiB)\n`);
+  console.log(`### screenshot() at ${shot.width}x${shot.height} (${CALLS} calls each, in rotating blocks of ${BLOCK}; PNG ${(shot.png.length / 1024).toFixed(0)} KiB)\n`);
   console.log(
     table(
       ['what', 'median ms', 'p90 ms', 'Playwright / this', 'gvnccapture / this'],
