@@ -20,6 +20,7 @@ const BENCHES: Array<{ name: string; args: string[]; node?: string[]; about: str
   { name: 'tight-decode', args: [], about: 'Tight decode of a 1280x800 frame' },
   { name: 'cdp-check', args: [], about: '`checkTaskSuccess()` (CDP sentinel) against a fresh connection per check' },
   { name: 'trace-write', args: [], about: 'trace append cost' },
+  { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
 ];
 
 const only = process.argv.slice(2);
