@@ -10,3 +10,6 @@ export type { AgentOptions, AgentRunResult, RunOptions, Point, MouseButton, Clic
 export { SuccessChecker } from './harness/cdp/success.ts';
 export type { Sentinel } from './harness/cdp/success.ts';
 export { readTrace } from './harness/trace/index.ts';
+export { reenact } from './harness/agent/index.ts';
+export type { ReenactOptions, AgentBuilder, AgentContext } from './harness/agent/index.ts';
+export { ScriptedAgent } from './agents/index.ts';

@@ -1,14 +1,16 @@
 /**
- * `vncua demo`: the main job on the local default, no API key needed. It starts a local
- * desktop showing a small page, connects the RFB client over WebSocket, waits for the
- * page to be on screen, saves a screenshot and prints where (and what each step cost).
+ * `vncua demo`: the main job on the local default, no API key needed. It serves the demo page
+ * (agents/demo/page.html), then runs the scripted agent on it with agents/demo/script.json through
+ * the same code path as `vncua run` (a local desktop, the agent's run, the trace), takes a
+ * screenshot at the end and prints where the trace and the screenshot are.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { launchDesktop, type Desktop } from '../harness/desktop/index.ts';
+import { DEMO_PAGE, DEMO_SCRIPT, DEMO_TASK } from '../agents/demo/index.ts';
 import { connectVnc, type VncClient } from '../harness/rfb/index.ts';
+import { resultLine, runAgentCommand } from './run.ts';
 
 const USAGE = 'usage: vncua demo [--out DIR] [--size WxH]\n';
 
@@ -41,48 +43,52 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   out = resolve(out);
-  mkdirSync(out, { recursive: true });
 
-  const page = readFileSync(new URL('./pages/demo.html', import.meta.url));
+  const page = readFileSync(DEMO_PAGE);
   const server = createServer((_req, res) => {
     res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.setHeader('cache-control', 'no-store');
     res.end(page);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 
-  let desktop: Desktop | undefined;
-  let client: VncClient | undefined;
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  process.once('SIGINT', onSignal);
   try {
-    let t = performance.now();
-    desktop = await launchDesktop({ size, url });
-    const startMs = performance.now() - t;
-    process.stderr.write(`desktop up in ${startMs.toFixed(0)} ms: ${desktop.vncUrl} (VNC over WebSocket), ${desktop.cdpUrl} (CDP), display ${desktop.display}\n`);
-    t = performance.now();
-    client = await connectVnc(desktop.vncUrl);
-    const connectMs = performance.now() - t;
-    // The page paints shortly after CDP answers: wait for the screen to go quiet.
-    await settle(client, 400, 8000);
-    t = performance.now();
-    const shot = await client.screenshot({ cursor: true });
-    const shotMs = performance.now() - t;
-    const file = join(out, 'screenshot.png');
-    writeFileSync(file, shot.png);
-    const summary = {
-      screenshot: file,
-      resolution: client.resolution(),
-      desktopStartMs: Math.round(startMs),
-      connectMs: Math.round(connectMs),
-      screenshotMs: Number(shotMs.toFixed(1)),
-      encodings: client.rectStats(),
-    };
-    writeFileSync(join(out, 'demo.json'), `${JSON.stringify(summary, null, 2)}\n`);
-    process.stdout.write(`Screenshot saved: ${file}\n`);
-    process.stderr.write(`${JSON.stringify(summary)}\n`);
-    return 0;
+    const t0 = performance.now();
+    let screenshot = '';
+    const { result, tracePath } = await runAgentCommand({
+      agent: 'scripted',
+      script: DEMO_SCRIPT,
+      task: DEMO_TASK,
+      url,
+      size,
+      out,
+      signal: controller.signal,
+      afterRun: async ({ vncUrl, outputDir }) => {
+        let client: VncClient | undefined;
+        try {
+          client = await connectVnc(vncUrl);
+          await settle(client, 300, 5000);
+          const shot = await client.screenshot({ cursor: true });
+          screenshot = join(outputDir, 'screenshot.png');
+          writeFileSync(screenshot, shot.png);
+        } finally {
+          await client?.close().catch(() => {});
+        }
+      },
+    });
+    process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
+    if (screenshot) process.stdout.write(`Screenshot saved: ${screenshot}\n`);
+    process.stderr.write(`demo took ${Math.round(performance.now() - t0)} ms (desktop start, ${result.steps} agent steps, screenshot, teardown)\n`);
+    return result.status === 'finished' ? 0 : 1;
   } finally {
-    await client?.close().catch(() => {});
-    await desktop?.close().catch(() => {});
-    await new Promise<void>((r) => server.close(() => r()));
+    process.removeListener('SIGINT', onSignal);
+    await new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   }
 }

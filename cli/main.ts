@@ -8,7 +8,8 @@ type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Pro
 
 const COMMANDS: Record<string, Command> = {
   desktop: { summary: 'desktop up [--size WxH] [--url URL] [--password P] | desktop down', load: () => import('./desktop.ts') },
-  demo: { summary: 'start a local desktop, connect, save a screenshot', load: () => import('./demo.ts') },
+  run: { summary: 'run --agent MODULE [--task T] [--url URL] [--max-steps N] [--out DIR] [--vnc URL --cdp URL] [--script FILE]', load: () => import('./run.ts') },
+  demo: { summary: 'run the scripted agent on a local demo page, print where the trace is', load: () => import('./demo.ts') },
 };
 
 function usage(): string {

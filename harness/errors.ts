@@ -51,6 +51,12 @@ export const ERROR_CODES = {
   CDP_ERR_ABORTED: 'A success check was cancelled through its AbortSignal.',
   CDP_ERR_CLOSED: 'check() was called after the SuccessChecker was closed.',
   CDP_ERR_BAD_ARGUMENT: 'A SuccessChecker option or check() option is out of range (timeoutMs, connectTimeoutMs).',
+  // Replaying traces and scripts (harness/agent/apply-action.ts, agents/scripted.ts)
+  ACTION_ERR_UNKNOWN_ACTION: 'A trace or script entry names an action vncua does not know (details: index, action, known actions).',
+  SCRIPT_ERR_INVALID: 'A scripted agent\'s script is not a JSON list of { action, params } entries (details list one issue per bad entry: index and field), or could not be read.',
+  // CLI (vncua run)
+  CLI_ERR_BAD_AGENT: 'The --agent module could not be loaded, or its default export is neither an Agent subclass nor a function building an Agent.',
+  CLI_ERR_BAD_ARGS: 'A command-line argument is missing, unknown or malformed (e.g. --vnc without --cdp).',
 } as const;
 
 /** A stable error code string. */

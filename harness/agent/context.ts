@@ -1,0 +1,30 @@
+/**
+ * What `vncua run` gives an agent module whose default export is a builder function
+ * (`export default (ctx: AgentContext) => new MyAgent({ ...ctx.agentOptions, ... })`).
+ */
+import type { Agent } from './agent.ts';
+
+/** The context passed to an agent module's builder. */
+export interface AgentContext {
+  /** The task (--task), if given. */
+  task: string | undefined;
+  /** The run's output directory (--out, or runs/<timestamp>-<agent>/). */
+  outputDir: string;
+  /** The desktop's VNC endpoint. */
+  vncUrl: string;
+  /** The desktop's Chromium DevTools endpoint. */
+  cdpUrl: string;
+  /** The page the local desktop opened (--url); undefined with --vnc/--cdp. */
+  url: string | undefined;
+  /** --max-steps (default 50). */
+  maxSteps: number;
+  /** The script file (--script), if given. */
+  script: string | undefined;
+  /** The arguments after `--` on the command line, for the agent's own use. */
+  args: string[];
+  /** The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given). */
+  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string };
+}
+
+/** A module's builder: returns the agent to run. */
+export type AgentBuilder = (ctx: AgentContext) => Agent | Promise<Agent>;
