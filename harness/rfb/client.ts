@@ -14,7 +14,7 @@ import { TypedEmitter } from './emitter.ts';
 import { ENCODINGS, ENCODING_BY_NAME, type EncodingName } from './encodings/index.ts';
 import type { Framebuffer } from './framebuffer.ts';
 import type { CursorShape } from './sink.ts';
-import { type Screenshot, blendCursor, encodePng } from './screenshot.ts';
+import { type Screenshot, blendCursorReversible, encodeRgbPng } from './screenshot.ts';
 import { RfbSession, type SessionEvent, type SessionOptions } from './session.ts';
 import { type TlsOptions, type Transport, type VncTarget, openTransport, parseVncUrl } from './transport.ts';
 
@@ -107,8 +107,10 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   private cornerRects = 0;
   /** The last screenshot and what it showed, to answer repeated calls on an unchanged screen. */
   private shotCache: { version: number; fb: Uint8Array; shape: CursorShape | null; pointer: string; shot: Promise<Screenshot> } | null = null;
-  /** A free RGBA buffer of the framebuffer's size, left by the last finished encode. */
-  private spareRgba: Buffer | null = null;
+  /** Resolves when the screenshot encoding now (in place, from the framebuffer's RGB plane) is done. */
+  private encoding: Promise<void> | null = null;
+  /** Socket data received while a screenshot encodes (decoded once it is done), or null when not holding. */
+  private held: Uint8Array[] | null = null;
 
   /** @internal use connectVnc(). */
   constructor(url: string, session: RfbSession) {
@@ -225,38 +227,65 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
    */
   async screenshot(options: ScreenshotOptions = {}): Promise<Screenshot> {
     return withDeadline('taking a screenshot', options, DEFAULT_TIMEOUT_MS, async (signal) => {
-      this.assertOpen('take a screenshot');
-      const fb = this.framebuffer;
-      while (!this.settled()) {
+      let fb: Framebuffer;
+      for (;;) {
+        this.assertOpen('take a screenshot');
+        // One encode at a time: each encodes the framebuffer's RGB plane in place.
+        if (this.encoding) {
+          await abortable(this.encoding, signal, 'taking a screenshot');
+          continue;
+        }
+        fb = this.framebuffer;
+        if (this.settled()) break;
         if (fb.busy) await abortable(fb.whenIdle(), signal, 'taking a screenshot');
         else await this.waitFor(() => this.settled(), false, signal, 'taking a screenshot');
-        this.assertOpen('take a screenshot');
       }
-      // Synchronous from here: no socket data can land between the check above and the copy below.
+      // Synchronous from here until input is held: no socket data can land in between.
       const shape = options.cursor && this.pointerState ? fb.cursorShape : null;
       const pointer = shape ? `${this.pointerState!.x},${this.pointerState!.y}` : '';
       const cached = this.shotCache;
       if (options.cache !== false && cached && cached.version === fb.version && cached.fb === fb.data && cached.shape === shape && cached.pointer === pointer) {
         return cached.shot;
       }
-      // Reuse the last encode's pixel buffer when it is free: saves a 4 MB allocation per call.
-      const copy = this.spareRgba?.length === fb.data.length ? this.spareRgba : Buffer.allocUnsafe(fb.data.length);
-      this.spareRgba = null;
-      copy.set(fb.data);
-      if (shape) blendCursor(copy, fb.width, fb.height, shape, this.pointerState!.x, this.pointerState!.y);
-      const shot = encodePng(copy, fb.width, fb.height);
+      // Hold incoming data while the encoder reads the plane (no 4 MB copy); draw the cursor in and take it out after.
+      this.holdInput();
+      let undo: () => void = () => {};
+      let shot: Promise<Screenshot>;
+      try {
+        if (shape) undo = blendCursorReversible(fb.rgb, fb.width, fb.height, shape, this.pointerState!.x, this.pointerState!.y);
+        shot = encodeRgbPng(fb.rgb, fb.width, fb.height);
+      } catch (e) {
+        undo();
+        this.releaseInput();
+        throw e;
+      }
+      this.encoding = shot.then(
+        () => {},
+        () => {},
+      ).then(() => {
+        undo();
+        this.encoding = null;
+        this.releaseInput();
+      });
       const entry = { version: fb.version, fb: fb.data, shape, pointer, shot };
       this.shotCache = entry;
-      shot.then(
-        () => {
-          this.spareRgba ??= copy;
-        },
-        () => {
-          if (this.shotCache === entry) this.shotCache = null;
-        },
-      );
+      shot.catch(() => {
+        if (this.shotCache === entry) this.shotCache = null;
+      });
       return shot;
     });
+  }
+
+  /** Queue incoming socket data instead of decoding it (while a screenshot encodes the framebuffer in place). */
+  private holdInput(): void {
+    this.held ??= [];
+  }
+
+  /** Decode the data queued while input was held, in order. */
+  private releaseInput(): void {
+    const chunks = this.held;
+    this.held = null;
+    if (chunks) for (const c of chunks) this.onData(c);
   }
 
   /** Close the connection; idempotent; resolves once the socket is closed. Pending waits reject with RFB_ERR_CLOSED. */
@@ -334,6 +363,10 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   private onData(chunk: Uint8Array): void {
     if (this.ended || this.closing || this.fatal) return;
+    if (this.held) {
+      this.held.push(chunk);
+      return;
+    }
     let events: SessionEvent[];
     try {
       events = this.session.receive(chunk);

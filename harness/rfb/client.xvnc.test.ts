@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { connectVnc, type VncClient } from './client.ts';
 import { PATTERN_COLOURS, expectPattern, tileXbm } from './test-helpers/pattern.ts';
+import { expectPlanesInStep } from './test-helpers/decode.ts';
 import { type Bridge, type XvncServer, startWebsockify, startXvnc } from './test-helpers/xvnc.ts';
 
 /** The screenshot decodes to exactly the framebuffer's RGB. */
@@ -183,6 +184,11 @@ describe('input and cursor (own Xvnc: TigerVNC draws the cursor into other viewe
         inside++;
       }
       expect(inside).toBeGreaterThan(10);
+      // The cursor was drawn into the framebuffer's RGB plane only for the encode: it is gone again.
+      await client.screenshot({ cursor: true, cache: false });
+      expectPlanesInStep(client.framebuffer);
+      const again = await sharp((await client.screenshot({ cache: false })).png).raw().toBuffer();
+      expect(again.equals(plain)).toBe(true);
     } finally {
       await client.close();
     }

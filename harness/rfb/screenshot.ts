@@ -1,7 +1,7 @@
 /**
- * Screenshots of a framebuffer: copy the RGBA pixels, optionally draw the cursor
- * shape (from the Cursor pseudo-encoding) where the pointer is, and encode a PNG
- * with sharp (level 1, no adaptive filtering: a few ms at 1280x800).
+ * Screenshots of a framebuffer: the PNG (sharp, level 1, no adaptive filtering: ~3 ms at
+ * 1280x800) of the framebuffer's RGB plane, optionally with the cursor shape (from the
+ * Cursor pseudo-encoding) blended in where the pointer is, and taken out again afterwards.
  */
 import sharp from 'sharp';
 
@@ -20,35 +20,69 @@ export interface Screenshot {
 }
 
 /**
- * Alpha-blend `shape` into an RGBA image so its hotspot lands on (x, y); parts
- * outside the image are clipped. Modifies `rgba` in place.
+ * Alpha-blend `shape` into an image of `channels` bytes per pixel (4 = RGBA, 3 = RGB) so its hotspot
+ * lands on (x, y); parts outside the image are clipped. Modifies `image` in place.
  */
-export function blendCursor(rgba: Uint8Array, width: number, height: number, shape: CursorShape, x: number, y: number): void {
+export function blendCursor(image: Uint8Array, width: number, height: number, shape: CursorShape, x: number, y: number, channels: 3 | 4 = 4): void {
+  const c = cursorClip(width, height, shape, x, y);
+  if (!c) return;
+  const src = shape.rgba;
+  for (let py = c.y0; py < c.y1; py++) {
+    let s = ((py - c.top) * shape.width + (c.x0 - c.left)) * 4;
+    let d = (py * width + c.x0) * channels;
+    for (let px = c.x0; px < c.x1; px++, s += 4, d += channels) {
+      const a = src[s + 3]!;
+      if (a === 0) continue;
+      if (a === 255) {
+        image[d] = src[s]!;
+        image[d + 1] = src[s + 1]!;
+        image[d + 2] = src[s + 2]!;
+      } else {
+        const na = 255 - a;
+        image[d] = Math.round((src[s]! * a + image[d]! * na) / 255);
+        image[d + 1] = Math.round((src[s + 1]! * a + image[d + 1]! * na) / 255);
+        image[d + 2] = Math.round((src[s + 2]! * a + image[d + 2]! * na) / 255);
+      }
+    }
+  }
+}
+
+/**
+ * blendCursor into an RGB image, returning a function that puts the covered pixels back: lets a
+ * screenshot draw the cursor into the framebuffer's own RGB plane instead of copying the whole screen.
+ */
+export function blendCursorReversible(rgb: Uint8Array, width: number, height: number, shape: CursorShape, x: number, y: number): () => void {
+  const c = cursorClip(width, height, shape, x, y);
+  if (!c) return () => {};
+  const rowLen = (c.x1 - c.x0) * 3;
+  const saved = new Uint8Array(rowLen * (c.y1 - c.y0));
+  for (let py = c.y0; py < c.y1; py++) {
+    const o = (py * width + c.x0) * 3;
+    saved.set(rgb.subarray(o, o + rowLen), (py - c.y0) * rowLen);
+  }
+  blendCursor(rgb, width, height, shape, x, y, 3);
+  return () => {
+    for (let py = c.y0; py < c.y1; py++) rgb.set(saved.subarray((py - c.y0) * rowLen, (py - c.y0 + 1) * rowLen), (py * width + c.x0) * 3);
+  };
+}
+
+/** The part of the screen a cursor at (x, y) covers, or null when none. */
+function cursorClip(width: number, height: number, shape: CursorShape, x: number, y: number) {
   const left = x - shape.hotX;
   const top = y - shape.hotY;
   const x0 = Math.max(0, left);
   const y0 = Math.max(0, top);
   const x1 = Math.min(width, left + shape.width);
   const y1 = Math.min(height, top + shape.height);
-  const src = shape.rgba;
-  for (let py = y0; py < y1; py++) {
-    let s = ((py - top) * shape.width + (x0 - left)) * 4;
-    let d = (py * width + x0) * 4;
-    for (let px = x0; px < x1; px++, s += 4, d += 4) {
-      const a = src[s + 3]!;
-      if (a === 0) continue;
-      if (a === 255) {
-        rgba[d] = src[s]!;
-        rgba[d + 1] = src[s + 1]!;
-        rgba[d + 2] = src[s + 2]!;
-      } else {
-        const na = 255 - a;
-        rgba[d] = Math.round((src[s]! * a + rgba[d]! * na) / 255);
-        rgba[d + 1] = Math.round((src[s + 1]! * a + rgba[d + 1]! * na) / 255);
-        rgba[d + 2] = Math.round((src[s + 2]! * a + rgba[d + 2]! * na) / 255);
-      }
-    }
-  }
+  return x1 > x0 && y1 > y0 ? { left, top, x0, y0, x1, y1 } : null;
+}
+
+/** Encode an RGB image (3 bytes a pixel) as a PNG. `rgb` must not change until the promise settles. */
+export async function encodeRgbPng(rgb: Uint8Array, width: number, height: number): Promise<Screenshot> {
+  const png = await sharp(rgb, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 1, adaptiveFiltering: false })
+    .toBuffer();
+  return makeScreenshot(png, width, height);
 }
 
 /** Encode an RGBA image (alpha ignored) as an RGB PNG. `rgba` must not change until the promise settles. */

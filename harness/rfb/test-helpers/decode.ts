@@ -61,6 +61,7 @@ export async function decodeRects(
   expect(idx, 'every rectangle finished').toBe(rects.length);
   expect(q.available, 'no bytes left over').toBe(0);
   await ctx.fb.whenIdle();
+  expectPlanesInStep(ctx.fb);
   return ctx;
 }
 
@@ -100,6 +101,18 @@ export function expectPixels(fb: Framebuffer, x: number, y: number, w: number, h
       if (got[0] !== want[0] || got[1] !== want[1] || got[2] !== want[2] || got[3] !== 255) {
         throw new Error(`pixel (${x + px},${y + py}) is rgba(${got.join(',')}), expected rgb(${want.join(',')})`);
       }
+    }
+  }
+}
+
+/** The framebuffer's RGB plane (what screenshots encode) holds exactly the RGB of its RGBA pixels. */
+export function expectPlanesInStep(fb: Framebuffer): void {
+  const { data, rgb } = fb;
+  expect(rgb.length).toBe(fb.width * fb.height * 3);
+  for (let i = 0, o = 0; i < data.length; i += 4, o += 3) {
+    if (rgb[o] !== data[i] || rgb[o + 1] !== data[i + 1] || rgb[o + 2] !== data[i + 2] || data[i + 3] !== 255) {
+      const px = i / 4;
+      throw new Error(`RGB plane differs from RGBA at (${px % fb.width},${Math.floor(px / fb.width)}): rgb(${rgb[o]},${rgb[o + 1]},${rgb[o + 2]}) vs rgba(${data[i]},${data[i + 1]},${data[i + 2]},${data[i + 3]})`);
     }
   }
 }
