@@ -109,6 +109,8 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   private shotCache: { version: number; fb: Uint8Array; shape: CursorShape | null; pointer: string; shot: Promise<Screenshot> } | null = null;
   /** Resolves when the screenshot encoding now (in place, from the framebuffer's RGB plane) is done. */
   private encoding: Promise<void> | null = null;
+  /** The pending idle-time refresh of the framebuffer's RGB plane, if any. */
+  private planeRefresh: NodeJS.Immediate | null = null;
   /** Socket data received while a screenshot encodes (decoded once it is done), or null when not holding. */
   private held: Uint8Array[] | null = null;
 
@@ -252,8 +254,9 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
       let undo: () => void = () => {};
       let shot: Promise<Screenshot>;
       try {
-        if (shape) undo = blendCursorReversible(fb.rgb, fb.width, fb.height, shape, this.pointerState!.x, this.pointerState!.y);
-        shot = encodeRgbPng(fb.rgb, fb.width, fb.height);
+        const plane = fb.rgbPlane();
+        if (shape) undo = blendCursorReversible(plane, fb.width, fb.height, shape, this.pointerState!.x, this.pointerState!.y);
+        shot = encodeRgbPng(plane, fb.width, fb.height);
       } catch (e) {
         undo();
         this.releaseInput();
@@ -434,6 +437,17 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
     }
     for (const w of [...this.waiters]) if (w.check()) w.resolve();
     this.emit('update', { version: this.framebuffer.version, rects });
+    if (pixels && !this.planeRefresh) this.planeRefresh = setImmediate(() => this.refreshPlane());
+  }
+
+  /**
+   * Bring the framebuffer's RGB plane up to date once the event loop is idle after an update, so that a
+   * screenshot taken after the screen settled only pays for the PNG encode (~2 ms at 1280x800 saved).
+   */
+  private refreshPlane(): void {
+    this.planeRefresh = null;
+    if (this.encoding || this.ended || this.closing) return;
+    this.framebuffer.rgbPlane();
   }
 
   private fail(e: unknown): void {
@@ -469,6 +483,8 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   private finish(error: VncuaError | null): void {
     if (this.ended) return;
     this.ended = true;
+    if (this.planeRefresh) clearImmediate(this.planeRefresh);
+    this.planeRefresh = null;
     this.rejectWaiters(error);
     this.closedResolve();
     this.emit('close', error);

@@ -16,13 +16,12 @@ export class Framebuffer implements PixelSink {
   height: number;
   /** width * height * 4 bytes, RGBA. Replaced on resize. */
   data: Uint8Array;
-  /**
-   * The same pixels as width * height * 3 bytes, RGB, kept in step by every operation: what screenshots
-   * encode (a PNG encoder takes RGB directly; stripping alpha at screenshot time costs ~1 ms at 1280x800).
-   * Replaced on resize.
-   */
-  rgb: Uint8Array;
   private u32: Uint32Array;
+  /** The RGB plane rgbPlane() returns: the RGBA pixels less alpha, brought up to date lazily. */
+  private rgb: Uint8Array;
+  /** Rows [rgbDirtyTop, rgbDirtyBottom) changed since the RGB plane was last brought up to date. */
+  private rgbDirtyTop = Infinity;
+  private rgbDirtyBottom = 0;
   /** Latest cursor shape from the server, if any. */
   cursorShape: CursorShape | null = null;
   /** Incremented on every change; lets callers detect "something was drawn". */
@@ -40,6 +39,28 @@ export class Framebuffer implements PixelSink {
     this.u32 = new Uint32Array(this.data.buffer, this.data.byteOffset, width * height);
     this.u32.fill(0xff000000);
     this.rgb = new Uint8Array(width * height * 3);
+  }
+
+  /**
+   * The screen as width * height * 3 bytes of RGB (what screenshots encode: a PNG encoder takes RGB
+   * directly, while stripping alpha costs ~1 ms at 1280x800). Only rows changed since the last call are
+   * converted, so decoding pays nothing for it and a screenshot pays in proportion to what changed.
+   * The plane stays valid until the next drawing operation.
+   */
+  rgbPlane(): Uint8Array {
+    const top = this.rgbDirtyTop;
+    const bottom = Math.min(this.rgbDirtyBottom, this.height);
+    if (top < bottom) rgbaToRgb(this.u32, this.rgb, top * this.width, bottom * this.width);
+    this.rgbDirtyTop = Infinity;
+    this.rgbDirtyBottom = 0;
+    return this.rgb;
+  }
+
+  /** Note that rows [y, y + h) changed. */
+  private dirty(y: number, h: number): void {
+    if (y < this.rgbDirtyTop) this.rgbDirtyTop = y;
+    if (y + h > this.rgbDirtyBottom) this.rgbDirtyBottom = y + h;
+    this.version++;
   }
 
   /** True while an async image decode (or ops queued behind it) is pending. */
@@ -94,19 +115,7 @@ export class Framebuffer implements PixelSink {
     } else {
       for (let row = y; row < y + h; row++) u32.fill(rgba, row * W + x, row * W + x + w);
     }
-    if (w > 0 && h > 0) {
-      // RGB plane: write the first row's pattern, double it along the row, then copy the row down.
-      const rgb = this.rgb;
-      const rowBytes = W * 3;
-      const start = y * rowBytes + x * 3;
-      const len = w * 3;
-      rgb[start] = rgba & 255;
-      rgb[start + 1] = (rgba >>> 8) & 255;
-      rgb[start + 2] = (rgba >>> 16) & 255;
-      for (let done = 3; done < len; done *= 2) rgb.copyWithin(start + done, start, start + Math.min(done, len - done));
-      for (let row = 1; row < h; row++) rgb.copyWithin(start + row * rowBytes, start, start + len);
-    }
-    this.version++;
+    this.dirty(y, h);
   }
 
   blit(x: number, y: number, w: number, h: number, src: Uint8Array, offset: number, stride: number, bpp: 3 | 4): void {
@@ -119,23 +128,14 @@ export class Framebuffer implements PixelSink {
 
   private blitNow(x: number, y: number, w: number, h: number, src: Uint8Array, offset: number, stride: number, bpp: 3 | 4): void {
     const d = this.data;
-    const rgb = this.rgb;
     const rowBytes = this.width * 4;
-    const rgbRowBytes = this.width * 3;
     for (let row = 0; row < h; row++) {
       let s = offset + row * stride;
       let o = (y + row) * rowBytes + x * 4;
-      let p = (y + row) * rgbRowBytes + x * 3;
       if (bpp === 4) {
         d.set(src.subarray(s, s + w * 4), o);
-        for (let i = 0; i < w; i++, o += 4, p += 3) {
-          d[o + 3] = 255;
-          rgb[p] = d[o]!;
-          rgb[p + 1] = d[o + 1]!;
-          rgb[p + 2] = d[o + 2]!;
-        }
+        for (let i = 0; i < w; i++, o += 4) d[o + 3] = 255;
       } else {
-        rgb.set(src.subarray(s, s + w * 3), p);
         for (let i = 0; i < w; i++, s += 3, o += 4) {
           d[o] = src[s]!;
           d[o + 1] = src[s + 1]!;
@@ -144,7 +144,7 @@ export class Framebuffer implements PixelSink {
         }
       }
     }
-    this.version++;
+    this.dirty(y, h);
   }
 
   copyRect(srcX: number, srcY: number, x: number, y: number, w: number, h: number): void {
@@ -152,9 +152,21 @@ export class Framebuffer implements PixelSink {
   }
 
   private copyNow(srcX: number, srcY: number, x: number, y: number, w: number, h: number): void {
-    copyBlock(this.data, this.width * 4, 4, srcX, srcY, x, y, w, h);
-    copyBlock(this.rgb, this.width * 3, 3, srcX, srcY, x, y, w, h);
-    this.version++;
+    const d = this.data;
+    const rowBytes = this.width * 4;
+    // copyWithin handles overlap within a row; choose row order so overlapping rows are read before written.
+    if (srcY < y) {
+      for (let row = h - 1; row >= 0; row--) {
+        const s = (srcY + row) * rowBytes + srcX * 4;
+        d.copyWithin((y + row) * rowBytes + x * 4, s, s + w * 4);
+      }
+    } else {
+      for (let row = 0; row < h; row++) {
+        const s = (srcY + row) * rowBytes + srcX * 4;
+        d.copyWithin((y + row) * rowBytes + x * 4, s, s + w * 4);
+      }
+    }
+    this.dirty(y, h);
   }
 
   image(x: number, y: number, w: number, h: number, format: 'jpeg' | 'png', data: Uint8Array): void {
@@ -183,19 +195,19 @@ export class Framebuffer implements PixelSink {
     const next = new Uint8Array(width * height * 4);
     const nextU32 = new Uint32Array(next.buffer, 0, width * height);
     nextU32.fill(0xff000000);
-    const nextRgb = new Uint8Array(width * height * 3);
     const cw = Math.min(width, this.width);
     const ch = Math.min(height, this.height);
     for (let row = 0; row < ch; row++) {
       next.set(this.data.subarray(row * this.width * 4, row * this.width * 4 + cw * 4), row * width * 4);
-      nextRgb.set(this.rgb.subarray(row * this.width * 3, row * this.width * 3 + cw * 3), row * width * 3);
     }
     this.width = width;
     this.height = height;
     this.data = next;
-    this.rgb = nextRgb;
     this.u32 = nextU32;
-    this.version++;
+    this.rgb = new Uint8Array(width * height * 3);
+    this.rgbDirtyTop = Infinity;
+    this.rgbDirtyBottom = 0;
+    this.dirty(0, height);
   }
 
   cursor(shape: CursorShape | null): void {
@@ -212,18 +224,32 @@ export class Framebuffer implements PixelSink {
   }
 }
 
-/** Copy a w*h block within one image of `bpp` bytes per pixel, rows `rowBytes` apart; overlapping rows are read before written. */
-function copyBlock(d: Uint8Array, rowBytes: number, bpp: number, srcX: number, srcY: number, x: number, y: number, w: number, h: number): void {
-  // copyWithin handles overlap within a row; the row order handles overlap between rows.
-  if (srcY < y) {
-    for (let row = h - 1; row >= 0; row--) {
-      const s = (srcY + row) * rowBytes + srcX * bpp;
-      d.copyWithin((y + row) * rowBytes + x * bpp, s, s + w * bpp);
+/**
+ * Convert pixels [from, to) of a little-endian RGBA uint32 image into packed RGB (3 bytes a pixel).
+ * Four pixels at a time: four 32-bit loads and three 32-bit stores instead of twelve byte stores.
+ */
+function rgbaToRgb(src: Uint32Array, rgb: Uint8Array, from: number, to: number): void {
+  let i = from;
+  let o = i * 3;
+  const one = () => {
+    const v = src[i++]!;
+    rgb[o++] = v & 255;
+    rgb[o++] = (v >>> 8) & 255;
+    rgb[o++] = (v >>> 16) & 255;
+  };
+  while (i < to && (i & 3) !== 0) one();
+  if (rgb.byteOffset % 4 === 0) {
+    const out = new Uint32Array(rgb.buffer, rgb.byteOffset, rgb.length >>> 2);
+    for (let w = o >>> 2; i + 4 <= to; i += 4, w += 3) {
+      const a = src[i]!;
+      const b = src[i + 1]!;
+      const c = src[i + 2]!;
+      const d = src[i + 3]!;
+      out[w] = (a & 0xffffff) | (b << 24); // R0 G0 B0 R1
+      out[w + 1] = ((b >>> 8) & 0xffff) | (c << 16); // G1 B1 R2 G2
+      out[w + 2] = ((c >>> 16) & 0xff) | (d << 8); // B2 R3 G3 B3
     }
-  } else {
-    for (let row = 0; row < h; row++) {
-      const s = (srcY + row) * rowBytes + srcX * bpp;
-      d.copyWithin((y + row) * rowBytes + x * bpp, s, s + w * bpp);
-    }
+    o = i * 3;
   }
+  while (i < to) one();
 }

@@ -107,7 +107,8 @@ export function expectPixels(fb: Framebuffer, x: number, y: number, w: number, h
 
 /** The framebuffer's RGB plane (what screenshots encode) holds exactly the RGB of its RGBA pixels. */
 export function expectPlanesInStep(fb: Framebuffer): void {
-  const { data, rgb } = fb;
+  const data = fb.data;
+  const rgb = fb.rgbPlane();
   expect(rgb.length).toBe(fb.width * fb.height * 3);
   for (let i = 0, o = 0; i < data.length; i += 4, o += 3) {
     if (rgb[o] !== data[i] || rgb[o + 1] !== data[i + 1] || rgb[o + 2] !== data[i + 2] || data[i + 3] !== 255) {
