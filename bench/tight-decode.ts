@@ -15,22 +15,12 @@ import { InflateStream } from '../harness/rfb/zlib.ts';
 import { tightEncoding } from '../harness/rfb/encodings/tight.ts';
 import type { DecodeContext, RectHeader } from '../harness/rfb/encodings/types.ts';
 import { type Rgb, TightDeflaters, tightBasic, tightFill } from '../harness/rfb/test-helpers/fixtures-tight.ts';
+import { mulberry32 } from '../harness/test-helpers/prng.ts';
 
 const W = 1280;
 const H = 800;
 const RUNS = 20;
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The page, as R,G,B bytes. */
 function renderPage(): Uint8Array {
@@ -38,7 +28,7 @@ function renderPage(): Uint8Array {
   const rect = (x: number, y: number, w: number, h: number, c: Rgb) => {
     for (let py = y; py < y + h; py++) for (let px = x; px < x + w; px++) img.set(c, (py * W + px) * 3);
   };
-  const rand = rng(42);
+  const rand = mulberry32(42);
   /** A line of pseudo-glyphs: `levels` colours blended from fg to bg (2 = crisp, more = antialiased). */
   const textLine = (x: number, y: number, w: number, fg: Rgb, bg: Rgb, levels: number) => {
     for (let gx = x; gx + 8 <= x + w; gx += 8) {
@@ -67,7 +57,7 @@ function renderPage(): Uint8Array {
     rect(280 + b * 140, 740, 120, 36, [46, 160, 90]); // buttons
     textLine(296 + b * 140, 750, 88, [255, 255, 255], [46, 160, 90], 2);
   }
-  const noise = rng(7);
+  const noise = mulberry32(7);
   for (let py = 0; py < 300; py++) {
     for (let px = 0; px < 400; px++) {
       const n = Math.floor(noise() * 12) - 6;

@@ -2,20 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { Framebuffer } from './framebuffer.ts';
 import { packRgb } from './sink.ts';
 import { expectPlanesInStep } from './test-helpers/decode.ts';
+import { mulberry32 } from '../test-helpers/prng.ts';
 
-/** A tiny seeded PRNG (mulberry32), so a failure replays. */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('Framebuffer RGB plane', () => {
   it('stays equal to the RGBA pixels through fills, blits, copies and resizes, synced at random moments', () => {
-    const rnd = prng(42);
+    const rnd = mulberry32(42);
     const int = (n: number) => Math.floor(rnd() * n);
     const fb = new Framebuffer(37, 23);
     for (let step = 0; step < 400; step++) {

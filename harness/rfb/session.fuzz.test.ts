@@ -28,18 +28,8 @@ import {
   stream,
   type Rgb,
 } from './test-helpers/server-stream.ts';
+import { mulberry32 } from '../test-helpers/prng.ts';
 
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const W = 16;
 const H = 12;
@@ -115,7 +105,7 @@ function mutate(data: Uint8Array, rand: () => number): Uint8Array {
 
 describe('session fuzz', () => {
   it('survives 10,000+ mutated streams with only typed errors', () => {
-    const rand = prng(0x5eed1234);
+    const rand = mulberry32(0x5eed1234);
     const bases = baseStreams();
     const seen: Record<string, number> = {};
     let streams = 0;

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseExecution } from './parse.ts';
 import { sampleEntry } from './test-fixtures/entries.ts';
+import { mulberry32 } from '../test-helpers/prng.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./test-fixtures/append-loop.ts', import.meta.url));
@@ -21,17 +22,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Small seeded PRNG so a failing run can be replayed from the seed in the message. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Starts the append loop in `out`, kills it with SIGKILL `delayMs` after it printed "ready"; returns the highest "appended N" it printed. */
 async function runAndKill(out: string, delayMs: number): Promise<number> {
