@@ -4,4 +4,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 npx tsc -p tsconfig.json --noEmit
-npx vitest run "$@"
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+# One plain closing line: "Tests: N passed, N failed".
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`Tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
+' "$report" 2>/dev/null || true
+exit "$status"
