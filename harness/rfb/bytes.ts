@@ -13,27 +13,37 @@ export class ByteQueue {
   private buf: Uint8Array = new Uint8Array(0);
   private start = 0;
   private end = 0;
+  /** True when `buf` was allocated here (its spare capacity may be written); false for an adopted chunk. */
+  private owned = false;
   /** Total bytes consumed since creation (useful for error offsets). */
   consumed = 0;
 
-  /** Append bytes to the queue. */
+  /** Append bytes to the queue (amortised: spare capacity of a buffer the queue owns is filled first). */
   push(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
     if (this.start === this.end) {
-      // Empty: adopt the chunk without copying.
+      // Empty: adopt the chunk without copying (the queue never writes into memory it does not own).
       this.buf = chunk;
       this.start = 0;
       this.end = chunk.length;
+      this.owned = false;
+      return;
+    }
+    if (this.owned && this.end + chunk.length <= this.buf.length) {
+      // Writing past `end` never touches bytes that earlier views may still reference.
+      this.buf.set(chunk, this.end);
+      this.end += chunk.length;
       return;
     }
     const remaining = this.end - this.start;
-    // Never write into memory that earlier views may still reference: always move into a fresh buffer.
-    const next = new Uint8Array(Math.max(remaining + chunk.length, remaining * 2));
+    // Grow geometrically so that a large payload arriving in many small chunks is copied O(n) times, not O(n^2).
+    const next = new Uint8Array(Math.max(remaining + chunk.length, remaining * 2, 4096));
     next.set(this.buf.subarray(this.start, this.end), 0);
     next.set(chunk, remaining);
     this.buf = next;
     this.start = 0;
     this.end = remaining + chunk.length;
+    this.owned = true;
   }
 
   /** Bytes available to read. */
