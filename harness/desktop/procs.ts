@@ -42,18 +42,22 @@ export function isAlive(pid: number): boolean {
   return s !== undefined && s.state !== 'Z';
 }
 
+/** The names of /proc's process directories (its numeric entries). */
+function procPidNames(): string[] {
+  try {
+    return readdirSync('/proc').filter((name) => {
+      const c = name.charCodeAt(0);
+      return c >= 48 && c <= 57;
+    });
+  } catch {
+    return [];
+  }
+}
+
 /** Pids of the live (non-zombie) processes whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
   const out: number[] = [];
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
+  for (const name of procPidNames()) {
     const s = procStat(Number(name));
     if (s && s.pgid === pgid && s.state !== 'Z') out.push(s.pid);
   }
@@ -69,15 +73,7 @@ export function taggedProcesses(tag: string): number[] {
   const needle = Buffer.from(`\0VNCUA_DESKTOP_TAG=${tag}\0`);
   const first = Buffer.from(`VNCUA_DESKTOP_TAG=${tag}\0`);
   const out: number[] = [];
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
+  for (const name of procPidNames()) {
     try {
       const env = readFileSync(`/proc/${name}/environ`);
       if (env.includes(needle) || env.subarray(0, first.length).equals(first)) out.push(Number(name));

@@ -2,7 +2,7 @@
 export { connectVnc, VncClient, DEFAULT_ENCODINGS, DEFAULT_TIMEOUT_MS } from './client.ts';
 export type { ConnectOptions, PointerState, ScreenshotOptions, VncClientEvents, WaitForUpdateOptions } from './client.ts';
 export type { Screenshot } from './screenshot.ts';
-export { blendCursor, encodePng } from './screenshot.ts';
+export { blendCursor, encodeRgbPng } from './screenshot.ts';
 export { RfbSession, DEFAULT_PSEUDO_ENCODINGS } from './session.ts';
 export type { SessionEvent, SessionOptions } from './session.ts';
 export type { ConnectionState } from './state.ts';

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { blendCursor, encodePng } from './screenshot.ts';
+import { blendCursor, encodeRgbPng } from './screenshot.ts';
 import type { CursorShape } from './sink.ts';
 
 /** A w x h RGBA image filled with one colour. */
@@ -59,17 +59,17 @@ describe('blendCursor', () => {
   });
 });
 
-describe('encodePng', () => {
-  it('encodes RGBA as an RGB PNG that decodes to the same pixels', async () => {
+describe('encodeRgbPng', () => {
+  it('encodes RGB as an RGB PNG that decodes to the same pixels', async () => {
     const w = 7;
     const h = 5;
-    const img = new Uint8Array(w * h * 4);
-    for (let i = 0; i < w * h; i++) img.set([i * 7, 255 - i, (i * 13) & 0xff, 255], i * 4);
-    const shot = await encodePng(img, w, h);
+    const img = new Uint8Array(w * h * 3);
+    for (let i = 0; i < w * h; i++) img.set([i * 7, 255 - i, (i * 13) & 0xff], i * 3);
+    const shot = await encodeRgbPng(img, w, h);
     expect([shot.width, shot.height]).toEqual([w, h]);
     expect(shot.base64).toBe(shot.png.toString('base64'));
     const { data, info } = await sharp(shot.png).raw().toBuffer({ resolveWithObject: true });
     expect(info.channels).toBe(3);
-    for (let i = 0; i < w * h; i++) expect(Array.from(data.subarray(i * 3, i * 3 + 3))).toEqual(Array.from(img.subarray(i * 4, i * 4 + 3)));
+    for (let i = 0; i < w * h; i++) expect(Array.from(data.subarray(i * 3, i * 3 + 3))).toEqual(Array.from(img.subarray(i * 3, i * 3 + 3)));
   });
 });

@@ -85,15 +85,6 @@ export async function encodeRgbPng(rgb: Uint8Array, width: number, height: numbe
   return makeScreenshot(png, width, height);
 }
 
-/** Encode an RGBA image (alpha ignored) as an RGB PNG. `rgba` must not change until the promise settles. */
-export async function encodePng(rgba: Uint8Array, width: number, height: number): Promise<Screenshot> {
-  const png = await sharp(rgba, { raw: { width, height, channels: 4 } })
-    .removeAlpha()
-    .png({ compressionLevel: 1, adaptiveFiltering: false })
-    .toBuffer();
-  return makeScreenshot(png, width, height);
-}
-
 /** A Screenshot whose base64 form is computed on first use (most callers only need the bytes). */
 export function makeScreenshot(png: Buffer, width: number, height: number): Screenshot {
   let base64: string | undefined;

@@ -73,21 +73,7 @@ export async function startXvnc(opts: { geometry?: string; securityTypes?: strin
     const p = track(spawn('Xvnc', args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] }));
     let stderr = '';
     p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const display = await new Promise<number | null>((resolve) => {
-      let out = '';
-      const timer = setTimeout(() => resolve(null), 10_000);
-      (p.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('\n')) {
-          clearTimeout(timer);
-          resolve(Number(out.trim()));
-        }
-      });
-      p.once('exit', () => {
-        clearTimeout(timer);
-        resolve(null);
-      });
-    });
+    const display = await displayFromFd3(p);
     if (display === null || Number.isNaN(display)) {
       lastError = stderr.split('\n').filter((l) => /error|fatal|in use/i.test(l)).join('\n') || stderr.slice(-500);
       await stopProcess(p);
@@ -155,21 +141,7 @@ export interface X11vncServer {
 /** Start Xvfb at `geometry` and x11vnc on it (no password, shared, localhost, its native WebSocket on the same port). */
 export async function startX11vnc(opts: { geometry?: string } = {}): Promise<X11vncServer> {
   const xvfb = track(spawn('Xvfb', ['-displayfd', '3', '-screen', '0', `${opts.geometry ?? '320x200'}x24`, '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] }));
-  const display = await new Promise<number | null>((resolve) => {
-    let out = '';
-    const timer = setTimeout(() => resolve(null), 10_000);
-    (xvfb.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) {
-        clearTimeout(timer);
-        resolve(Number(out.trim()));
-      }
-    });
-    xvfb.once('exit', () => {
-      clearTimeout(timer);
-      resolve(null);
-    });
-  });
+  const display = await displayFromFd3(xvfb);
   if (display === null) {
     await stopProcess(xvfb);
     throw new Error('Xvfb did not start');
@@ -203,4 +175,23 @@ export async function startX11vnc(opts: { geometry?: string } = {}): Promise<X11
   }
   await stopProcess(xvfb);
   throw new Error('x11vnc did not start');
+}
+
+/** The display number an X server started with `-displayfd 3` writes to fd 3, or null if it exits or takes over 10 s. */
+function displayFromFd3(x: ChildProcess): Promise<number | null> {
+  return new Promise<number | null>((resolve) => {
+    let out = '';
+    const timer = setTimeout(() => resolve(null), 10_000);
+    (x.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) {
+        clearTimeout(timer);
+        resolve(Number(out.trim()));
+      }
+    });
+    x.once('exit', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+  });
 }
