@@ -78,7 +78,7 @@ export interface EventsDesktop {
   reset(): Promise<void>;
   /** The page's state now. */
   state(): Promise<PageState>;
-  /** Poll until `done(state)` holds (or `timeoutMs`), then wait `quietMs` more for stray events; returns the last state. */
+  /** Poll until `done(state)` holds (or `timeoutMs`), then until the state stays the same for `quietMs` (stray events, smooth scrolling); returns it. */
   settle(done: (s: PageState) => boolean, quietMs?: number, timeoutMs?: number): Promise<PageState>;
   close(): Promise<void>;
 }
@@ -137,8 +137,14 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
           await sleep(25);
           s = await state();
         }
-        await sleep(quietMs);
-        return state();
+        // Then until nothing changes for quietMs (smooth scrolling keeps moving after the last wheel event).
+        const quietEnd = Date.now() + timeoutMs;
+        for (;;) {
+          await sleep(quietMs);
+          const next = await state();
+          if (JSON.stringify(next) === JSON.stringify(s) || Date.now() > quietEnd) return next;
+          s = next;
+        }
       },
       close,
     };
