@@ -40,7 +40,7 @@ readonly CHROMIUM_FLAGS=(
   --disable-background-networking --disable-component-update --disable-sync --disable-quic
   --disable-dev-shm-usage --ozone-platform=x11 --password-store=basic --use-mock-keychain
   --disable-features=Translate,MediaRouter,OptimizationHints --disable-default-apps
-  --disable-extensions --kiosk
+  --disable-extensions --disable-smooth-scrolling --kiosk
 )
 # (Not --disable-crashpad-for-testing: with it Chromium 156's network service crashes in a
 # loop, "FD ownership violation", and the window stays white. Crashpad's handler daemonizes
