@@ -9,6 +9,7 @@
 import { VncuaError } from '../errors.ts';
 import { ByteQueue } from './bytes.ts';
 import {
+  type PixelFormat,
   type RfbVersion,
   writeClientCutText,
   writeClientInit,
@@ -73,6 +74,28 @@ export interface SessionOptions {
   shared?: boolean | undefined;
 }
 
+/**
+ * Replay mode (see RfbSession.forReplay): the session consumes a RECORDED server stream and takes the
+ * client's choices from the recorded client stream instead of making them. It sends nothing: no `send`
+ * events, and VNC Authentication's challenge is skipped (no response is computed).
+ */
+export interface ReplayChoices {
+  /** The ProtocolVersion the recorded client answered with; null = negotiate as the live client would. */
+  version: RfbVersion | null;
+  /** The security type the recorded client chose (3.7+; 3.3 takes the server's); null = None if offered, else VNC Authentication. */
+  securityType: number | null;
+  /** Every encoding the recorded client advertised (all SetEncodings messages together); null = every encoding vncua decodes. */
+  encodings: readonly number[] | null;
+  /** Called synchronously before each rectangle's payload is decoded, with its header (lets a replayer save what it will overwrite). */
+  onRectStart?: ((rect: RectHeader) => void) | undefined;
+}
+
+/** Options of RfbSession.advance(). */
+export interface AdvanceOptions {
+  /** Return right after a FramebufferUpdate completes (its `updateEnd` is the last event), leaving later bytes queued. */
+  stopAfterUpdate?: boolean;
+}
+
 /** What the session reports while it consumes server bytes. */
 export type SessionEvent =
   /** Write these bytes to the server, in order. */
@@ -120,9 +143,30 @@ export class RfbSession {
   /** The next FramebufferUpdateRequest must be non-incremental (after a resize). */
   private needFullRequest = false;
   private known = { width: 0, height: 0 };
+  /** Set when replaying a recording (see forReplay). */
+  private readonly replay: ReplayChoices | null = null;
+  /** Set by endUpdate, so that advance() can stop right after an update. */
+  private updateEnded = false;
+  /** The pixel format the server announced in ServerInit (the one in use if the client never sent SetPixelFormat). */
+  serverPixelFormat: PixelFormat | null = null;
 
-  constructor(options: SessionOptions) {
+  /**
+   * A session that replays a recorded connection: feed it the recorded server stream (push / advance, or
+   * receive); the client's choices come from `choices`. The decoders and the Framebuffer are the live client's.
+   */
+  static forReplay(choices: ReplayChoices): RfbSession {
+    return new RfbSession({ encodings: [] }, choices);
+  }
+
+  constructor(options: SessionOptions, replay?: ReplayChoices) {
     this.opts = { ...options };
+    if (replay) {
+      this.replay = replay;
+      const known = replay.encodings ? replay.encodings.filter((e) => ENCODINGS.has(e)) : [...ENCODINGS.keys()];
+      this.accepted = new Set([...known, ENC.RAW]);
+      this.advertised = replay.encodings ? [...replay.encodings] : [...ENCODINGS.keys()];
+      return;
+    }
     for (const e of options.encodings) {
       const spec = ENCODINGS.get(e);
       if (!spec || spec.pseudo) {
@@ -177,13 +221,40 @@ export class RfbSession {
 
   /** Feed bytes from the server; returns what happened. Throws VncuaError on a protocol error (the session is then failed). */
   receive(bytes: Uint8Array): SessionEvent[] {
+    this.push(bytes);
+    return this.advance();
+  }
+
+  /** Queue bytes from the server without processing them (advance() processes them). */
+  push(bytes: Uint8Array): void {
     if (isFinalState(this.stateValue)) {
       throw new VncuaError('RFB_ERR_ILLEGAL_STATE', `the session is ${this.stateValue}; it cannot take more bytes`, { details: { state: this.stateValue } });
     }
     this.q.push(bytes);
+  }
+
+  /** Bytes queued and not yet processed. */
+  get pending(): number {
+    return this.q.available;
+  }
+
+  /** Offset in the server stream of the next byte to process. */
+  get offset(): number {
+    return this.q.consumed;
+  }
+
+  /**
+   * Process queued bytes as far as they go (or, with `stopAfterUpdate`, up to the end of the next complete
+   * FramebufferUpdate); returns what happened. Throws VncuaError on a protocol error (the session is then failed).
+   */
+  advance(options: AdvanceOptions = {}): SessionEvent[] {
+    if (isFinalState(this.stateValue)) return [];
     const out: SessionEvent[] = [];
+    this.updateEnded = false;
     try {
-      while (this.step(out));
+      while (this.step(out)) {
+        if (options.stopAfterUpdate && this.updateEnded) break;
+      }
     } catch (e) {
       if (!isFinalState(this.stateValue)) this.go('failed');
       throw e;
@@ -263,11 +334,23 @@ export class RfbSession {
   private stepVersion(out: SessionEvent[]): boolean {
     const v = tryReadProtocolVersion(this.q, this.opts.maxVersion ?? '3.8');
     if (!v) return false;
-    this.version = v.version;
+    this.version = this.replay?.version ?? v.version;
     this.serverVersion = v.announced;
-    out.push({ type: 'send', bytes: writeProtocolVersion(v.version) });
+    if (!this.replay) out.push({ type: 'send', bytes: writeProtocolVersion(v.version) });
     this.go('awaitingSecurity');
     return true;
+  }
+
+  /** Replay mode: the security type the recorded client used. */
+  private replayedSecurityType(offered: readonly number[], v33: boolean): number {
+    const r = this.replay!;
+    const chosen = v33 ? offered[0]! : (r.securityType ?? (offered.includes(SECURITY_NONE) ? SECURITY_NONE : SECURITY_VNC_AUTH));
+    if (chosen !== SECURITY_NONE && chosen !== SECURITY_VNC_AUTH) {
+      throw new VncuaError('RFB_ERR_UNSUPPORTED_SECURITY', `the recorded connection used security type ${chosen}, whose handshake cannot be replayed (only None and VNC Authentication)`, {
+        details: { chosen, offered: [...offered] },
+      });
+    }
+    return chosen;
   }
 
   private stepSecurity(out: SessionEvent[]): boolean {
@@ -277,9 +360,9 @@ export class RfbSession {
     if ('refused' in offer) {
       throw new VncuaError('RFB_ERR_SERVER_REFUSED', `the server refused the connection: ${offer.refused || '(no reason given)'}`, { details: { reason: offer.refused } });
     }
-    const chosen = chooseSecurityType(offer.types, this.opts.password !== undefined);
+    const chosen = this.replay ? this.replayedSecurityType(offer.types, v33) : chooseSecurityType(offer.types, this.opts.password !== undefined);
     this.securityType = chosen;
-    if (!v33) out.push({ type: 'send', bytes: writeSecurityType(chosen) });
+    if (!v33 && !this.replay) out.push({ type: 'send', bytes: writeSecurityType(chosen) });
     if (chosen === SECURITY_VNC_AUTH) this.go('awaitingChallenge');
     else if (this.version === '3.8') this.go('awaitingSecurityResult');
     else this.enterServerInit(out); // 3.3 / 3.7 with None: no SecurityResult (RFC 6143 §7.2.1)
@@ -289,7 +372,7 @@ export class RfbSession {
   private stepChallenge(out: SessionEvent[]): boolean {
     const challenge = tryReadChallenge(this.q);
     if (!challenge) return false;
-    out.push({ type: 'send', bytes: vncAuthResponse(this.opts.password ?? '', challenge) });
+    if (!this.replay) out.push({ type: 'send', bytes: vncAuthResponse(this.opts.password ?? '', challenge) });
     this.go('awaitingSecurityResult');
     return true;
   }
@@ -310,13 +393,15 @@ export class RfbSession {
   }
 
   private enterServerInit(out: SessionEvent[]): void {
-    out.push({ type: 'send', bytes: writeClientInit(this.opts.shared ?? true) });
+    if (!this.replay) out.push({ type: 'send', bytes: writeClientInit(this.opts.shared ?? true) });
     this.go('awaitingServerInit');
   }
 
   private stepServerInit(out: SessionEvent[]): boolean {
+    const pf = this.q.has(24) ? peekServerPixelFormat(this.q) : null;
     const init = tryReadServerInit(this.q);
     if (!init) return false;
+    this.serverPixelFormat = pf;
     this.name = init.name;
     const fb = new Framebuffer(init.width, init.height);
     this.framebuffer = fb;
@@ -337,6 +422,7 @@ export class RfbSession {
       version: this.version!,
       security: this.securityType === SECURITY_VNC_AUTH ? 'vncAuth' : 'none',
     });
+    if (this.replay) return true;
     out.push({ type: 'send', bytes: writeSetPixelFormat() });
     out.push({ type: 'send', bytes: writeSetEncodings(this.advertised) });
     out.push({ type: 'send', bytes: this.updateRequest(false) });
@@ -417,6 +503,7 @@ export class RfbSession {
         );
       }
       u.rect = rect;
+      this.replay?.onRectStart?.(rect);
       u.decoder = spec.create(rect, ctx);
     }
     if (!u.decoder.decode(this.q)) return false;
@@ -437,8 +524,25 @@ export class RfbSession {
 
   private endUpdate(out: SessionEvent[]): void {
     this.update = null;
+    this.updateEnded = true;
     out.push({ type: 'updateEnd' });
   }
+}
+
+/** The PIXEL_FORMAT inside a ServerInit at the head of `q` (bytes 4..19; RFC 6143 §7.4 layout), without consuming it. */
+function peekServerPixelFormat(q: ByteQueue): PixelFormat {
+  return {
+    bitsPerPixel: q.peekU8(4),
+    depth: q.peekU8(5),
+    bigEndian: q.peekU8(6) !== 0,
+    trueColour: q.peekU8(7) !== 0,
+    redMax: q.peekU16(8),
+    greenMax: q.peekU16(10),
+    blueMax: q.peekU16(12),
+    redShift: q.peekU8(14),
+    greenShift: q.peekU8(15),
+    blueShift: q.peekU8(16),
+  };
 }
 
 export { SECURITY_NONE, SECURITY_VNC_AUTH };
