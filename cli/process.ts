@@ -1,0 +1,131 @@
+/**
+ * `vncua process <root>`: post-process every run under <root> (a directory holding execution.json or
+ * partial_execution.json and recording/): per-action before/after screenshots, action_screenshots.json,
+ * the HTML step report, and with --video the session video. Runs already processed are skipped unless
+ * --overwrite. One line per run; the exit code is non-zero if any run failed (the rest are processed).
+ */
+import { availableParallelism } from 'node:os';
+import { relative } from 'node:path';
+import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { DEFAULT_SETTLE_MS, processRoot, type RunOutcome } from '../recorder/process/index.ts';
+
+const USAGE = `usage: vncua process <root> [--overwrite] [--jobs N] [--settle-ms MS] [--video]
+  <root>        a run directory, or any directory above runs (searched recursively)
+  --overwrite   regenerate outputs that already exist
+  --jobs N      worker processes (default 1; at most ${availableParallelism()} is useful here)
+  --settle-ms   cap on how long after an action its "after" frame is taken (default ${DEFAULT_SETTLE_MS})
+  --video       also write recording.mp4 (WebM without libx264) with click markers
+exit code: 0 when every run was processed or skipped, 1 when one failed (or none was found), 2 on bad arguments
+`;
+
+/** What `vncua process` was asked to do. */
+export interface ProcessCommandOptions {
+  root: string;
+  overwrite: boolean;
+  jobs: number;
+  settleMs: number;
+  video: boolean;
+}
+
+function badArgs(message: string, argument?: string): VncuaError {
+  return new VncuaError('CLI_ERR_BAD_ARGS', message, { details: { argument } });
+}
+
+/** Parse `vncua process` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
+export function parseProcessArgs(argv: string[]): ProcessCommandOptions | undefined {
+  const o: Partial<ProcessCommandOptions> = { overwrite: false, jobs: 1, settleMs: DEFAULT_SETTLE_MS, video: false };
+  const take = (i: number, flag: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw badArgs(`${flag} needs a value.`, flag);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '-h':
+      case '--help':
+        return undefined;
+      case '--overwrite':
+        o.overwrite = true;
+        break;
+      case '--video':
+        o.video = true;
+        break;
+      case '--jobs': {
+        const v = take(i++, a);
+        if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 256) throw badArgs(`--jobs must be a whole number from 1 to 256; got "${v}".`, a);
+        o.jobs = Number(v);
+        break;
+      }
+      case '--settle-ms': {
+        const v = take(i++, a);
+        if (!/^\d+(\.\d+)?$/.test(v) || Number(v) > 60_000) throw badArgs(`--settle-ms must be a number of milliseconds from 0 to 60000; got "${v}".`, a);
+        o.settleMs = Number(v);
+        break;
+      }
+      default:
+        if (a.startsWith('-')) throw badArgs(`unknown argument "${a}".`, a);
+        if (o.root !== undefined) throw badArgs(`only one <root> is accepted; got "${o.root}" and "${a}".`, a);
+        o.root = a;
+    }
+  }
+  if (o.root === undefined) throw badArgs('<root> is required: the directory holding the runs to process.', '<root>');
+  return o as ProcessCommandOptions;
+}
+
+/** The one line printed for a run. */
+export function outcomeLine(o: RunOutcome, root: string): string {
+  const name = relative(root, o.runDir) || '.';
+  if (!o.ok) return `FAIL ${name}: ${o.error.code}: ${o.error.message}`;
+  const r = o.result;
+  const warn = r.warnings.length > 0 ? `, ${r.warnings.length} warning${r.warnings.length === 1 ? '' : 's'} (${[...new Set(r.warnings.map((w) => w.code))].join(', ')})` : '';
+  const base = r.status === 'skipped' ? `skip ${name} (already processed; --overwrite to redo)` : `ok   ${name} (${r.actions} action${r.actions === 1 ? '' : 's'}, ${r.images} images, ${Math.round(r.durationMs)} ms${warn})`;
+  return r.video ? `${base}\n     ${r.video}` : base;
+}
+
+/** Run `vncua process ...`; resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  let o: ProcessCommandOptions | undefined;
+  try {
+    o = parseProcessArgs(argv);
+  } catch (e) {
+    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
+    process.stderr.write(`vncua process: ${e.code}: ${e.message}\n${USAGE}`);
+    return 2;
+  }
+  if (!o) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const controller = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    process.stderr.write(`vncua process: ${sig}, stopping after the runs in progress\n`);
+    controller.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const root = o.root;
+  try {
+    const t0 = performance.now();
+    const r = await processRoot(root, {
+      jobs: o.jobs,
+      overwrite: o.overwrite,
+      settleMs: o.settleMs,
+      video: o.video,
+      signal: controller.signal,
+      onOutcome: (x) => process.stdout.write(`${outcomeLine(x, root)}\n`),
+    });
+    const ok = r.runs.length - r.failed;
+    process.stdout.write(`processed ${r.runs.length} run${r.runs.length === 1 ? '' : 's'} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${ok} ok, ${r.failed} failed\n`);
+    return r.failed > 0 || controller.signal.aborted ? 1 : 0;
+  } catch (e) {
+    if (isVncuaError(e)) {
+      process.stderr.write(`vncua process: ${e.code}: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}

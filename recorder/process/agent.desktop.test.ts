@@ -1,0 +1,96 @@
+/**
+ * End to end on a real desktop: an Agent run recorded through the recording proxy (registered as the
+ * Agent's recorder), then processRun: each action's before image shows the screen before it, its after
+ * image the screen after it, matched by the trace's timestamps (same clock as the recording).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../harness/agent/agent.ts';
+import { registerRecorder } from '../../harness/agent/recording.ts';
+import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
+import { connectVnc } from '../../harness/rfb/index.ts';
+import { startRecordingProxy } from '../proxy/index.ts';
+import { BOX, BOX_COLOURS, PAGE_BACKGROUND, serveBoxesPage } from '../replay/test-helpers/page.ts';
+import type { ActionScreenshotsFile } from './output.ts';
+import { processRun } from './run.ts';
+
+/** Clicks boxes 1, 2 and 5, waits, finishes; thinks 400 ms before each step (as a model would), so each click's effect lands before the next action. */
+class BoxAgent extends Agent {
+  private step = 0;
+  override async act(): Promise<boolean> {
+    const s = this.step++;
+    if (s > 0) await new Promise((r) => setTimeout(r, 400));
+    if (s < 3) await this.mouseClick({ position: BOX([1, 2, 5][s]!) });
+    else if (s === 3) await this.wait(0.2);
+    else {
+      await this.finish();
+      return true;
+    }
+    return false;
+  }
+}
+
+let page: { url: string; close(): Promise<void> };
+let desktop: Desktop;
+let root: string;
+
+beforeAll(async () => {
+  page = await serveBoxesPage();
+  root = await mkdtemp(join(tmpdir(), 'vncua-agent-process-'));
+  desktop = await launchDesktop({ url: page.url });
+  const probe = await connectVnc(desktop.vncUrl);
+  try {
+    const end = Date.now() + 20_000;
+    while (Date.now() < end && probe.framebuffer.pixel(2, 2).slice(0, 3).join() !== PAGE_BACKGROUND.join()) await probe.waitForUpdate({ timeoutMs: 1000 }).catch(() => {});
+  } finally {
+    await probe.close();
+  }
+  registerRecorder((o) => startRecordingProxy({ upstream: o.upstreamUrl, dir: o.dir }));
+}, 60_000);
+
+afterAll(async () => {
+  registerRecorder(null);
+  await desktop?.close();
+  await page?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+async function pixel(file: string, p: { x: number; y: number }): Promise<number[]> {
+  const { data, info } = await sharp(file).raw().toBuffer({ resolveWithObject: true });
+  const o = (p.y * info.width + p.x) * info.channels;
+  return [data[o]!, data[o + 1]!, data[o + 2]!];
+}
+
+describe('processRun on a recorded Agent run', () => {
+  it('shows each click’s box untouched before and toggled after', async () => {
+    const outputDir = join(root, 'run');
+    const result = await new BoxAgent({ outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }).run({ maxSteps: 10 });
+    expect(result.status).toBe('finished');
+    const r = await processRun(outputDir);
+    expect(r.status).toBe('processed');
+    const j = JSON.parse(await readFile(join(outputDir, 'action_screenshots.json'), 'utf8')) as ActionScreenshotsFile;
+    expect(j.warnings).toEqual([]);
+    expect(j.actions.map((a) => a.action)).toEqual(['mouse_click', 'mouse_click', 'mouse_click', 'wait', 'finish']);
+    expect([j.width, j.height]).toEqual([desktop.width, desktop.height]);
+    for (const [k, box] of [1, 2, 5].entries()) {
+      const a = j.actions[k]!;
+      // Probe away from the click point (the cursor is drawn there) but inside the box.
+      const probe = { x: BOX(box).x + 70, y: BOX(box).y + 40 };
+      expect(await pixel(join(outputDir, a.before!), probe), `action ${k} before`).toEqual(BOX_COLOURS[box % 4]);
+      expect(await pixel(join(outputDir, a.after!), probe), `action ${k} after`).not.toEqual(BOX_COLOURS[box % 4]);
+      expect(a.settled, `action ${k} settled`).toBe(true);
+      // The first click opened the connection: its before image is the first frame, which arrived during it.
+      if (k === 0) expect(a.before_at! >= a.started_at! && a.before_at! <= a.ended_at!).toBe(true);
+      else expect(a.before_at).toBe(a.started_at);
+      expect(a.after_at!).toBeGreaterThanOrEqual(a.ended_at!);
+    }
+    // The earlier clicks' effects persist in later images; the wait's before equals the last click's after.
+    const last = join(outputDir, j.actions[3]!.before!);
+    for (const box of [1, 2, 5]) expect(await pixel(last, { x: BOX(box).x + 70, y: BOX(box).y + 40 })).not.toEqual(BOX_COLOURS[box % 4]);
+    expect(await pixel(last, { x: BOX(3).x + 70, y: BOX(3).y + 40 })).toEqual(BOX_COLOURS[3]);
+    expect(r.report).not.toBeNull();
+  }, 60_000);
+});

@@ -1,0 +1,89 @@
+/**
+ * What the post-processor writes into a run directory: `action_screenshots/NNNN_{before,after}.png`
+ * and `action_screenshots.json` (shape fixed in the shared plan; read by the step report and the runner).
+ * The JSON is written last and atomically, so its presence means the images are all there.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Directory of the images, beside execution.json. */
+export const ACTION_SCREENSHOTS_DIR = 'action_screenshots';
+/** The JSON index of the images. */
+export const ACTION_SCREENSHOTS_JSON = 'action_screenshots.json';
+/** The step report written from it. */
+export const ACTION_SCREENSHOTS_HTML = 'action_screenshots.html';
+
+/** A warning in the JSON. */
+export interface ShotWarning {
+  code: string;
+  message: string;
+}
+
+/** One action with its before/after frames. */
+export interface ActionShot {
+  index: number;
+  action: string;
+  params: Record<string, unknown>;
+  started_at: number | null;
+  ended_at: number | null;
+  duration_ms: number | null;
+  task_marked_complete: boolean | null;
+  error: { code: string; message: string } | null;
+  before: string | null;
+  after: string | null;
+  before_at: number | null;
+  after_at: number | null;
+  settled: boolean | null;
+  width: number | null;
+  height: number | null;
+}
+
+/** The whole action_screenshots.json. */
+export interface ActionScreenshotsFile {
+  version: 1;
+  source: 'vncua' | 'uitask';
+  alignment: 'timestamps' | 'inferred';
+  task: string | null;
+  outcome: { status: string; steps: number; duration_ms: number; success: boolean | null } | null;
+  width: number;
+  height: number;
+  settle_ms: number;
+  /** The quiet window used to decide that the screen settled (ms). */
+  quiet_ms: number;
+  /** The trace file the actions come from (execution.json or partial_execution.json). */
+  trace_file: string;
+  warnings: ShotWarning[];
+  actions: ActionShot[];
+}
+
+/** `NNNN_before.png` / `NNNN_after.png`, relative to the run directory. */
+export function imagePath(index: number, which: 'before' | 'after'): string {
+  return `${ACTION_SCREENSHOTS_DIR}/${String(index).padStart(4, '0')}_${which}.png`;
+}
+
+/**
+ * True when `runDir` already holds a complete output for a trace of `actions` entries read from `traceFile`:
+ * the JSON parses, matches them, and every image it names exists.
+ */
+export async function isComplete(runDir: string, actions: number, traceFile: string): Promise<boolean> {
+  let data: ActionScreenshotsFile;
+  try {
+    data = JSON.parse(await readFile(join(runDir, ACTION_SCREENSHOTS_JSON), 'utf8')) as ActionScreenshotsFile;
+  } catch {
+    return false;
+  }
+  if (data?.version !== 1 || !Array.isArray(data.actions) || data.actions.length !== actions || data.trace_file !== traceFile) return false;
+  const files = data.actions.flatMap((a) => [a.before, a.after]).filter((p): p is string => typeof p === 'string');
+  const present = await Promise.all(files.map((f) => exists(join(runDir, f))));
+  return present.every(Boolean);
+}
+
+/** True when `path` exists. */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * processRoot(): post-process every run under a root. With `jobs` N > 1, N worker PROCESSES (not
+ * threads: decoding is CPU-bound JavaScript) each take one run at a time. A run that fails, or a worker
+ * that dies, is reported and the others go on. Workers die with the parent (IPC disconnect) and are
+ * stopped in `finally`.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import { findRuns } from './find.ts';
+import { processRun, type ProcessRunOptions, type ProcessRunResult } from './run.ts';
+import type { WorkerAnswer, WorkerJob } from './worker.ts';
+
+/** How one run went. */
+export type RunOutcome = { runDir: string; ok: true; result: ProcessRunResult } | { runDir: string; ok: false; error: { code: string; message: string } };
+
+/** Options of processRoot(). */
+export interface ProcessRootOptions extends ProcessRunOptions {
+  /** Worker processes (default 1: in this process). */
+  jobs?: number;
+  /** Called as each run finishes (in completion order). */
+  onOutcome?: (o: RunOutcome) => void;
+  /** Stop handing out runs (and stop the workers) when aborted. */
+  signal?: AbortSignal;
+}
+
+/** Every run's outcome, in the order the runs were found. */
+export interface ProcessRootResult {
+  runs: RunOutcome[];
+  failed: number;
+}
+
+/** Process every run under `root`; throws PROCESS_ERR_NO_RUNS when there is none. */
+export async function processRoot(root: string, options: ProcessRootOptions = {}): Promise<ProcessRootResult> {
+  const runs = await findRuns(root);
+  if (runs.length === 0) {
+    throw new VncuaError('PROCESS_ERR_NO_RUNS', `No run under ${root}: a run directory holds execution.json (or partial_execution.json) and a recording/ directory.`, { details: { root } });
+  }
+  const jobs = Math.max(1, Math.min(options.jobs ?? 1, runs.length));
+  const { jobs: _j, onOutcome, signal, ...runOptions } = options;
+  const outcomes = new Map<string, RunOutcome>();
+  const report = (o: RunOutcome) => {
+    outcomes.set(o.runDir, o);
+    onOutcome?.(o);
+  };
+  if (jobs === 1) {
+    for (const dir of runs) {
+      if (signal?.aborted) break;
+      try {
+        report({ runDir: dir, ok: true, result: await processRun(dir, runOptions) });
+      } catch (e) {
+        report({ runDir: dir, ok: false, error: errorInfo(e) });
+      }
+    }
+  } else {
+    await runInWorkers(runs, jobs, runOptions, report, signal);
+  }
+  const ordered = runs.filter((r) => outcomes.has(r)).map((r) => outcomes.get(r)!);
+  return { runs: ordered, failed: ordered.filter((o) => !o.ok).length };
+}
+
+function errorInfo(e: unknown): { code: string; message: string } {
+  return { code: isVncuaError(e) ? e.code : 'PROCESS_ERR_WORKER', message: e instanceof Error ? e.message : String(e) };
+}
+
+/** The worker module and the node flags that load it (.ts sources need tsx's loader). */
+function workerEntry(): { path: string; execArgv: string[] } {
+  const url = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
+  const path = fileURLToPath(url);
+  if (!path.endsWith('.ts')) return { path, execArgv: [] };
+  const tsx = createRequire(import.meta.url).resolve('tsx');
+  return { path, execArgv: ['--import', pathToFileURL(tsx).href] };
+}
+
+async function runInWorkers(runs: string[], jobs: number, options: ProcessRunOptions, report: (o: RunOutcome) => void, signal: AbortSignal | undefined): Promise<void> {
+  const entry = workerEntry();
+  const queue = [...runs];
+  const live = new Set<ChildProcess>();
+  let nextId = 0;
+  let done: () => void = () => {};
+  const finished = new Promise<void>((r) => (done = r));
+  let remaining = runs.length;
+  let startFailures = 0;
+  const settle = (o: RunOutcome) => {
+    report(o);
+    remaining--;
+    if (remaining === 0) done();
+  };
+
+  const start = (): void => {
+    if (queue.length === 0 || signal?.aborted) return;
+    const child = fork(entry.path, [], { execArgv: entry.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    live.add(child);
+    let current: WorkerJob | null = null;
+    let ready = false;
+    let stderrNote = '';
+    const give = () => {
+      const dir = signal?.aborted ? undefined : queue.shift();
+      if (dir === undefined) {
+        current = null;
+        if (child.connected) child.disconnect();
+        return;
+      }
+      current = { id: nextId++, runDir: dir, options };
+      child.send(current, (err) => {
+        if (err) child.kill('SIGKILL'); // reported as a dead worker by the exit handler
+      });
+    };
+    child.on('message', (m: WorkerAnswer | { ready: true }) => {
+      if ('ready' in m) {
+        ready = true;
+        give();
+        return;
+      }
+      if (!current || m.id !== current.id) return;
+      const dir = current.runDir;
+      settle(m.ok ? { runDir: dir, ok: true, result: m.result } : { runDir: dir, ok: false, error: m.error });
+      give();
+    });
+    child.on('error', (e) => {
+      stderrNote = e.message;
+    });
+    child.on('exit', (code, sig) => {
+      live.delete(child);
+      if (!ready && ++startFailures > jobs) {
+        // Workers cannot even start (e.g. the module fails to load): fail what is left rather than loop.
+        for (const dir of queue.splice(0)) {
+          settle({ runDir: dir, ok: false, error: { code: 'PROCESS_ERR_WORKER', message: `No worker process could start (${sig ?? `exit code ${code}`}${stderrNote ? `: ${stderrNote}` : ''}).` } });
+        }
+      } else if (!ready) {
+        start();
+        return;
+      }
+      if (current) {
+        const dir = current.runDir;
+        current = null;
+        settle({
+          runDir: dir,
+          ok: false,
+          error: { code: 'PROCESS_ERR_WORKER', message: `The worker process processing ${dir} died (${sig ?? `exit code ${code}`}${stderrNote ? `: ${stderrNote}` : ''}); the other runs go on.` },
+        });
+        start(); // replace it while runs remain
+      }
+      if (live.size === 0 && (queue.length === 0 || signal?.aborted)) {
+        // Runs never handed out (aborted) are not reported.
+        done();
+      }
+    });
+  };
+
+  const onAbort = () => {
+    for (const c of live) c.kill('SIGTERM');
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (let i = 0; i < jobs; i++) start();
+    await finished;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    await Promise.all(
+      [...live].map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            const t = setTimeout(() => c.kill('SIGKILL'), 5000);
+            c.once('exit', () => {
+              clearTimeout(t);
+              resolve();
+            });
+            try {
+              if (c.connected) c.disconnect();
+              else c.kill('SIGTERM');
+            } catch {
+              c.kill('SIGTERM');
+            }
+          }),
+      ),
+    );
+  }
+}

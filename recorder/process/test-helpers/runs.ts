@@ -1,0 +1,109 @@
+/**
+ * Test-only: run directories with a synthetic recording (known colours at known instants) and a trace
+ * whose actions fall between them, in vncua's format or uitask's.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeKeyEvent, writePointerEvent } from '../../../harness/rfb/client-messages.ts';
+import { cursorRect, framebufferUpdate, rawRect, type Rgb } from '../../../harness/rfb/test-helpers/server-stream.ts';
+import { writeRecording, type Chunk } from '../../replay/test-helpers/recording.ts';
+import { syntheticConnection } from '../../replay/test-helpers/synthetic.ts';
+
+export const W = 64;
+export const H = 48;
+export const T = 1_763_000_000_000;
+
+/** Colours of the scenario's screens. */
+export const C = {
+  start: [200, 0, 0] as Rgb,
+  clicked: [0, 200, 0] as Rgb,
+  typed: [0, 0, 200] as Rgb,
+  typedMore: [0, 100, 200] as Rgb,
+  spinner: (k: number): Rgb => [10 * k, 255 - 10 * k, 7],
+};
+
+/** Pixel used to tell the screens apart (away from the cursor). */
+export const PROBE = { x: 40, y: 30 };
+
+const full = (c: Rgb) => framebufferUpdate([rawRect(0, 0, W, H, () => c)]);
+/** The spinner repaints the probe's corner every 100 ms from T+2550 to T+3950. */
+const spinnerTimes = Array.from({ length: 15 }, (_, k) => 2550 + 100 * k);
+
+/**
+ * Scenario:
+ *   T+10    screen red (start), a white 4x4 cursor (hotspot 0,0)
+ *   #0 mouse_click (10,10) at T+100..T+105 (pointer events at T+101..T+103); T+140 screen green
+ *   #1 type_text "ab" at T+1000..T+1010 (key events); T+1020 blue, T+1100 blue-ish (within the quiet window)
+ *   #2 wait at T+2000..T+2500; a spinner repaints every 100 ms from T+2550 to T+3950 (never quiet for 300 ms)
+ *   #3 finish at T+5000..T+5001; the connection closes at T+6000
+ */
+export function scenarioChunks(): { server: Chunk[]; client: Chunk[] } {
+  const server: Chunk[] = [
+    { t: T + 10, bytes: framebufferUpdate([rawRect(0, 0, W, H, () => C.start), cursorRect(0, 0, 4, 4, () => [255, 255, 255], () => true)]) },
+    { t: T + 140, bytes: full(C.clicked) },
+    { t: T + 1020, bytes: full(C.typed) },
+    { t: T + 1100, bytes: full(C.typedMore) },
+    ...spinnerTimes.map((dt, k) => ({ t: T + dt, bytes: framebufferUpdate([rawRect(32, 24, 32, 24, () => C.spinner(k))]) })),
+  ];
+  const client: Chunk[] = [
+    { t: T + 101, bytes: writePointerEvent(10, 10, 0) },
+    { t: T + 102, bytes: writePointerEvent(10, 10, 1) },
+    { t: T + 103, bytes: writePointerEvent(10, 10, 0) },
+    ...[0x61, 0x62].flatMap((k, i) => [
+      { t: T + 1001 + i * 4, bytes: writeKeyEvent(k, true) },
+      { t: T + 1003 + i * 4, bytes: writeKeyEvent(k, false) },
+    ]),
+  ];
+  return { server, client };
+}
+
+/** The spinner colour shown as of `dt` ms after T (null before the first). */
+export function spinnerAt(dt: number): Rgb | null {
+  let k = -1;
+  spinnerTimes.forEach((s, i) => {
+    if (s <= dt) k = i;
+  });
+  return k < 0 ? null : C.spinner(k);
+}
+
+const ACTIONS = [
+  { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' }, at: [100, 105] },
+  { action: 'type_text', params: { text: 'ab' }, at: [1000, 1010] },
+  { action: 'wait', params: { seconds: 0.5 }, at: [2000, 2500] },
+  { action: 'finish', params: {}, at: [5000, 5001] },
+] as const;
+
+/** Write a vncua run (execution.json with timing, result.json, task.json, recording/) into `dir`. */
+export async function writeVncuaRun(dir: string, opts: { partial?: boolean } = {}): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const { server, client } = scenarioChunks();
+  await writeRecording(join(dir, 'recording'), [syntheticConnection({ t0: T, width: W, height: H, server, client })]);
+  // The connection stays open (a static screen sends nothing) until T+6000.
+  await writeFile(
+    join(dir, 'recording', 'recording.json'),
+    JSON.stringify({ format: 'vncua-recording', version: 1, time_unit: 'us', clock: 'epoch', upstream: 'tcp://x', connections: [{ index: 0, opened_at: T, closed_at: T + 6000 }] }),
+  );
+  const entries = ACTIONS.map((a, index) => ({
+    index,
+    action: a.action,
+    params: a.params,
+    task_marked_complete: a.action === 'finish',
+    started_at: T + a.at[0],
+    ended_at: T + a.at[1],
+    duration_ms: a.at[1] - a.at[0],
+  }));
+  await writeFile(join(dir, opts.partial ? 'partial_execution.json' : 'execution.json'), JSON.stringify(entries, null, 2));
+  if (!opts.partial) await writeFile(join(dir, 'result.json'), JSON.stringify({ status: 'finished', steps: 4, durationMs: 5001 }));
+  await writeFile(join(dir, 'task.json'), JSON.stringify({ id: 't1', goal: 'Click, then type ab' }));
+  return dir;
+}
+
+/** Write a uitask run (execution.json without timing, recording/ without manifest, ns time records) into `dir`. */
+export async function writeUitaskRun(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const { server, client } = scenarioChunks();
+  await writeRecording(join(dir, 'recording'), [syntheticConnection({ t0: T, width: W, height: H, server, client })], { source: 'uitask' });
+  const entries = ACTIONS.map((a) => ({ action: a.action, params: a.params, task_marked_complete: a.action === 'finish' }));
+  await writeFile(join(dir, 'execution.json'), JSON.stringify(entries));
+  return dir;
+}
