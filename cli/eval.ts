@@ -1,0 +1,273 @@
+/**
+ * `vncua eval`: run a task file with an agent, every task at every resolution on a fresh desktop,
+ * then score the results (and, with --process, post-process the recordings first).
+ *
+ * The agent is resolved exactly as `vncua run --agent` does (cli/run.ts loadAgentModule: a built-in
+ * name from agents/index.ts BUILTIN_AGENTS, or a module path). Task URLs that are relative (a suite's
+ * tasks.json, e.g. eval/suites/basic/tasks.json) are served by a static server started over the task
+ * file's directory, unless --base-url is given. Ctrl-C / SIGTERM cancels cleanly (again: quit at once;
+ * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
+ */
+import { dirname, resolve } from 'node:path';
+import { BUILTIN_AGENTS } from '../agents/index.ts';
+import { parseShard, type Shard } from '../eval/jobs.ts';
+import { plainProgress, ttyProgress } from '../eval/progress.ts';
+import { loadEndpoints, type RemoteEndpoint } from '../eval/providers/remote.ts';
+import { runSuite, type SuiteSummary } from '../eval/runner.ts';
+import { writeScores } from '../eval/score.ts';
+import { startStaticServer, type StaticServer } from '../eval/static-server.ts';
+import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
+import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
+import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
+import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { processRoot } from '../recorder/process/index.ts';
+import { loadAgentModule } from './run.ts';
+
+const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N]
+                  [--max-steps N] [--retries N] [--rerun] [--shard i/n] [--out DIR]
+                  [--provider local|docker|remote] [--endpoints FILE] [--base-url URL]
+                  [--process] [--no-score] [--script FILE] [-- ARGS...]
+  --tasks       a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's
+                ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory
+  --agent       a built-in agent (${Object.keys(BUILTIN_AGENTS).join(', ')}) or a .ts/.js module
+                (default export: an Agent subclass or a builder (ctx) => Agent)
+  --resolution  screen size, repeatable (default 1280x800)
+  --workers     runs at once (default 1)          --max-steps  per run (default ${DEFAULT_MAX_STEPS})
+  --retries     attempts after an infra failure (default 2)
+  --rerun       run again the runs that already finished (default: skip them)
+  --shard i/n   run only the i-th of n deterministic slices (1-based)
+  --out         results root (default runs/eval): OUT/<agent>/<W>_<H>/<task id>/
+  --provider    local (default) | docker (image vncua-desktop) | remote (--endpoints FILE:
+                [{ "vncUrl", "cdpUrl", "size"? }])
+  --base-url    base of relative task URLs; for uitask files, the origin their web URLs move to
+  --process     post-process the recordings (step reports) before scoring
+  --no-score    do not write scores.json / scores.md / scores.html (written by default)
+exit code: 0 when every run finished, 1 when cancelled or infra errors remain, 2 on bad arguments
+`;
+
+/** What `vncua eval` was asked to do. */
+export interface EvalCommandOptions {
+  tasks: string;
+  agent: string;
+  resolutions: ScreenSize[];
+  workers?: number;
+  maxSteps?: number;
+  retries?: number;
+  rerun: boolean;
+  shard?: Shard;
+  out: string;
+  provider: 'local' | 'docker' | 'remote';
+  endpoints?: string;
+  baseUrl?: string;
+  process: boolean;
+  score: boolean;
+  script?: string;
+  args: string[];
+}
+
+function badArgs(message: string, argument?: string): VncuaError {
+  return new VncuaError('CLI_ERR_BAD_ARGS', message, { details: { argument } });
+}
+
+/** Parse `vncua eval` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
+export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
+  const o: Partial<EvalCommandOptions> & { resolutions: ScreenSize[]; args: string[] } = { resolutions: [], args: [], rerun: false, process: false, score: true, provider: 'local' };
+  const take = (i: number, flag: string): string => {
+    const v = argv[i + 1];
+    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw badArgs(`${flag} needs a value.`, flag);
+    return v;
+  };
+  const int = (v: string, flag: string, min: number): number => {
+    if (!/^\d+$/.test(v) || Number(v) < min) throw badArgs(`${flag} must be a whole number >= ${min}; got "${v}".`, flag);
+    return Number(v);
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '-h':
+      case '--help':
+        return undefined;
+      case '--':
+        o.args = argv.slice(i + 1);
+        i = argv.length;
+        break;
+      case '--tasks':
+        o.tasks = take(i++, a);
+        break;
+      case '--agent':
+        o.agent = take(i++, a);
+        break;
+      case '--resolution': {
+        const v = take(i++, a);
+        try {
+          o.resolutions.push(parseScreenSize(v));
+        } catch (e) {
+          throw badArgs(`--resolution: ${(e as Error).message}`, a);
+        }
+        break;
+      }
+      case '--workers':
+        o.workers = int(take(i++, a), a, 1);
+        break;
+      case '--max-steps':
+        o.maxSteps = int(take(i++, a), a, 1);
+        break;
+      case '--retries':
+        o.retries = int(take(i++, a), a, 0);
+        break;
+      case '--rerun':
+        o.rerun = true;
+        break;
+      case '--shard': {
+        const v = take(i++, a);
+        try {
+          o.shard = parseShard(v);
+        } catch (e) {
+          throw badArgs(`--shard: ${(e as Error).message}`, a);
+        }
+        break;
+      }
+      case '--out':
+        o.out = take(i++, a);
+        break;
+      case '--provider': {
+        const v = take(i++, a);
+        if (v !== 'local' && v !== 'docker' && v !== 'remote') throw badArgs(`--provider must be local, docker or remote; got "${v}".`, a);
+        o.provider = v;
+        break;
+      }
+      case '--endpoints':
+        o.endpoints = take(i++, a);
+        break;
+      case '--base-url':
+        o.baseUrl = take(i++, a);
+        break;
+      case '--process':
+        o.process = true;
+        break;
+      case '--score':
+        o.score = true;
+        break;
+      case '--no-score':
+        o.score = false;
+        break;
+      case '--script':
+        o.script = take(i++, a);
+        break;
+      default:
+        throw badArgs(`unknown argument "${a}".`, a);
+    }
+  }
+  if (!o.tasks) throw badArgs('--tasks FILE is required (a task file, e.g. eval/suites/basic/tasks.json).', '--tasks');
+  if (!o.agent) throw badArgs('--agent NAME|MODULE is required (a built-in agent name, or a .ts/.js file).', '--agent');
+  if (o.provider === 'remote' && !o.endpoints) throw badArgs('--provider remote needs --endpoints FILE (a JSON array of { "vncUrl", "cdpUrl" }).', '--endpoints');
+  if (o.provider !== 'remote' && o.endpoints) throw badArgs('--endpoints goes with --provider remote.', '--endpoints');
+  o.out ??= 'runs/eval';
+  return o as EvalCommandOptions;
+}
+
+/** What runEvalCommand() resolves to. */
+export interface EvalCommandResult {
+  summary: SuiteSummary;
+  /** scores.html, when scores were written. */
+  scoresHtml?: string;
+}
+
+/** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
+export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: AbortSignal; out?: NodeJS.WriteStream } = {}): Promise<EvalCommandResult> {
+  const stdout = io.out ?? process.stdout;
+  const mod = await loadAgentModule(o.agent);
+  const taskFile = await loadTaskFile(o.tasks, o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {});
+  let endpoints: RemoteEndpoint[] | undefined;
+  if (o.provider === 'remote') endpoints = await loadEndpoints(o.endpoints!);
+  let server: StaticServer | undefined;
+  let tasks = taskFile.tasks;
+  try {
+    if (tasks.some((t) => isRelativeUrl(t.url))) {
+      // A suite directory: serve it. Docker containers reach the host through its bridge, not 127.0.0.1.
+      server = await startStaticServer({ root: dirname(taskFile.file), ...(o.provider === 'docker' ? { host: '0.0.0.0' } : {}), ...(io.signal ? { signal: io.signal } : {}) });
+      const base = o.provider === 'docker' ? server.url.replace('0.0.0.0', '127.0.0.1') : server.url;
+      tasks = resolveTaskUrls(tasks, base);
+      stdout.write(`eval: serving ${dirname(taskFile.file)} at ${base}\n`);
+    }
+    const progress = stdout.isTTY ? ttyProgress(stdout) : plainProgress(stdout);
+    let summary: SuiteSummary;
+    try {
+      summary = await runSuite({
+        tasks,
+        taskFile: taskFile.file,
+        agent: mod,
+        resolutions: o.resolutions,
+        ...(o.workers !== undefined ? { workers: o.workers } : {}),
+        ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}),
+        ...(o.retries !== undefined ? { retries: o.retries } : {}),
+        rerun: o.rerun,
+        ...(o.shard ? { shard: o.shard } : {}),
+        out: o.out,
+        provider: o.provider,
+        ...(endpoints ? { endpoints } : {}),
+        ...(o.script !== undefined ? { script: o.script } : {}),
+        args: o.args,
+        ...(io.signal ? { signal: io.signal } : {}),
+        onProgress: progress.listener,
+      });
+    } finally {
+      progress.stop();
+    }
+    stdout.write(`results: ${summary.out}\n`);
+    if (summary.cancelled) return { summary };
+    const root = resolve(o.out);
+    if (o.process) {
+      stdout.write('eval: post-processing the recordings (step reports)...\n');
+      try {
+        const r = await processRoot(root, { jobs: Math.min(o.workers ?? 1, 2), ...(io.signal ? { signal: io.signal } : {}) });
+        stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
+      } catch (e) {
+        // No recordings (the recorder is not registered): the scores link to the traces instead.
+        if (!isVncuaError(e, 'PROCESS_ERR_NO_RUNS')) throw e;
+        stdout.write('eval: --process: no recording to process\n');
+      }
+    }
+    if (!o.score) return { summary };
+    const { files } = await writeScores(root, io.signal ? { signal: io.signal } : {});
+    stdout.write(`scores: ${files.html}\n`);
+    return { summary, scoresHtml: files.html };
+  } finally {
+    await server?.close();
+  }
+}
+
+/** Run `vncua eval ...`; resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  let options: EvalCommandOptions | undefined;
+  try {
+    options = parseEvalArgs(argv);
+  } catch (e) {
+    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
+    process.stderr.write(`vncua eval: ${e.code}: ${e.message}\n${USAGE}`);
+    return 2;
+  }
+  if (!options) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (++signals > 1) {
+      process.stderr.write(`vncua eval: ${sig} again, quitting now (the desktops stop with this process)\n`);
+      process.exit(130);
+    }
+    process.stderr.write(`vncua eval: ${sig}, cancelling: the running tasks stop and their desktops are torn down (again to quit at once)\n`);
+    controller.abort(new VncuaError('AGENT_ERR_CANCELLED', `The eval was cancelled (${sig}).`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const { summary } = await runEvalCommand(options, { signal: controller.signal });
+    return summary.cancelled || summary.infraErrors > 0 ? 1 : 0;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
+}

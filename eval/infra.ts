@@ -1,0 +1,33 @@
+/**
+ * Infra failures: what is the desktop's fault, not the agent's. Such a task attempt is retried, and
+ * a task that still fails is written as `infra_error`, which scores list apart and never count as an
+ * agent failure.
+ *
+ * A run result is infra when its status is `infra_error`, or `error` with one of these codes:
+ * - AGENT_ERR_CONNECTION_LOST (the VNC connection dropped and the reconnection failed),
+ * - RFB_ERR_* (the VNC transport or server failed),
+ * - DESKTOP_ERR_* (the desktop failed to start or died),
+ * - EVAL_ERR_DESKTOP_LOST (the runner found the desktop dead after the run: Chromium crashed).
+ */
+import type { RunResult } from '../harness/trace/schema.ts';
+
+/** True when an error code means the desktop (not the agent) failed. */
+export function isInfraErrorCode(code: string | undefined): boolean {
+  if (!code) return false;
+  return code === 'AGENT_ERR_CONNECTION_LOST' || code === 'EVAL_ERR_DESKTOP_LOST' || code.startsWith('RFB_ERR_') || code.startsWith('DESKTOP_ERR_');
+}
+
+/** The infra error of a run result, or null when the result is the agent's own. */
+export function infraErrorOf(result: Pick<RunResult, 'status' | 'error'>): { code: string; message: string } | null {
+  if (result.status === 'infra_error') return result.error ?? { code: 'EVAL_ERR_DESKTOP_LOST', message: 'infra error' };
+  if (result.status === 'error' && result.error && isInfraErrorCode(result.error.code)) return result.error;
+  return null;
+}
+
+/**
+ * True when a result on disk is a finished task for the runner (skipped unless --rerun): any status
+ * but `cancelled` (the runner was stopped) and infra failures (retried on the next run).
+ */
+export function isFinishedResult(result: Pick<RunResult, 'status' | 'error'>): boolean {
+  return result.status !== 'cancelled' && infraErrorOf(result) === null;
+}

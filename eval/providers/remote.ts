@@ -1,0 +1,161 @@
+/**
+ * The `remote` provider: desktops someone else runs, given as a JSON file
+ * `[{ "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "1280x800" }]`. Each endpoint runs one task at
+ * a time; a task starts by navigating the endpoint's browser to the task's page over CDP (other pages
+ * are closed). An endpoint with a `size` only takes tasks at that size; one without is assumed right.
+ * The runner never starts or stops these desktops; a desktop that stops answering is an infra error.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { checkCdpUrl } from '../../harness/cdp/success.ts';
+import { parseScreenSize, type ScreenSize } from '../../harness/desktop/size.ts';
+import { VncuaError } from '../../harness/errors.ts';
+import { parseVncUrl } from '../../harness/rfb/transport.ts';
+import { issueField } from '../../harness/trace/parse.ts';
+import { cdpAnswers, navigatePage } from '../cdp-page.ts';
+import type { TaskIssue } from '../tasks.ts';
+import type { DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
+
+/** One remote desktop. */
+export interface RemoteEndpoint {
+  vncUrl: string;
+  cdpUrl: string;
+  /** Its screen size, when declared. */
+  size?: ScreenSize;
+}
+
+const endpointSchema = z.strictObject({
+  vncUrl: z.string().min(1),
+  cdpUrl: z.string().min(1),
+  size: z.string().optional(),
+});
+
+function badEndpoints(source: string, issues: TaskIssue[]): VncuaError {
+  const lines = issues.map((i) => `  ${i.index < 0 ? 'file' : `entry ${i.index}`}${i.field ? `, field "${i.field}"` : ''}: ${i.problem}`);
+  return new VncuaError('EVAL_ERR_BAD_ENDPOINTS', `${source}: expected a JSON array of { "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "WxH" }:\n${lines.join('\n')}`, {
+    details: { source, issues },
+  });
+}
+
+/** Validate parsed endpoints JSON; EVAL_ERR_BAD_ENDPOINTS with one issue per bad entry. */
+export function parseEndpoints(data: unknown, source = 'endpoints'): RemoteEndpoint[] {
+  if (!Array.isArray(data) || data.length === 0) throw badEndpoints(source, [{ index: -1, field: '', problem: 'expected a non-empty JSON array' }]);
+  const issues: TaskIssue[] = [];
+  const out: RemoteEndpoint[] = [];
+  data.forEach((raw: unknown, index) => {
+    const r = endpointSchema.safeParse(raw);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      issues.push({ index, field: issueField(issue), problem: issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message });
+      return;
+    }
+    const checks: Array<[string, () => unknown]> = [
+      ['vncUrl', () => parseVncUrl(r.data.vncUrl)],
+      ['cdpUrl', () => checkCdpUrl(r.data.cdpUrl)],
+      ['size', () => (r.data.size === undefined ? undefined : parseScreenSize(r.data.size))],
+    ];
+    for (const [field, f] of checks) {
+      try {
+        f();
+      } catch (e) {
+        issues.push({ index, field, problem: (e as Error).message });
+        return;
+      }
+    }
+    out.push({ vncUrl: r.data.vncUrl, cdpUrl: r.data.cdpUrl, ...(r.data.size ? { size: parseScreenSize(r.data.size) } : {}) });
+  });
+  if (issues.length > 0) throw badEndpoints(source, issues);
+  return out;
+}
+
+/** Read an endpoints file; EVAL_ERR_BAD_ENDPOINTS if unreadable or invalid. */
+export async function loadEndpoints(path: string): Promise<RemoteEndpoint[]> {
+  const file = resolve(path);
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, 'utf8'));
+  } catch (cause) {
+    throw new VncuaError('EVAL_ERR_BAD_ENDPOINTS', `Could not read the endpoints file ${file}: ${(cause as Error).message}.`, {
+      cause,
+      details: { source: file, issues: [{ index: -1, field: '', problem: (cause as Error).message }] },
+    });
+  }
+  return parseEndpoints(data, file);
+}
+
+const fits = (e: RemoteEndpoint, s: ScreenSize) => !e.size || (e.size.width === s.width && e.size.height === s.height);
+
+/** The remote provider over `endpoints` (see the file comment). */
+export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTimeoutMs?: number } = {}): DesktopProvider {
+  const busy = new Set<number>();
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+
+  /** The index of a free endpoint that fits `size`, waiting for one; marks it busy. */
+  async function take(size: ScreenSize, signal?: AbortSignal): Promise<number> {
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      const i = endpoints.findIndex((e, k) => !busy.has(k) && fits(e, size));
+      if (i >= 0) {
+        busy.add(i);
+        return i;
+      }
+      await new Promise<void>((resolveWait) => {
+        const done = () => {
+          waiters.delete(done);
+          signal?.removeEventListener('abort', done);
+          resolveWait();
+        };
+        waiters.add(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  return {
+    name: 'remote',
+    capacity: endpoints.length,
+    async prepare({ sizes }) {
+      for (const s of sizes) {
+        if (!endpoints.some((e) => fits(e, s))) {
+          throw new VncuaError('EVAL_ERR_PROVIDER_UNAVAILABLE', `--provider remote: no endpoint has the size ${s.width}x${s.height} (declared sizes: ${endpoints.map((e) => (e.size ? `${e.size.width}x${e.size.height}` : 'any')).join(', ')}).`, {
+            details: { provider: 'remote', size: s },
+          });
+        }
+      }
+    },
+    async acquire(req: DesktopRequest): Promise<LeasedDesktop> {
+      const i = await take(req.size, req.signal);
+      const e = endpoints[i]!;
+      let released = false;
+      const release = async () => {
+        if (released) return;
+        released = true;
+        busy.delete(i);
+        wake();
+      };
+      try {
+        await navigatePage(e.cdpUrl, req.url, { timeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
+      } catch (cause) {
+        await release();
+        if (req.signal?.aborted) throw req.signal.reason;
+        throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${e.cdpUrl}) could not open ${req.url}: ${(cause as Error).message}`, { cause, details: { endpoint: i } });
+      }
+      return {
+        vncUrl: e.vncUrl,
+        cdpUrl: e.cdpUrl,
+        width: e.size?.width ?? req.size.width,
+        height: e.size?.height ?? req.size.height,
+        ports: [],
+        info: { provider: 'remote', endpoint: i, vncUrl: e.vncUrl, cdpUrl: e.cdpUrl },
+        async health(o) {
+          return (await cdpAnswers(e.cdpUrl, o)) ? null : { code: 'EVAL_ERR_DESKTOP_LOST', message: `Remote desktop ${i}: CDP ${e.cdpUrl} stopped answering.` };
+        },
+        release,
+      };
+    },
+  };
+}

@@ -1,0 +1,395 @@
+/**
+ * `runSuite()`: every task at every resolution, each on a fresh desktop, `workers` at a time.
+ *
+ * Per run (task × resolution), into `OUT/<agent>/<W>_<H>/<task id>/`:
+ * 1. skip it if that directory holds a finished result (unless `rerun`); else clear it (a partial
+ *    directory left by a killed runner, a cancelled or infra_error run);
+ * 2. write task.json (the task as run, plus attempt, resolution, agent, started_at);
+ * 3. get a desktop from the provider at that size, showing the task's page;
+ * 4. build the agent with its AgentContext and `run({ maxSteps, signal })` it (recording is on when
+ *    the recorder is registered: see recording.ts);
+ * 5. check the desktop still works (its process alive, CDP answering);
+ * 6. release the desktop in `finally`.
+ * An infra failure (the desktop did not start, the VNC connection dropped, Chromium died: infra.ts)
+ * retries the run up to `retries` times, then writes result.json with status `infra_error`.
+ *
+ * eval/ does not import agents/ or byom/: the caller passes the agent as `{ name, build(ctx) }`.
+ * Cancelling `signal` stops taking runs, cancels the running agents and tears their desktops down;
+ * the cancelled runs' directories are removed, so a rerun redoes exactly those.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Agent } from '../harness/agent/agent.ts';
+import type { AgentContext } from '../harness/agent/context.ts';
+import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
+import { VncuaError } from '../harness/errors.ts';
+import { writeFileAtomic } from '../harness/trace/atomic.ts';
+import { now, roundMs } from '../harness/trace/clock.ts';
+import { readTrace } from '../harness/trace/reader.ts';
+import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
+import { TRACE_FILES } from '../harness/trace/writer.ts';
+import { infraErrorOf, isInfraErrorCode } from './infra.ts';
+import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
+import { TASK_FILE, readDirState, resolutionLabel, taskDir } from './layout.ts';
+import { runWorkers } from './pool.ts';
+import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
+import { dockerProvider } from './providers/docker.ts';
+import { localProvider } from './providers/local.ts';
+import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
+import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
+import { ensureRecorderRegistered } from './recording.ts';
+import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
+
+/** The agent under evaluation: its name (the results directory) and how to build one per run. */
+export interface SuiteAgent {
+  name: string;
+  build(ctx: AgentContext): Agent | Promise<Agent>;
+}
+
+/** Options of runSuite(). */
+export interface RunSuiteOptions {
+  /** The tasks, URLs absolute (resolve relative ones first: tasks.ts resolveTaskUrls). */
+  tasks: readonly EvalTask[];
+  /** Absolute path of the task file (ctx.taskFile; the replay agent finds its references beside it). */
+  taskFile?: string;
+  agent: SuiteAgent;
+  /** Screen sizes to run every task at (default [1280x800]); a task with its own resolution runs at that one only. */
+  resolutions?: readonly ScreenSize[];
+  /** Runs at once (default 1). */
+  workers?: number;
+  /** Steps per run unless the task sets maxSteps (default 50). */
+  maxSteps?: number;
+  /** Extra attempts of a run after an infra failure (default 2). */
+  retries?: number;
+  /** Run again runs that already finished (default false: skip them). */
+  rerun?: boolean;
+  /** Run only shard i of n. */
+  shard?: Shard;
+  /** Results root. */
+  out: string;
+  /** Desktop provider: 'local' (default), 'docker', 'remote' (with `endpoints`), or a provider object. */
+  provider?: 'local' | 'docker' | 'remote' | DesktopProvider;
+  /** The remote provider's desktops. */
+  endpoints?: readonly RemoteEndpoint[];
+  /** Start timeout of each desktop, ms (provider default otherwise). */
+  desktopTimeoutMs?: number;
+  /** ctx.script and ctx.args given to every build. */
+  script?: string;
+  args?: string[];
+  signal?: AbortSignal;
+  onProgress?: ProgressListener;
+}
+
+/** How one run ended. */
+export interface RunOutcome {
+  taskId: string;
+  /** `WxH`. */
+  resolution: string;
+  dir: string;
+  /** The result's status; 'skipped' when an earlier invocation finished it; 'cancelled' when this one was stopped. */
+  status: RunStatus | 'skipped';
+  /** Whether the success check held at some step (null when unknown: skipped, no trace). */
+  success: boolean | null;
+  attempts: number;
+  durationMs: number;
+}
+
+/** What runSuite() resolves to. */
+export interface SuiteSummary {
+  agent: string;
+  out: string;
+  /** Runs in this shard. */
+  total: number;
+  skipped: number;
+  /** Runs finished now (any status but cancelled). */
+  ran: number;
+  successes: number;
+  infraErrors: number;
+  cancelled: boolean;
+  outcomes: RunOutcome[];
+}
+
+const DEFAULTS = { workers: 1, maxSteps: 50, retries: 2 };
+/** How long the after-run desktop check may take. */
+const HEALTH_TIMEOUT_MS = 3000;
+
+function badOption(field: string, value: unknown, why: string): VncuaError {
+  return new VncuaError('EVAL_ERR_BAD_OPTIONS', `runSuite option ${field}: ${why}.`, { details: { field, value } });
+}
+
+function checkInt(field: string, v: number, min: number): void {
+  if (!Number.isInteger(v) || v < min) throw badOption(field, v, `expected a whole number >= ${min}`);
+}
+
+/** `{ code, message }` of anything thrown. */
+export function errorInfo(e: unknown, fallback: string): { code: string; message: string } {
+  if (e instanceof VncuaError) return { code: e.code, message: e.message };
+  if (e instanceof Error) return { code: fallback, message: e.message };
+  return { code: fallback, message: String(e) };
+}
+
+/** The provider object for a name (or the object itself). */
+export function resolveProvider(o: Pick<RunSuiteOptions, 'provider' | 'endpoints' | 'desktopTimeoutMs'>): DesktopProvider {
+  const p = o.provider ?? 'local';
+  if (typeof p !== 'string') return p;
+  const timeout = o.desktopTimeoutMs !== undefined ? { timeoutMs: o.desktopTimeoutMs } : {};
+  if (p === 'local') return localProvider(timeout);
+  if (p === 'docker') return dockerProvider(timeout);
+  if (p === 'remote') {
+    if (!o.endpoints || o.endpoints.length === 0) throw badOption('endpoints', o.endpoints, 'the remote provider needs endpoints ([{ vncUrl, cdpUrl }], --endpoints FILE)');
+    return remoteProvider([...o.endpoints]);
+  }
+  throw badOption('provider', p, "expected 'local', 'docker', 'remote' or a provider object");
+}
+
+/** Whether a finished run's trace shows success (null when there is no readable trace). */
+async function traceSuccess(dir: string): Promise<boolean | null> {
+  try {
+    const t = await readTrace(dir);
+    return t.entries.some((e) => e.task_marked_complete === true);
+  } catch {
+    return null;
+  }
+}
+
+/** Run the suite (see the file comment). Rejects only on bad options or an unusable provider; otherwise resolves with every run's outcome. */
+export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
+  const workers = opts.workers ?? DEFAULTS.workers;
+  const maxSteps = opts.maxSteps ?? DEFAULTS.maxSteps;
+  const retries = opts.retries ?? DEFAULTS.retries;
+  checkInt('workers', workers, 1);
+  checkInt('maxSteps', maxSteps, 1);
+  checkInt('retries', retries, 0);
+  if (!TASK_ID_PATTERN.test(opts.agent.name)) throw badOption('agent.name', opts.agent.name, `must match ${TASK_ID_PATTERN} (it names the results directory)`);
+  const resolutions = opts.resolutions && opts.resolutions.length > 0 ? opts.resolutions : [DEFAULT_SCREEN_SIZE];
+  if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
+  const relative = opts.tasks.find((t) => isRelativeUrl(t.url));
+  if (relative) throw badOption('tasks', relative.id, `task ${relative.id} has the relative URL "${relative.url}": resolve it against a base URL first (--base-url, or the suite's static server)`);
+  const out = resolve(opts.out);
+  const signal = opts.signal;
+  const provider = resolveProvider(opts);
+  const jobs = shardJobs(expandJobs(opts.tasks, resolutions), opts.shard);
+  const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
+  await provider.prepare?.({ sizes, ...(signal ? { signal } : {}) });
+  await ensureRecorderRegistered();
+
+  const nWorkers = Math.max(1, Math.min(workers, provider.capacity ?? Infinity, jobs.length));
+  const snapshot: ProgressSnapshot = {
+    total: jobs.length,
+    skipped: 0,
+    done: 0,
+    successes: 0,
+    infraErrors: 0,
+    startedAt: Date.now(),
+    etaMs: null,
+    workers: Array.from({ length: nWorkers }, (_, worker): WorkerStatus => ({ worker, state: 'idle', since: Date.now() })),
+  };
+  const emit = (e: ProgressEvent) => {
+    const remaining = snapshot.total - snapshot.skipped - snapshot.done;
+    snapshot.etaMs = snapshot.done > 0 ? ((Date.now() - snapshot.startedAt) / snapshot.done) * remaining : null;
+    try {
+      opts.onProgress?.(e, snapshot);
+    } catch {
+      // a failing display must not stop the suite
+    }
+  };
+  const setWorker = (w: number, state: WorkerStatus['state'], job?: EvalJob, attempt?: number) => {
+    snapshot.workers[w] = { worker: w, state, ...(job ? { job: jobLabel(job) } : {}), ...(attempt ? { attempt } : {}), since: Date.now() };
+    emit({ type: 'worker', worker: w });
+  };
+
+  // What is already done on disk.
+  const outcomes: RunOutcome[] = [];
+  const todo: EvalJob[] = [];
+  for (const job of jobs) {
+    const dir = taskDir(out, opts.agent.name, job.size, job.task.id);
+    const state = await readDirState(dir);
+    if (state.state === 'finished' && !opts.rerun) {
+      snapshot.skipped++;
+      outcomes.push({ taskId: job.task.id, resolution: resolutionLabel(job.size), dir, status: 'skipped', success: null, attempts: 0, durationMs: 0 });
+    } else todo.push(job);
+  }
+  emit({ type: 'start' });
+  for (const o of outcomes) emit({ type: 'skip', job: `${o.taskId}@${o.resolution}` });
+
+  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit };
+  try {
+    await runWorkers(
+      todo,
+      nWorkers,
+      async (job, w) => {
+        const o = await runJob(ctx, job, w);
+        setWorker(w, 'idle');
+        if (o.status === 'cancelled') return;
+        outcomes.push(o);
+        snapshot.done++;
+        if (o.success === true) snapshot.successes++;
+        if (o.status === 'infra_error') snapshot.infraErrors++;
+        emit({ type: 'done', job: jobLabel(job), status: o.status, success: o.success, attempts: o.attempts, durationMs: o.durationMs, dir: o.dir });
+      },
+      signal,
+    );
+  } finally {
+    await provider.close?.().catch(() => {});
+    for (const w of snapshot.workers) w.state = 'done';
+  }
+  const cancelled = signal?.aborted === true && outcomes.length < jobs.length;
+  emit({ type: 'end', cancelled });
+  const order = new Map(jobs.map((j, i) => [`${j.task.id}@${resolutionLabel(j.size)}`, i]));
+  outcomes.sort((a, b) => order.get(`${a.taskId}@${a.resolution}`)! - order.get(`${b.taskId}@${b.resolution}`)!);
+  return {
+    agent: opts.agent.name,
+    out,
+    total: jobs.length,
+    skipped: snapshot.skipped,
+    ran: snapshot.done,
+    successes: snapshot.successes,
+    infraErrors: snapshot.infraErrors,
+    cancelled,
+    outcomes,
+  };
+}
+
+interface JobContext {
+  opts: RunSuiteOptions;
+  out: string;
+  maxSteps: number;
+  retries: number;
+  provider: DesktopProvider;
+  signal: AbortSignal | undefined;
+  setWorker(w: number, state: WorkerStatus['state'], job?: EvalJob, attempt?: number): void;
+  emit(e: ProgressEvent): void;
+}
+
+/** One infra failure of one attempt (kept in task.json). */
+interface InfraRecord {
+  attempt: number;
+  code: string;
+  message: string;
+  /** The agent's own result, when the agent ran. */
+  agent_result?: RunResult;
+}
+
+/** task.json: the task as run, and the attempt. */
+function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: number, infra: InfraRecord[], extra: Record<string, unknown> = {}): string {
+  const t = job.task;
+  return `${JSON.stringify(
+    {
+      id: t.id,
+      goal: t.goal,
+      url: t.url,
+      success: t.success,
+      maxSteps: t.maxSteps ?? c.maxSteps,
+      ...(t.hint !== undefined ? { hint: t.hint } : {}),
+      group: t.group,
+      ...(c.opts.taskFile ? { task_file: c.opts.taskFile } : {}),
+      agent: c.opts.agent.name,
+      resolution: resolutionLabel(job.size),
+      attempt,
+      started_at: startedAt,
+      provider: c.provider.name,
+      infra_errors: infra,
+      ...extra,
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+/** Run one job: attempts until a non-infra outcome, cancellation, or retries run out. */
+async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcome> {
+  const { opts, signal } = c;
+  const dir = taskDir(c.out, opts.agent.name, job.size, job.task.id);
+  const label = { taskId: job.task.id, resolution: resolutionLabel(job.size), dir };
+  const maxSteps = job.task.maxSteps ?? c.maxSteps;
+  const infra: InfraRecord[] = [];
+  const t0 = performance.now();
+  const cancelled = async (attempts: number): Promise<RunOutcome> => {
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
+    return { ...label, status: 'cancelled', success: null, attempts, durationMs: roundMs(performance.now() - t0) };
+  };
+  let lastSteps = 0;
+  let lastStartedAt = now();
+  for (let attempt = 1; attempt <= c.retries + 1; attempt++) {
+    if (signal?.aborted) return cancelled(attempt - 1);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const startedAt = now();
+    lastStartedAt = startedAt;
+    await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra));
+    c.setWorker(w, 'starting desktop', job, attempt);
+    let desktop: LeasedDesktop;
+    try {
+      desktop = await c.provider.acquire({ size: job.size, url: job.task.url, ...(signal ? { signal } : {}), ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}) });
+    } catch (e) {
+      if (signal?.aborted) return cancelled(attempt);
+      const err = errorInfo(e, 'DESKTOP_ERR_START_FAILED');
+      infra.push({ attempt, ...err });
+      if (attempt <= c.retries) c.emit({ type: 'retry', job: jobLabel(job), attempt, error: err });
+      continue;
+    }
+    let result: RunResult | undefined;
+    let problem: { code: string; message: string } | null = null;
+    try {
+      await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { desktop: desktop.info }));
+      c.setWorker(w, 'running agent', job, attempt);
+      const ctx: AgentContext = {
+        task: job.task.goal,
+        outputDir: dir,
+        vncUrl: desktop.vncUrl,
+        cdpUrl: desktop.cdpUrl,
+        url: job.task.url,
+        maxSteps,
+        script: opts.script,
+        args: opts.args ?? [],
+        agentOptions: { task: job.task.goal, outputDir: dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: job.task.success },
+        taskId: job.task.id,
+        ...(opts.taskFile ? { taskFile: opts.taskFile } : {}),
+        resolution: { width: desktop.width, height: desktop.height },
+      };
+      let agent: Agent | undefined;
+      try {
+        agent = await opts.agent.build(ctx);
+      } catch (e) {
+        const err = errorInfo(e, 'CLI_ERR_BAD_AGENT');
+        if (isInfraErrorCode(err.code)) problem = err;
+        else result = { status: 'error', steps: 0, durationMs: 0, error: err };
+        if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
+      }
+      if (agent) {
+        result = await agent.run({ maxSteps, ...(signal ? { signal } : {}) });
+        lastSteps = result.steps;
+        if (signal?.aborted && result.status === 'cancelled') return cancelled(attempt);
+        problem = infraErrorOf(result);
+        if (!problem) {
+          c.setWorker(w, 'checking desktop', job, attempt);
+          problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+          if (problem && signal?.aborted) return cancelled(attempt);
+        }
+      }
+    } finally {
+      c.setWorker(w, 'stopping desktop', job, attempt);
+      await desktop.release();
+    }
+    if (problem) {
+      infra.push({ attempt, ...problem, ...(result ? { agent_result: result } : {}) });
+      if (attempt <= c.retries) c.emit({ type: 'retry', job: jobLabel(job), attempt, error: problem });
+      continue;
+    }
+    const r = result!;
+    await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { desktop: desktop.info, ended_at: now(), status: r.status }));
+    return { ...label, status: r.status, success: await traceSuccess(dir), attempts: attempt, durationMs: roundMs(performance.now() - t0) };
+  }
+  // Every attempt hit an infra failure: the task is infra_error, never an agent failure.
+  const last = infra[infra.length - 1]!;
+  const result: RunResult = {
+    status: 'infra_error',
+    steps: lastSteps,
+    durationMs: roundMs(performance.now() - t0),
+    error: { code: last.code, message: `${c.retries + 1} attempt${c.retries === 0 ? '' : 's'} failed on infrastructure; the last: ${last.message}` },
+  };
+  await mkdir(dir, { recursive: true });
+  await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, c.retries + 1, lastStartedAt, infra, { ended_at: now(), status: 'infra_error' }));
+  await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
+  return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs };
+}
