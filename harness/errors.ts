@@ -112,6 +112,9 @@ export const ERROR_CODES = {
   MODEL_ERR_BAD_RESPONSE: 'The model API answered with a body that is not what its wire format says (not JSON, no output list, a tool call without its id); details say what was wrong.',
   MODEL_ERR_UNKNOWN_ACTION: 'The model asked for an action the adapter cannot map to vncua\'s primitives (an unknown action type, or one missing its coordinates; details: action).',
   AGENT_ERR_PARSE: 'A model adapter could not turn the model\'s reply into an action, also after re-asking with the validation error (status parse_error; the message holds the last error and the start of the last reply).',
+  MODEL_ERR_REFUSAL: 'The model declined to continue (Anthropic stop_reason "refusal"); the run ended with status safety_check (the message holds the refusal category and explanation, when given, and the model\'s text).',
+  MODEL_ERR_MAX_TOKENS: 'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
+  MODEL_ERR_CONTEXT_WINDOW: 'The conversation no longer fits the model\'s context window (stop_reason "model_context_window_exceeded"); keep fewer screenshots (historyScreens) or use fewer steps.',
 } as const;
 
 /** A stable error code string. */

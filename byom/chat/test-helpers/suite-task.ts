@@ -1,0 +1,84 @@
+/**
+ * Test-only: a task of the built-in basic suite (eval/suites/basic) for the adapters' end-to-end
+ * tests: the task entry, its reference trace (what a scripted model replays, in the adapter's own
+ * wire format), and a static server over the suite directory (read from disk; byom/ may not
+ * import eval/).
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ActionStep } from '../../../harness/agent/index.ts';
+
+/** The basic suite's directory. */
+export const SUITE_DIR = fileURLToPath(new URL('../../../eval/suites/basic/', import.meta.url));
+
+/** A suite task (our task format; the fields these tests use). */
+export interface SuiteTask {
+  id: string;
+  goal: string;
+  url: string;
+  success: { sentinel: string };
+  maxSteps?: number;
+}
+
+/** The task `id` and its reference trace. */
+export async function loadSuiteTask(id: string): Promise<{ task: SuiteTask; reference: ActionStep[] }> {
+  const tasks = JSON.parse(await readFile(join(SUITE_DIR, 'tasks.json'), 'utf8')) as SuiteTask[];
+  const task = tasks.find((t) => t.id === id);
+  if (!task) throw new Error(`no task ${id} in ${SUITE_DIR}tasks.json`);
+  const reference = JSON.parse(await readFile(join(SUITE_DIR, 'references', `${id}.json`), 'utf8')) as ActionStep[];
+  return { task, reference };
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png' };
+
+/** Serve the suite directory on 127.0.0.1:0; `url` ends with a slash. */
+export async function serveSuite(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const path = normalize(join(SUITE_DIR, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
+    if (!path.startsWith(SUITE_DIR.endsWith(sep) ? SUITE_DIR : SUITE_DIR + sep)) {
+      res.writeHead(403).end();
+      return;
+    }
+    readFile(path).then(
+      (data) => {
+        res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+        res.end(data);
+      },
+      () => res.writeHead(404).end(),
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Wait until the desktop's browser shows `url` loaded and focused, then a little for it to paint (input sent earlier can be lost). */
+export async function waitForPage(cdpUrl: string, url: string, timeoutMs = 20_000): Promise<void> {
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.connectOverCDP(cdpUrl);
+  try {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url() === url);
+      if (page) {
+        await page.waitForFunction(() => document.readyState === 'complete' && document.hasFocus(), undefined, { timeout: Math.max(1, end - Date.now()) });
+        break;
+      }
+      if (Date.now() > end) throw new Error(`the browser did not open ${url}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  } finally {
+    await browser.close();
+  }
+}

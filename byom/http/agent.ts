@@ -1,0 +1,146 @@
+/**
+ * `HttpPlannerAgent`: a remote planner as an agent (like uitask's UiPath reference planner).
+ * Each act() takes a screenshot, POSTs `{ task, screenshot, resolution, previous_steps }` to
+ * `endpoint` (wire.ts, README.md) over one persistent connection (client.ts), and performs the
+ * actions it gets back, in order; FINISH ends the run. Coordinates are pixels of the screenshot
+ * sent: the screen's own, or `screenshotSize` (then mapped back exactly, see chat/coordinates.ts).
+ *
+ * Auth: a static `token` (or `apiKey`), or `authUrl` + `clientId` + `clientSecret` (OAuth2 client
+ * credentials, token cached on disk under a cross-process lock; auth.ts); none for an open planner.
+ */
+import { badOption } from '../../harness/agent/options.ts';
+import type { AgentRunResult, RunOptions } from '../../harness/agent/index.ts';
+import { VncuaError } from '../../harness/errors.ts';
+import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
+import type { CoordinateFrame } from '../chat/coordinates.ts';
+import { ClientCredentialsSource, StaticTokenSource, type TokenSource } from './auth.ts';
+import { PlannerClient } from './client.ts';
+import type { RetryPolicy } from './retry.ts';
+import { plannerActionSteps, type PreviousStep, type PlannerAction } from './wire.ts';
+import type { ActionStep } from '../../harness/agent/index.ts';
+
+/** HttpPlannerAgent's own options (besides the Agent's and ModelAgent's). */
+export interface HttpPlannerOptions {
+  /** The planner's URL (http:// or https://). */
+  endpoint: string;
+  /** A static bearer token (else `apiKey`). */
+  token?: string;
+  /** OAuth2 token endpoint of the client credentials grant (with clientId and clientSecret). */
+  authUrl?: string;
+  clientId?: string;
+  clientSecret?: string;
+  scope?: string;
+  /** Token cache file (default ~/.cache/vncua/tokens.json); null for none. */
+  tokenCacheFile?: string | null;
+  /** Retries of each call (default 5 attempts, 500 ms base, 20 s cap). */
+  retry?: Partial<RetryPolicy>;
+  /** Timeout of each attempt in ms (default 120 000). */
+  requestTimeoutMs?: number;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /** Jitter source of the backoff (tests). */
+  random?: () => number;
+}
+
+/** The options of HttpPlannerAgent. */
+export type HttpPlannerAgentOptions = ModelAgentOptions & HttpPlannerOptions;
+
+const HTTP_KEYS = ['endpoint', 'token', 'authUrl', 'clientId', 'clientSecret', 'scope', 'tokenCacheFile', 'retry', 'requestTimeoutMs', 'headers', 'random'] as const;
+
+/** An agent driven by a remote HTTP planner. */
+export class HttpPlannerAgent extends ModelAgent {
+  /** The client (one persistent connection). */
+  readonly client: PlannerClient;
+  /** The token source (null: no auth). */
+  readonly auth: TokenSource | null;
+  #previous: PreviousStep[] = [];
+  #step = 0;
+
+  /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field); makes no request. */
+  constructor(options: HttpPlannerAgentOptions) {
+    const [h, rest] = splitOptions(options, HTTP_KEYS);
+    super(rest);
+    if (typeof h.endpoint !== 'string' || !/^https?:\/\//.test(h.endpoint)) throw badOption('endpoint', h.endpoint, 'give the planner URL, http:// or https:// (VNCUA_PLANNER_URL)');
+    const token = h.token ?? this.model.apiKey;
+    const creds = [h.authUrl, h.clientId, h.clientSecret];
+    if (creds.some((v) => v !== undefined) && creds.some((v) => typeof v !== 'string' || v === '')) {
+      throw badOption(h.authUrl === undefined ? 'authUrl' : h.clientId === undefined ? 'clientId' : 'clientSecret', undefined, 'authUrl, clientId and clientSecret go together (OAuth2 client credentials)');
+    }
+    if (this.model.screenshotSize && !(Number.isInteger(this.model.screenshotSize.width) && Number.isInteger(this.model.screenshotSize.height) && this.model.screenshotSize.width >= 1 && this.model.screenshotSize.height >= 1)) {
+      throw badOption('screenshotSize', this.model.screenshotSize, 'must be { width, height } with whole numbers of pixels >= 1');
+    }
+    try {
+      this.auth = h.authUrl
+        ? new ClientCredentialsSource({
+            authUrl: h.authUrl,
+            clientId: h.clientId!,
+            clientSecret: h.clientSecret!,
+            ...(h.scope !== undefined ? { scope: h.scope } : {}),
+            ...(h.tokenCacheFile !== undefined ? { cacheFile: h.tokenCacheFile } : {}),
+            ...(h.retry ? { retry: h.retry } : {}),
+            ...(h.random ? { random: h.random } : {}),
+          })
+        : token
+          ? new StaticTokenSource(token)
+          : null;
+      this.client = new PlannerClient({
+        endpoint: h.endpoint,
+        auth: this.auth,
+        ...(h.retry ? { retry: h.retry } : {}),
+        ...(h.requestTimeoutMs !== undefined ? { requestTimeoutMs: h.requestTimeoutMs } : {}),
+        ...(h.headers ? { headers: h.headers } : {}),
+        ...(h.random ? { random: h.random } : {}),
+      });
+    } catch (e) {
+      throw badOption(h.authUrl ? 'authUrl' : 'retry', h.authUrl, (e as Error).message, e);
+    }
+  }
+
+  /** The steps sent as previous_steps so far in this run. */
+  get previousSteps(): readonly PreviousStep[] {
+    return this.#previous;
+  }
+
+  /** run() with previous_steps reset; the connection is closed at the end. */
+  override async run(options: RunOptions = {}): Promise<AgentRunResult> {
+    this.#previous = [];
+    this.#step = 0;
+    try {
+      return await super.run(options);
+    } finally {
+      this.client.close();
+    }
+  }
+
+  override async act(): Promise<boolean> {
+    const size = this.model.screenshotSize;
+    const shot = await this.observe({ format: 'png' });
+    const frame: CoordinateFrame = { space: size ? 'resized' : 'absolute', screen: { width: shot.screenWidth, height: shot.screenHeight }, image: { width: shot.width, height: shot.height } };
+    const plan = await this.client.plan(
+      { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous },
+      { signal: this.signal },
+    );
+    this.noteModelCall({ latencyMs: plan.latencyMs, attempts: plan.attempts, ...(plan.response.usage ? { usage: plan.response.usage } : {}), ...(plan.response.id ? { responseId: plan.response.id } : {}) });
+    if (plan.retries.length > 0) this.attachMeta({ retries: plan.retries });
+    if (plan.reauthenticated) this.attachMeta({ reauthenticated: true });
+    // Map every action before performing any: a bad one rejects the whole plan.
+    const mapped: Array<{ action: PlannerAction; steps: ActionStep[] }> = [];
+    for (const [i, action] of plan.response.actions.entries()) {
+      try {
+        mapped.push({ action, steps: plannerActionSteps(action, frame) });
+      } catch (e) {
+        throw new VncuaError('MODEL_ERR_BAD_RESPONSE', `The planner at ${this.client.endpoint.href} sent an action that cannot be performed: actions.${i}: ${(e as Error).message}`, {
+          details: { index: i, action },
+        });
+      }
+    }
+    const step = this.#step++;
+    for (const { action, steps } of mapped) {
+      if (action.description !== undefined) this.attachMeta({ description: action.description });
+      for (const s of steps) await this.perform(s);
+      this.#previous.push({ step, action });
+      if (action.type === 'FINISH') return true;
+    }
+    return false;
+  }
+}

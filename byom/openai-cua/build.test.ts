@@ -1,0 +1,117 @@
+/**
+ * The CLI builder (environment + arguments after `--`) and the constructor's option checks. No
+ * desktop is needed: the agent connects nothing until run().
+ */
+import { describe, expect, it } from 'vitest';
+import type { AgentContext } from '../../harness/agent/index.ts';
+import { isVncuaError } from '../../harness/errors.ts';
+import { OpenAICuaAgent, type OpenAICuaOptions } from './agent.ts';
+import build, { buildOpenAICuaAgent, openAICuaOptions } from './build.ts';
+
+const ctx = (args: string[] = []): AgentContext => ({
+  task: 'Do it.',
+  outputDir: '/tmp/vncua-openai-build',
+  vncUrl: 'ws://127.0.0.1:5901',
+  cdpUrl: 'http://127.0.0.1:9222',
+  url: undefined,
+  maxSteps: 10,
+  script: undefined,
+  args,
+  agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-openai-build', vncUrl: 'ws://127.0.0.1:5901', cdpUrl: 'http://127.0.0.1:9222' },
+});
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return isVncuaError(e) ? e.code : `not a VncuaError: ${String(e)}`;
+  }
+  return undefined;
+}
+
+describe('buildOpenAICuaAgent', () => {
+  it('reads OPENAI_API_KEY, OPENAI_BASE_URL and VNCUA_OPENAI_MODEL', () => {
+    const a = buildOpenAICuaAgent(ctx(), { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', VNCUA_OPENAI_MODEL: 'gpt-5.4' });
+    expect(a).toBeInstanceOf(OpenAICuaAgent);
+    expect(a.client.apiKey).toBe('sk-env');
+    expect(a.client.baseURL).toBe('http://127.0.0.1:1/v1');
+    expect(a.modelName).toBe('gpt-5.4');
+    expect(a.toolForm).toBe('computer');
+    expect(a.task).toBe('Do it.');
+    expect(a.options.vncUrl).toBe('ws://127.0.0.1:5901');
+  });
+
+  it('defaults: computer-use-preview with the preview tool; arguments after -- win over the environment', () => {
+    const d = buildOpenAICuaAgent(ctx(), { OPENAI_API_KEY: 'k' });
+    expect([d.modelName, d.toolForm]).toEqual(['computer-use-preview', 'preview']);
+    const o = openAICuaOptions(ctx(['--model', 'my-cua', '--tool-form', 'preview', '--display', '1024x640', '--ack-safety', 'irrelevant_domain, sensitive_domain', '--budget-ms', '60000']), {
+      OPENAI_API_KEY: 'k',
+      VNCUA_OPENAI_MODEL: 'gpt-5.4',
+    });
+    expect(o).toMatchObject({ model: 'my-cua', toolForm: 'preview', displaySize: { width: 1024, height: 640 }, acknowledgeSafetyChecks: ['irrelevant_domain', 'sensitive_domain'], budgetMs: 60000 });
+  });
+
+  it('bad arguments are CLI_ERR_BAD_ARGS; a missing key is AGENT_ERR_BAD_OPTIONS naming apiKey', () => {
+    expect(codeOf(() => openAICuaOptions(ctx(['--tool-form', 'beta']), { OPENAI_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
+    expect(codeOf(() => openAICuaOptions(ctx(['--display', '1024']), { OPENAI_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
+    expect(codeOf(() => openAICuaOptions(ctx(['--frobnicate']), { OPENAI_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
+    let err: unknown;
+    try {
+      buildOpenAICuaAgent(ctx(), {});
+    } catch (e) {
+      err = e;
+    }
+    expect(isVncuaError(err, 'AGENT_ERR_BAD_OPTIONS')).toBe(true);
+    expect((err as { details: { field: string } }).details.field).toBe('apiKey');
+  });
+
+  it('the default export is the builder', () => {
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = 'sk-default-export';
+    try {
+      expect(build(ctx()).client.apiKey).toBe('sk-default-export');
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+  });
+});
+
+describe('OpenAICuaAgent options', () => {
+  const base: OpenAICuaOptions = { outputDir: '/tmp/x', vncUrl: 'ws://127.0.0.1:5901', task: 'Do it.', apiKey: 'k' };
+  const cases: Array<[string, Partial<OpenAICuaOptions> & Record<string, unknown>]> = [
+    ['task', { task: undefined }],
+    ['task', { task: '  ' }],
+    ['displaySize', { displaySize: { width: 0, height: 10 } }],
+    ['displaySize', { displaySize: { width: 1024.5, height: 640 } }],
+    ['toolForm', { toolForm: 'beta' as 'preview' }],
+    ['environment', { environment: 'amiga' as 'browser' }],
+    ['truncation', { truncation: 'sometimes' as 'auto' }],
+    ['acknowledgeSafetyChecks', { acknowledgeSafetyChecks: 'all' as unknown as string[] }],
+    ['requestTimeoutMs', { requestTimeoutMs: 0 }],
+    ['maxRetries', { maxRetries: -1 }],
+    ['screenshotSize', { screenshotSize: { width: 10, height: 10 } }],
+    ['budgetMs', { budgetMs: -5 }],
+    ['nonsense', { nonsense: true }],
+  ];
+  it.each(cases)('a bad %s is rejected at construction', (field, patch) => {
+    let err: unknown;
+    try {
+      new OpenAICuaAgent({ ...base, ...patch } as OpenAICuaOptions);
+    } catch (e) {
+      err = e;
+    }
+    // ModelAgent reports its own numeric options with a TypeError; everything else is AGENT_ERR_BAD_OPTIONS naming the field.
+    if (field === 'budgetMs') expect(err).toBeInstanceOf(TypeError);
+    else {
+      expect(isVncuaError(err, 'AGENT_ERR_BAD_OPTIONS')).toBe(true);
+      expect((err as { details: { field: string } }).details.field).toBe(field);
+    }
+  });
+
+  it('toolForm follows the model name unless given', () => {
+    expect(new OpenAICuaAgent({ ...base, model: 'computer-use-preview-2025-03-11' }).toolForm).toBe('preview');
+    expect(new OpenAICuaAgent({ ...base, model: 'gpt-5.4' }).toolForm).toBe('computer');
+    expect(new OpenAICuaAgent({ ...base, model: 'gpt-5.4', toolForm: 'preview' }).toolForm).toBe('preview');
+  });
+});
