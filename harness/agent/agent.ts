@@ -135,6 +135,10 @@ export interface ScreenCapture {
 const IN_FLIGHT_GRACE_MS = 5000;
 /** How long starting the recording proxy may take. */
 const RECORDER_START_TIMEOUT_MS = 10_000;
+/** The screen is quiet after this long without a change (the post-processor's quiet window too). */
+const QUIET_SCREEN_MS = 300;
+/** A recorded run ends once the screen is quiet after the last action, or after this long at most (the post-processor's default settle cap). */
+const RECORDING_TAIL_MAX_MS = 1000;
 /** Timeout of each success check. */
 const CHECK_TIMEOUT_MS = 5000;
 
@@ -271,6 +275,7 @@ export abstract class Agent {
         status = 'error';
       }
     }
+    if (recording && status !== 'cancelled') await this.#recordTail();
     await this.#closeAll();
     if (recording) {
       try {
@@ -321,6 +326,19 @@ export abstract class Agent {
     } finally {
       if (timer) clearTimeout(timer);
       if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * With a recording on, the screen's answer to the last action belongs to the session: keep the
+   * connection until the screen is quiet (at most RECORDING_TAIL_MAX_MS), so the post-processor's
+   * last "after" frame shows the settled screen.
+   */
+  async #recordTail(): Promise<void> {
+    try {
+      await this.#connection.current?.client.waitForQuiet({ quietMs: QUIET_SCREEN_MS, timeoutMs: RECORDING_TAIL_MAX_MS });
+    } catch {
+      // the connection is gone: nothing more to record
     }
   }
 
@@ -475,6 +493,16 @@ export abstract class Agent {
       screenHeight: c.screenHeight,
       hash: createHash('sha1').update(c.data).digest('hex'),
     };
+  }
+
+  /**
+   * Wait until the screen stops changing (no update for `quietMs`, default 300), at most `timeoutMs` (default 2000);
+   * true when it went quiet. What an agent does before looking: animations end, menus open, late content paints.
+   */
+  async waitForQuietScreen(options: { quietMs?: number; timeoutMs?: number } = {}): Promise<boolean> {
+    const signal = this.#run?.controller.signal;
+    const d = await this.#driver(signal);
+    return d.client.waitForQuiet({ quietMs: options.quietMs ?? QUIET_SCREEN_MS, timeoutMs: options.timeoutMs ?? 2000, signal });
   }
 
   /** The URL of the browser's active page over CDP, or null when unknown (no cdpUrl, or no answer). */

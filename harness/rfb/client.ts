@@ -85,6 +85,15 @@ export interface WaitForUpdateOptions extends Cancellable {
   after?: number;
 }
 
+/** Options of waitForQuiet(). */
+export interface WaitForQuietOptions {
+  /** The screen is quiet once no update changed pixels for this long (ms, default 300). */
+  quietMs?: number;
+  /** Give up after this long (ms, default 2000): resolves false. */
+  timeoutMs?: number;
+  signal?: AbortSignal | undefined;
+}
+
 /** A live connection to a VNC server. Create it with connectVnc(). */
 export class VncClient extends TypedEmitter<VncClientEvents> {
   /** The URL this client is connected to. */
@@ -191,6 +200,30 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   cutText(text: string): void {
     this.assertOpen('send clipboard text');
     this.transport!.send(this.session.cutText(text));
+  }
+
+  /**
+   * Resolve true once no update changed pixels for `quietMs` (animations finished, the page repainted),
+   * false if that did not happen within `timeoutMs`. Rejects on abort or when the connection closes.
+   */
+  async waitForQuiet(options: WaitForQuietOptions = {}): Promise<boolean> {
+    const quietMs = options.quietMs ?? 300;
+    const timeoutMs = options.timeoutMs ?? 2000;
+    if (!(typeof quietMs === 'number' && quietMs > 0 && Number.isFinite(quietMs))) {
+      throw new VncuaError('RFB_ERR_BAD_ARGUMENT', `waitForQuiet: quietMs must be a positive number of milliseconds, got ${String(quietMs)}`, { details: { quietMs } });
+    }
+    checkTimeout(timeoutMs, 'waitForQuiet');
+    const end = performance.now() + timeoutMs;
+    for (;;) {
+      const left = end - performance.now();
+      if (left < quietMs) return false;
+      try {
+        await this.waitForUpdate({ timeoutMs: quietMs, signal: options.signal });
+      } catch (e) {
+        if (e instanceof VncuaError && e.code === 'RFB_ERR_TIMEOUT') return true;
+        throw e;
+      }
+    }
   }
 
   /**
