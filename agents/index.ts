@@ -1,8 +1,12 @@
-/** Agents that ship with vncua: the scripted agent, and the builders `vncua run --agent NAME` knows. */
+/** Agents that ship with vncua (scripted, replay, random), and the builders `vncua run|eval --agent NAME` knows them by. */
 import type { AgentBuilder } from '../harness/agent/index.ts';
 import { VncuaError } from '../harness/errors.ts';
+import buildRandomAgent from './random.ts';
+import buildReplayAgent from './replay.ts';
 import { ScriptedAgent, loadScript } from './scripted.ts';
 
+export { ReplayAgent, loadReference, referencePath, type ReplayAgentOptions } from './replay.ts';
+export { RandomAgent, type RandomAgentOptions } from './random.ts';
 export { ScriptedAgent, loadScript, parseScript, type ScriptIssue, type ScriptStep, type ScriptedAgentOptions } from './scripted.ts';
 
 /** Builder of the built-in `scripted` agent: plays the --script file. */
@@ -16,4 +20,4 @@ export const scripted: AgentBuilder = async (ctx) => {
 };
 
 /** Built-in agents by the name `vncua run --agent NAME` accepts. */
-export const BUILTIN_AGENTS: Readonly<Record<string, AgentBuilder>> = { scripted };
+export const BUILTIN_AGENTS: Readonly<Record<string, AgentBuilder>> = { scripted, replay: buildReplayAgent, random: buildRandomAgent };

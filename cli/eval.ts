@@ -3,13 +3,13 @@
  * then score the results (and, with --process, post-process the recordings first).
  *
  * The agent is resolved exactly as `vncua run --agent` does (cli/run.ts loadAgentModule: a built-in
- * name from agents/index.ts BUILTIN_AGENTS, or a module path). Task URLs that are relative (a suite's
+ * name from cli/agents.ts AGENTS, or a module path). Task URLs that are relative (a suite's
  * tasks.json, e.g. eval/suites/basic/tasks.json) are served by a static server started over the task
  * file's directory, unless --base-url is given. Ctrl-C / SIGTERM cancels cleanly (again: quit at once;
  * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
  */
 import { dirname, resolve } from 'node:path';
-import { BUILTIN_AGENTS } from '../agents/index.ts';
+import { AGENTS } from './agents.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
 import { loadEndpoints, type RemoteEndpoint } from '../eval/providers/remote.ts';
@@ -29,7 +29,7 @@ const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution 
                   [--process] [--no-score] [--script FILE] [-- ARGS...]
   --tasks       a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's
                 ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory
-  --agent       a built-in agent (${Object.keys(BUILTIN_AGENTS).join(', ')}) or a .ts/.js module
+  --agent       a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module
                 (default export: an Agent subclass or a builder (ctx) => Agent)
   --resolution  screen size, repeatable (default 1280x800)
   --workers     runs at once (default 1)          --max-steps  per run (default ${DEFAULT_MAX_STEPS})

@@ -9,7 +9,10 @@ type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Pro
 const COMMANDS: Record<string, Command> = {
   desktop: { summary: 'desktop up [--size WxH] [--url URL] [--password P] | desktop down', load: () => import('./desktop.ts') },
   run: { summary: 'run --agent MODULE [--task T] [--url URL] [--max-steps N] [--out DIR] [--vnc URL --cdp URL] [--script FILE]', load: () => import('./run.ts') },
-  demo: { summary: 'run the scripted agent on a local demo page, print where the trace is', load: () => import('./demo.ts') },
+  eval: { summary: 'eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N] [--out DIR] ...', load: () => import('./eval.ts') },
+  process: { summary: 'process <root> [--overwrite] [--jobs N] [--video]: screenshots and step reports from recordings', load: () => import('./process.ts') },
+  score: { summary: 'score DIR: scores.json, scores.md, scores.html for every run under DIR', load: () => import('./score.ts') },
+  demo: { summary: 'the basic suite with the replay agent on a local desktop, processed and scored', load: () => import('./demo.ts') },
 };
 
 function usage(): string {

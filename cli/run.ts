@@ -10,7 +10,8 @@
 import { existsSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BUILTIN_AGENTS } from '../agents/index.ts';
+import '../recorder/register.ts'; // runs record by default (the Agent's record option)
+import { AGENTS } from './agents.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { SuccessChecker } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
@@ -20,7 +21,7 @@ import { TRACE_FILES } from '../harness/trace/index.ts';
 const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR]
                  [--vnc URL --cdp URL] [--size WxH] [--server xvnc|x11vnc] [--script FILE] [-- ARGS...]
   MODULE   a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent,
-           or a built-in agent: ${Object.keys(BUILTIN_AGENTS).join(', ')}
+           or a built-in agent: ${Object.keys(AGENTS).join(', ')}
   --url    page the local desktop opens (default about:blank)
   --vnc/--cdp  use a running desktop instead of starting one (give both)
   --out    output directory (default runs/<timestamp>-<agent>/)
@@ -154,13 +155,13 @@ export interface LoadedAgentModule {
 
 /** Load `spec` (a built-in name or a module path resolved from the cwd); CLI_ERR_BAD_AGENT if unusable. */
 export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> {
-  const builtin = Object.hasOwn(BUILTIN_AGENTS, spec) ? BUILTIN_AGENTS[spec] : undefined;
+  const builtin = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
   const name = builtin ? spec : basename(spec, extname(spec));
   let exported: unknown = builtin;
   if (!builtin) {
     const file = resolve(spec);
     if (!existsSync(file)) {
-      throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} not found (looked at ${file}); give a .ts/.js file or one of the built-in agents: ${Object.keys(BUILTIN_AGENTS).join(', ')}.`, {
+      throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} not found (looked at ${file}); give a .ts/.js file or one of the built-in agents: ${Object.keys(AGENTS).join(', ')}.`, {
         details: { module: spec, path: file },
       });
     }

@@ -7,7 +7,7 @@
  * 2. write task.json (the task as run, plus attempt, resolution, agent, started_at);
  * 3. get a desktop from the provider at that size, showing the task's page;
  * 4. build the agent with its AgentContext and `run({ maxSteps, signal })` it (recording is on when
- *    the recorder is registered: see recording.ts);
+ *    recorder/register.ts, imported below, registers the recording proxy);
  * 5. check the desktop still works (its process alive, CDP answering);
  * 6. release the desktop in `finally`.
  * An infra failure (the desktop did not start, the VNC connection dropped, Chromium died: infra.ts)
@@ -37,7 +37,7 @@ import { dockerProvider } from './providers/docker.ts';
 import { localProvider } from './providers/local.ts';
 import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
-import { ensureRecorderRegistered } from './recording.ts';
+import '../recorder/register.ts'; // every run is recorded (the Agent's record option, on by default)
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
@@ -171,7 +171,6 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const jobs = shardJobs(expandJobs(opts.tasks, resolutions), opts.shard);
   const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
   await provider.prepare?.({ sizes, ...(signal ? { signal } : {}) });
-  await ensureRecorderRegistered();
 
   const nWorkers = Math.max(1, Math.min(workers, provider.capacity ?? Infinity, jobs.length));
   const snapshot: ProgressSnapshot = {
