@@ -1,47 +1,67 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { readResult, readTrace } from '../harness/trace/index.ts';
+import { isVncuaError } from '../harness/errors.ts';
+import { DEMO_RESOLUTIONS, DEMO_TASKS, parseDemoArgs } from './demo.ts';
 
 const run = promisify(execFile);
 const bin = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
-const script = JSON.parse(readFileSync(fileURLToPath(new URL('../agents/demo/script.json', import.meta.url)), 'utf8')) as Array<{ action: string; params: unknown }>;
 
 describe('vncua demo', () => {
-  it('runs the scripted agent on the demo page: the trace holds the script in order, the code is revealed, a screenshot is saved', async () => {
-    const out = mkdtempSync(join(tmpdir(), 'vncua-demo-'));
-    try {
-      const { stdout } = await run(process.execPath, [bin, 'demo', '--out', out, '--size', '1024x700'], { timeout: 60_000 });
-      const tracePath = join(out, 'execution.json');
-      expect(stdout).toContain(`trace: ${tracePath}`);
-      expect(stdout).toContain('result: finished');
-
-      const trace = await readTrace(tracePath);
-      expect(trace.source).toBe('vncua');
-      expect(trace.entries.map((e) => ({ action: e.action, params: e.params }))).toEqual(script.map((s) => ({ action: s.action, params: s.params })));
-      expect(trace.entries.every((e) => !('error' in e))).toBe(true);
-      // The code appears only after the last click, when the typed text was saved and the list scrolled.
-      expect(trace.entries.at(-1)!.task_marked_complete).toBe(true);
-      expect(trace.entries[0]!.task_marked_complete).toBe(false);
-      expect((await readResult(out)).status).toBe('finished');
-
-      const file = join(out, 'screenshot.png');
-      expect(stdout).toContain(`Screenshot saved: ${file}`);
-      const { data, info } = await sharp(readFileSync(file)).raw().toBuffer({ resolveWithObject: true });
-      expect([info.width, info.height]).toEqual([1024, 700]);
-      // The page's orange button is on screen: some pixels are close to #f9a826.
-      let orange = 0;
-      for (let i = 0; i < data.length; i += info.channels) {
-        if (Math.abs(data[i]! - 0xf9) < 6 && Math.abs(data[i + 1]! - 0xa8) < 6 && Math.abs(data[i + 2]! - 0x26) < 6) orange++;
+  it('defaults to the basic suite at 1280x800 and 1920x1080 on 2 workers, into a fresh runs/demo-… directory', () => {
+    const o = parseDemoArgs([], new Date('2026-11-25T10:20:30.456Z'))!;
+    expect(o.tasks).toBe(DEMO_TASKS);
+    expect(o.resolutions.map((r) => `${r.width}x${r.height}`)).toEqual([...DEMO_RESOLUTIONS]);
+    expect(o.workers).toBe(2);
+    expect(o.out).toBe(join('runs', 'demo-2026-11-25T10-20-30'));
+    expect(parseDemoArgs(['--help'])).toBeUndefined();
+    for (const bad of [['--workers', '0'], ['--resolution', 'big'], ['--frobnicate'], ['--out']]) {
+      let err: unknown;
+      try {
+        parseDemoArgs(bad);
+      } catch (e) {
+        err = e;
       }
-      expect(orange).toBeGreaterThan(500);
+      expect(isVncuaError(err, 'CLI_ERR_BAD_ARGS'), bad.join(' ')).toBe(true);
+    }
+  });
+
+  it('runs suite tasks with the replay agent, recorded and post-processed, and prints the scores page', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vncua-demo-'));
+    try {
+      // Three tasks of the basic suite, in a task file beside the suite's own (references and pages resolve from there).
+      const all = JSON.parse(readFileSync(DEMO_TASKS, 'utf8')) as Array<{ id: string; url: string }>;
+      const picked = all.filter((t) => ['click-button', 'drag-card', 'type-unicode'].includes(t.id));
+      expect(picked).toHaveLength(3);
+      const tasks = join(fileURLToPath(new URL('../eval/suites/basic/', import.meta.url)), `.demo-test-${process.pid}.json`);
+      writeFileSync(tasks, JSON.stringify(picked));
+      const out = join(dir, 'out');
+      let stdout: string;
+      try {
+        ({ stdout } = await run(process.execPath, [bin, 'demo', '--tasks', tasks, '--resolution', '1024x700', '--out', out], { timeout: 120_000 }));
+      } finally {
+        rmSync(tasks, { force: true });
+      }
+      expect(stdout).toContain('demo: 3/3 runs succeeded (0 infra errors)');
+      expect(stdout).toMatch(/tasks per minute/);
+      const html = join(out, 'scores.html');
+      expect(stdout).toContain(`Open the scores: ${html}`);
+      const scores = JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8')) as { runs: Array<{ task_id: string; success: boolean; link: string }> };
+      expect(scores.runs.map((r) => [r.task_id, r.success]).sort()).toEqual([['click-button', true], ['drag-card', true], ['type-unicode', true]]);
+      for (const r of scores.runs) {
+        // Each run was recorded and processed: the scores link to its step report, which has its screenshots.
+        expect(r.link).toBe(`replay/1024_700/${r.task_id}/action_screenshots.html`);
+        const runDir = join(out, 'replay', '1024_700', r.task_id);
+        expect(existsSync(join(runDir, 'recording', 'server.rfb.bin'))).toBe(true);
+        expect(existsSync(join(runDir, 'action_screenshots', '0000_before.png'))).toBe(true);
+        expect(readFileSync(html, 'utf8')).toContain(`href="${r.link}"`);
+      }
     } finally {
-      rmSync(out, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

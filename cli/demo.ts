@@ -1,94 +1,102 @@
 /**
- * `vncua demo`: the main job on the local default, no API key needed. It serves the demo page
- * (agents/demo/page.html), then runs the scripted agent on it with agents/demo/script.json through
- * the same code path as `vncua run` (a local desktop, the agent's run, the trace), takes a
- * screenshot at the end and prints where the trace and the screenshot are.
+ * `vncua demo` (`npm run demo`): the main job on the local default, with no API key, no Docker and
+ * nothing installed by hand. It runs the built-in basic suite (eval/suites/basic) with the replay
+ * agent on fresh local desktops at 1280x800 and 1920x1080, post-processes every recording into
+ * per-action screenshots and step reports, scores the runs and prints where scores.html is.
+ * It is `vncua eval` with these arguments; --resolution, --workers, --tasks and --out override them.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { DEMO_PAGE, DEMO_SCRIPT, DEMO_TASK } from '../agents/demo/index.ts';
-import { connectVnc, type VncClient } from '../harness/rfb/index.ts';
-import { resultLine, runAgentCommand } from './run.ts';
+import { fileURLToPath } from 'node:url';
+import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
+import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { runEvalCommand } from './eval.ts';
 
-const USAGE = 'usage: vncua demo [--out DIR] [--size WxH]\n';
+/** The built-in suite the demo runs. */
+export const DEMO_TASKS = fileURLToPath(new URL('../eval/suites/basic/tasks.json', import.meta.url));
+/** The resolutions the demo runs the suite at. */
+export const DEMO_RESOLUTIONS = ['1280x800', '1920x1080'] as const;
 
-/** Wait until no framebuffer update arrived for `quietMs` (at most `maxMs`). */
-async function settle(client: VncClient, quietMs: number, maxMs: number): Promise<void> {
-  const end = Date.now() + maxMs;
-  while (Date.now() < end) {
-    try {
-      await client.waitForUpdate({ timeoutMs: quietMs });
-    } catch {
-      return; // quiet for quietMs
-    }
-  }
+const USAGE = `usage: vncua demo [--resolution WxH ...] [--workers N] [--tasks FILE] [--out DIR]
+  runs the basic suite with the replay agent at ${DEMO_RESOLUTIONS.join(' and ')} (2 workers),
+  post-processes the recordings (step reports) and prints the path of scores.html
+`;
+
+/** What `vncua demo` was asked to do. */
+export interface DemoOptions {
+  resolutions: ScreenSize[];
+  workers: number;
+  tasks: string;
+  out: string;
 }
 
-/** Run the demo; resolves to the exit code. */
-export async function run(argv: string[]): Promise<number> {
-  let out = join('runs', `demo-${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}`);
-  let size = '1280x800';
+/** Parse `vncua demo` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
+export function parseDemoArgs(argv: string[], now = new Date()): DemoOptions | undefined {
+  const o: DemoOptions = {
+    resolutions: [],
+    workers: 2,
+    tasks: DEMO_TASKS,
+    out: join('runs', `demo-${now.toISOString().replace(/[:.]/g, '-').slice(0, 19)}`),
+  };
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--out' && argv[i + 1]) out = argv[++i]!;
-    else if (a === '--size' && argv[i + 1]) size = argv[++i]!;
-    else if (a === '-h' || a === '--help') {
-      process.stdout.write(USAGE);
-      return 0;
-    } else {
-      process.stderr.write(`vncua demo: unknown argument "${a}"\n${USAGE}`);
-      return 2;
-    }
+    const a = argv[i]!;
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined || v.startsWith('--')) throw new VncuaError('CLI_ERR_BAD_ARGS', `${a} needs a value.`, { details: { argument: a } });
+      return v;
+    };
+    if (a === '-h' || a === '--help') return undefined;
+    else if (a === '--resolution') {
+      const v = value();
+      try {
+        o.resolutions.push(parseScreenSize(v));
+      } catch (e) {
+        throw new VncuaError('CLI_ERR_BAD_ARGS', `--resolution: ${(e as Error).message}`, { details: { argument: a } });
+      }
+    } else if (a === '--workers') {
+      const v = value();
+      if (!/^[1-9]\d*$/.test(v)) throw new VncuaError('CLI_ERR_BAD_ARGS', `--workers must be a whole number >= 1; got "${v}".`, { details: { argument: a } });
+      o.workers = Number(v);
+    } else if (a === '--tasks') o.tasks = value();
+    else if (a === '--out') o.out = value();
+    else throw new VncuaError('CLI_ERR_BAD_ARGS', `unknown argument "${a}".`, { details: { argument: a } });
   }
-  out = resolve(out);
+  if (o.resolutions.length === 0) o.resolutions = DEMO_RESOLUTIONS.map((s) => parseScreenSize(s));
+  return o;
+}
 
-  const page = readFileSync(DEMO_PAGE);
-  const server = createServer((_req, res) => {
-    res.setHeader('content-type', 'text/html; charset=utf-8');
-    res.setHeader('cache-control', 'no-store');
-    res.end(page);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-
-  const controller = new AbortController();
-  const onSignal = () => controller.abort();
-  process.once('SIGINT', onSignal);
+/** Run the demo; resolves to the exit code (0 when every run finished and succeeded). */
+export async function run(argv: string[]): Promise<number> {
+  let o: DemoOptions | undefined;
   try {
-    const t0 = performance.now();
-    let screenshot = '';
-    const { result, tracePath } = await runAgentCommand({
-      agent: 'scripted',
-      script: DEMO_SCRIPT,
-      task: DEMO_TASK,
-      url,
-      size,
-      out,
-      signal: controller.signal,
-      afterRun: async ({ vncUrl, outputDir }) => {
-        let client: VncClient | undefined;
-        try {
-          client = await connectVnc(vncUrl);
-          await settle(client, 300, 5000);
-          const shot = await client.screenshot({ cursor: true });
-          screenshot = join(outputDir, 'screenshot.png');
-          writeFileSync(screenshot, shot.png);
-        } finally {
-          await client?.close().catch(() => {});
-        }
-      },
-    });
-    process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
-    if (screenshot) process.stdout.write(`Screenshot saved: ${screenshot}\n`);
-    process.stderr.write(`demo took ${Math.round(performance.now() - t0)} ms (desktop start, ${result.steps} agent steps, screenshot, teardown)\n`);
-    return result.status === 'finished' ? 0 : 1;
+    o = parseDemoArgs(argv);
+  } catch (e) {
+    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
+    process.stderr.write(`vncua demo: ${e.code}: ${e.message}\n${USAGE}`);
+    return 2;
+  }
+  if (!o) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new VncuaError('AGENT_ERR_CANCELLED', 'The demo was cancelled.'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const t0 = performance.now();
+  try {
+    const { summary, scoresHtml } = await runEvalCommand(
+      { tasks: o.tasks, agent: 'replay', resolutions: o.resolutions, workers: o.workers, rerun: false, out: resolve(o.out), provider: 'local', process: true, score: true, args: [] },
+      { signal: controller.signal },
+    );
+    const minutes = (performance.now() - t0) / 60_000;
+    process.stdout.write(
+      `demo: ${summary.successes}/${summary.ran} runs succeeded (${summary.infraErrors} infra errors${summary.skipped ? `, ${summary.skipped} already done` : ''}) ` +
+        `in ${(minutes * 60).toFixed(0)} s, ${(summary.ran / minutes).toFixed(1)} tasks per minute\n`,
+    );
+    if (scoresHtml) process.stdout.write(`Open the scores: ${scoresHtml}\n`);
+    return !summary.cancelled && summary.infraErrors === 0 && summary.successes === summary.ran ? 0 : 1;
   } finally {
     process.removeListener('SIGINT', onSignal);
-    await new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    });
+    process.removeListener('SIGTERM', onSignal);
   }
 }
