@@ -1,7 +1,7 @@
 /**
  * `ReplayAgent`: replays a reference trace (an execution.json-style array of `{ action, params }`),
  * one entry per act() call, through the same `applyAction` as the scripted agent and `reenact()`.
- * Before each entry it waits for the screen to be quiet (Agent.waitForQuietScreen), as an agent that
+ * Before each input entry (not wait or finish) it waits for the screen to be quiet (Agent.waitForQuietScreen), as an agent that
  * looks at the screen would. The run ends when the trace ends: on its `finish` entry, or, if the trace has none, with a
  * `finish` the agent adds after the last entry (in the same act() call).
  *
@@ -86,9 +86,9 @@ export class ReplayAgent extends Agent {
   override async act(): Promise<boolean> {
     const i = this.#next++;
     const step = this.steps[i];
-    // Look before acting, as a model-driven agent does: a menu that is still opening or a popup that is
+    // Look before input, as a model-driven agent does: a menu that is still opening or a popup that is
     // still closing would swallow an input sent at once (a native <select> popup did, under load).
-    await this.waitForQuietScreen();
+    if (step && step.action !== 'wait' && step.action !== 'finish') await this.waitForQuietScreen();
     if (step === undefined) {
       await this.finish({ ...REPLAY_END_PARAMS });
       return true;

@@ -105,6 +105,32 @@ describe('Xvnc over tcp:// and ws://', () => {
     await expect(client.sync()).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED' });
   });
 
+  it('waitForQuiet() resolves true on a still screen, false while the screen keeps changing, and RFB_ERR_BAD_ARGUMENT on a bad window', async () => {
+    const client = await connectVnc(`tcp://127.0.0.1:${xvnc.port}`, { encodings: ['raw'] });
+    let painting = true;
+    try {
+      expect(await client.waitForQuiet({ quietMs: 150, timeoutMs: 3000 })).toBe(true);
+      // Repaint the root window every ~60 ms: never quiet for 400 ms.
+      const paint = (async () => {
+        for (let i = 0; painting; i++) {
+          await xvnc.x('xsetroot', ['-solid', i % 2 ? '#203040' : '#304050']);
+          await new Promise((r) => setTimeout(r, 60));
+        }
+      })();
+      const t0 = performance.now();
+      expect(await client.waitForQuiet({ quietMs: 400, timeoutMs: 1500 })).toBe(false);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(1100);
+      painting = false;
+      await paint;
+      expect(await client.waitForQuiet({ quietMs: 150, timeoutMs: 3000 })).toBe(true);
+      await expect(client.waitForQuiet({ quietMs: 0 })).rejects.toMatchObject({ code: 'RFB_ERR_BAD_ARGUMENT' });
+    } finally {
+      painting = false;
+      await xvnc.x('xsetroot', ['-bitmap', join(dir, 'tile.xbm'), ...PATTERN_COLOURS]);
+      await client.close();
+    }
+  });
+
   it('follows screen changes through incremental updates', async () => {
     const client = await connectVnc(`tcp://127.0.0.1:${xvnc.port}`, { encodings: ['copyrect', 'raw'] });
     try {

@@ -44,22 +44,8 @@ afterAll(async () => {
 });
 
 /** Resolve once no update has arrived for `quietMs` (or after `capMs`). */
-function quiet(client: VncClient, quietMs = 400, capMs = 8000): Promise<void> {
-  return new Promise((resolve) => {
-    let timer = setTimeout(done, quietMs);
-    const cap = setTimeout(done, capMs);
-    const onUpdate = () => {
-      clearTimeout(timer);
-      timer = setTimeout(done, quietMs);
-    };
-    client.on('update', onUpdate);
-    function done() {
-      clearTimeout(timer);
-      clearTimeout(cap);
-      client.off('update', onUpdate);
-      resolve();
-    }
-  });
+async function quiet(client: VncClient, quietMs = 400, capMs = 8000): Promise<void> {
+  await client.waitForQuiet({ quietMs, timeoutMs: capMs });
 }
 
 async function click(client: VncClient, p: { x: number; y: number }): Promise<void> {
