@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { formatDuration, plainProgress, ttyProgress, type ProgressSnapshot } from './progress.ts';
 
-function sink(): { stream: Writable & { columns: number }; text(): string } {
+function sink(columns = 120): { stream: Writable & { columns: number }; text(): string } {
   let text = '';
   const stream = Object.assign(
     new Writable({
@@ -12,7 +12,7 @@ function sink(): { stream: Writable & { columns: number }; text(): string } {
         cb();
       },
     }),
-    { columns: 120 },
+    { columns },
   );
   return { stream, text: () => text };
 }
@@ -49,6 +49,18 @@ describe('progress', () => {
     expect(second.startsWith('\x1b[3F')).toBe(true);
     expect(second).toContain('ok   click-1@1280x800 (finished, 4s)');
     expect(second).toContain('6/10 done');
+  });
+
+  it('cuts lines to the terminal width, and takes 100 columns when the terminal reports none (0)', () => {
+    for (const [columns, width] of [[40, 39], [0, 99]] as const) {
+      const out = sink(columns);
+      const p = ttyProgress(out.stream, 60_000);
+      p.listener({ type: 'start' }, { ...snap(3), workers: [{ worker: 0, state: 'running agent', job: `${'x'.repeat(150)}@1280x800`, since: Date.now() }] });
+      p.stop();
+      const lines = out.text().split('\n').map((l) => l.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')).filter(Boolean);
+      expect(lines.some((l) => l.startsWith('5/10 done (2 skipped), 2 succeeded'))).toBe(true);
+      expect(Math.max(...lines.map((l) => l.length))).toBe(width);
+    }
   });
 
   it('otherwise, prints plain lines', () => {

@@ -99,7 +99,8 @@ export function ttyProgress(out: Writable & { columns?: number }, refreshMs = 50
   const log: string[] = [];
   const draw = () => {
     if (!last) return;
-    const width = Math.max(20, (out.columns ?? 100) - 1);
+    // A pty that reports no size (columns 0 or undefined) gets 100 columns.
+    const width = Math.max(20, (out.columns || 100) - 1);
     const block = [summaryLine(last), ...last.workers.map((w) => workerLine(w))].map((l) => (l.length > width ? `${l.slice(0, width - 1)}…` : l));
     let text = lines > 0 ? `\x1b[${lines}F` : '';
     // Lines that scroll above the live block (retries, finished runs) are written first.

@@ -107,6 +107,14 @@ describe('task files, uitask format', () => {
       [3, 'web_name'],
       [4, 'id'],
     ]);
+    // An absent id (a union of string and number) is reported as missing, not as zod's bare "Invalid input".
+    let err: unknown;
+    try {
+      parseTasks([ui[0], { ...ui[1], id: undefined }]);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as { details: { issues: unknown[] } }).details.issues).toEqual([{ index: 1, field: 'id', problem: 'missing' }]);
   });
 
   it('--base-url moves web URLs to a local origin, keeping path, query and fragment', () => {

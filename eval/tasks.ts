@@ -138,7 +138,7 @@ function check<T>(schema: z.ZodType<T>, raw: unknown, index: number): { ok: T } 
   let problem = issue.message;
   if (issue.code === 'unrecognized_keys') problem = 'unknown field';
   else if (issue.code === 'invalid_union' && field === 'success') problem = 'expected exactly one of { "sentinel": "..." }, { "selector": "..." } or { "expression": "..." }';
-  else if (issue.code === 'invalid_type' && valueAt(raw, issue.path) === undefined) problem = 'missing';
+  else if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && valueAt(raw, issue.path) === undefined) problem = 'missing';
   return { issue: { index, field, problem } };
 }
 
