@@ -8,7 +8,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
-import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { runEvalCommand } from './eval.ts';
 
 /** The built-in suite the demo runs. */
@@ -39,26 +39,19 @@ export function parseDemoArgs(argv: string[], now = new Date()): DemoOptions | u
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined || v.startsWith('--')) throw new VncuaError('CLI_ERR_BAD_ARGS', `${a} needs a value.`, { details: { argument: a } });
-      return v;
-    };
+    const value = (): string => flagValue(argv, i++, a);
     if (a === '-h' || a === '--help') return undefined;
     else if (a === '--resolution') {
       const v = value();
       try {
         o.resolutions.push(parseScreenSize(v));
       } catch (e) {
-        throw new VncuaError('CLI_ERR_BAD_ARGS', `--resolution: ${(e as Error).message}`, { details: { argument: a } });
+        throw badArgs(`--resolution: ${(e as Error).message}`, a);
       }
-    } else if (a === '--workers') {
-      const v = value();
-      if (!/^[1-9]\d*$/.test(v)) throw new VncuaError('CLI_ERR_BAD_ARGS', `--workers must be a whole number >= 1; got "${v}".`, { details: { argument: a } });
-      o.workers = Number(v);
-    } else if (a === '--tasks') o.tasks = value();
+    } else if (a === '--workers') o.workers = wholeNumber(value(), a, 1);
+    else if (a === '--tasks') o.tasks = value();
     else if (a === '--out') o.out = value();
-    else throw new VncuaError('CLI_ERR_BAD_ARGS', `unknown argument "${a}".`, { details: { argument: a } });
+    else throw badArgs(`unknown argument "${a}".`, a);
   }
   if (o.resolutions.length === 0) o.resolutions = DEMO_RESOLUTIONS.map((s) => parseScreenSize(s));
   return o;
@@ -66,27 +59,15 @@ export function parseDemoArgs(argv: string[], now = new Date()): DemoOptions | u
 
 /** Run the demo; resolves to the exit code (0 when every run finished and succeeded). */
 export async function run(argv: string[]): Promise<number> {
-  let o: DemoOptions | undefined;
-  try {
-    o = parseDemoArgs(argv);
-  } catch (e) {
-    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
-    process.stderr.write(`vncua demo: ${e.code}: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  if (!o) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const controller = new AbortController();
-  const onSignal = () => controller.abort(new VncuaError('AGENT_ERR_CANCELLED', 'The demo was cancelled.'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const parsed = parseCommandArgs('demo', USAGE, () => parseDemoArgs(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const o = parsed.options;
+  const cancel = cancelOnSignals('demo', 'cancelling: the running tasks stop and their desktops are torn down');
   const t0 = performance.now();
   try {
     const { summary, scoresHtml } = await runEvalCommand(
       { tasks: o.tasks, agent: 'replay', resolutions: o.resolutions, workers: o.workers, rerun: false, out: resolve(o.out), provider: 'local', process: true, score: true, args: [] },
-      { signal: controller.signal },
+      { signal: cancel.signal },
     );
     const minutes = (performance.now() - t0) / 60_000;
     process.stdout.write(
@@ -96,7 +77,6 @@ export async function run(argv: string[]): Promise<number> {
     if (scoresHtml) process.stdout.write(`Open the scores: ${scoresHtml}\n`);
     return !summary.cancelled && summary.infraErrors === 0 && summary.successes === summary.ran ? 0 : 1;
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    cancel.dispose();
   }
 }

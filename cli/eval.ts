@@ -19,8 +19,9 @@ import { startStaticServer, type StaticServer } from '../eval/static-server.ts';
 import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
-import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { isVncuaError } from '../harness/errors.ts';
 import { processRoot } from '../recorder/process/index.ts';
+import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { loadAgentModule } from './run.ts';
 
 const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N]
@@ -65,22 +66,11 @@ export interface EvalCommandOptions {
   args: string[];
 }
 
-function badArgs(message: string, argument?: string): VncuaError {
-  return new VncuaError('CLI_ERR_BAD_ARGS', message, { details: { argument } });
-}
-
 /** Parse `vncua eval` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const o: Partial<EvalCommandOptions> & { resolutions: ScreenSize[]; args: string[] } = { resolutions: [], args: [], rerun: false, process: false, score: true, provider: 'local' };
-  const take = (i: number, flag: string): string => {
-    const v = argv[i + 1];
-    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw badArgs(`${flag} needs a value.`, flag);
-    return v;
-  };
-  const int = (v: string, flag: string, min: number): number => {
-    if (!/^\d+$/.test(v) || Number(v) < min) throw badArgs(`${flag} must be a whole number >= ${min}; got "${v}".`, flag);
-    return Number(v);
-  };
+  const take = (i: number, flag: string): string => flagValue(argv, i, flag);
+  const int = wholeNumber;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     switch (a) {
@@ -239,35 +229,13 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
 
 /** Run `vncua eval ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  let options: EvalCommandOptions | undefined;
+  const parsed = parseCommandArgs('eval', USAGE, () => parseEvalArgs(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const cancel = cancelOnSignals('eval', 'cancelling: the running tasks stop and their desktops are torn down');
   try {
-    options = parseEvalArgs(argv);
-  } catch (e) {
-    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
-    process.stderr.write(`vncua eval: ${e.code}: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  if (!options) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (++signals > 1) {
-      process.stderr.write(`vncua eval: ${sig} again, quitting now (the desktops stop with this process)\n`);
-      process.exit(130);
-    }
-    process.stderr.write(`vncua eval: ${sig}, cancelling: the running tasks stop and their desktops are torn down (again to quit at once)\n`);
-    controller.abort(new VncuaError('AGENT_ERR_CANCELLED', `The eval was cancelled (${sig}).`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    const { summary } = await runEvalCommand(options, { signal: controller.signal });
+    const { summary } = await runEvalCommand(parsed.options, { signal: cancel.signal });
     return summary.cancelled || summary.infraErrors > 0 ? 1 : 0;
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    cancel.dispose();
   }
 }

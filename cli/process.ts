@@ -6,7 +6,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { relative } from 'node:path';
-import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { isVncuaError } from '../harness/errors.ts';
+import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { DEFAULT_SETTLE_MS, processRoot, type RunOutcome } from '../recorder/process/index.ts';
 
 const USAGE = `usage: vncua process <root> [--overwrite] [--jobs N] [--settle-ms MS] [--video]
@@ -27,18 +28,10 @@ export interface ProcessCommandOptions {
   video: boolean;
 }
 
-function badArgs(message: string, argument?: string): VncuaError {
-  return new VncuaError('CLI_ERR_BAD_ARGS', message, { details: { argument } });
-}
-
 /** Parse `vncua process` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseProcessArgs(argv: string[]): ProcessCommandOptions | undefined {
   const o: Partial<ProcessCommandOptions> = { overwrite: false, jobs: 1, settleMs: DEFAULT_SETTLE_MS, video: false };
-  const take = (i: number, flag: string): string => {
-    const v = argv[i + 1];
-    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw badArgs(`${flag} needs a value.`, flag);
-    return v;
-  };
+  const take = (i: number, flag: string): string => flagValue(argv, i, flag);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     switch (a) {
@@ -51,12 +44,9 @@ export function parseProcessArgs(argv: string[]): ProcessCommandOptions | undefi
       case '--video':
         o.video = true;
         break;
-      case '--jobs': {
-        const v = take(i++, a);
-        if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 256) throw badArgs(`--jobs must be a whole number from 1 to 256; got "${v}".`, a);
-        o.jobs = Number(v);
+      case '--jobs':
+        o.jobs = wholeNumber(take(i++, a), a, 1, 256);
         break;
-      }
       case '--settle-ms': {
         const v = take(i++, a);
         if (!/^\d+(\.\d+)?$/.test(v) || Number(v) > 60_000) throw badArgs(`--settle-ms must be a number of milliseconds from 0 to 60000; got "${v}".`, a);
@@ -85,25 +75,10 @@ export function outcomeLine(o: RunOutcome, root: string): string {
 
 /** Run `vncua process ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  let o: ProcessCommandOptions | undefined;
-  try {
-    o = parseProcessArgs(argv);
-  } catch (e) {
-    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
-    process.stderr.write(`vncua process: ${e.code}: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  if (!o) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    process.stderr.write(`vncua process: ${sig}, stopping after the runs in progress\n`);
-    controller.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const parsed = parseCommandArgs('process', USAGE, () => parseProcessArgs(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const o = parsed.options;
+  const cancel = cancelOnSignals('process', 'stopping after the runs in progress');
   const root = o.root;
   try {
     const t0 = performance.now();
@@ -112,12 +87,12 @@ export async function run(argv: string[]): Promise<number> {
       overwrite: o.overwrite,
       settleMs: o.settleMs,
       video: o.video,
-      signal: controller.signal,
+      signal: cancel.signal,
       onOutcome: (x) => process.stdout.write(`${outcomeLine(x, root)}\n`),
     });
     const ok = r.runs.length - r.failed;
     process.stdout.write(`processed ${r.runs.length} run${r.runs.length === 1 ? '' : 's'} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${ok} ok, ${r.failed} failed\n`);
-    return r.failed > 0 || controller.signal.aborted ? 1 : 0;
+    return r.failed > 0 || cancel.signal.aborted ? 1 : 0;
   } catch (e) {
     if (isVncuaError(e)) {
       process.stderr.write(`vncua process: ${e.code}: ${e.message}\n`);
@@ -125,7 +100,6 @@ export async function run(argv: string[]): Promise<number> {
     }
     throw e;
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    cancel.dispose();
   }
 }

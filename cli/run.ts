@@ -12,10 +12,11 @@ import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import '../recorder/register.ts'; // runs record by default (the Agent's record option)
 import { AGENTS } from './agents.ts';
+import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { SuccessChecker } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
-import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { VncuaError } from '../harness/errors.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 
 const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR]
@@ -55,19 +56,10 @@ export interface RunCommandResult {
   tracePath: string;
 }
 
-/** CLI_ERR_BAD_ARGS. */
-function badArgs(message: string, argument?: string): VncuaError {
-  return new VncuaError('CLI_ERR_BAD_ARGS', message, { details: { argument } });
-}
-
 /** Parse `vncua run` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
   const o: Partial<RunCommandOptions> = {};
-  const take = (i: number, flag: string): string => {
-    const v = argv[i + 1];
-    if (v === undefined || (v.startsWith('--') && v.length > 2)) throw badArgs(`${flag} needs a value.`, flag);
-    return v;
-  };
+  const take = (i: number, flag: string): string => flagValue(argv, i, flag);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     switch (a) {
@@ -108,13 +100,9 @@ export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
         o.server = v;
         break;
       }
-      case '--max-steps': {
-        const v = take(i++, a);
-        const n = Number(v);
-        if (!/^\d+$/.test(v) || n < 1) throw badArgs(`--max-steps must be a whole number >= 1; got "${v}".`, a);
-        o.maxSteps = n;
+      case '--max-steps':
+        o.maxSteps = wholeNumber(take(i++, a), a, 1);
         break;
-      }
       default:
         throw badArgs(`unknown argument "${a}".`, a);
     }
@@ -284,31 +272,14 @@ export function resultLine(r: AgentRunResult): string {
 
 /** Run `vncua run ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  let options: RunCommandOptions | undefined;
+  const parsed = parseCommandArgs('run', USAGE, () => parseRunArgs(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const cancel = cancelOnSignals('run', 'cancelling the run');
   try {
-    options = parseRunArgs(argv);
-  } catch (e) {
-    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
-    process.stderr.write(`vncua run: ${e.code}: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  if (!options) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    process.stderr.write(`vncua run: ${sig}, cancelling the run (again to force quit)\n`);
-    controller.abort(new VncuaError('AGENT_ERR_CANCELLED', `The run was cancelled (${sig}).`));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    const { result, tracePath } = await runAgentCommand({ ...options, signal: controller.signal });
+    const { result, tracePath } = await runAgentCommand({ ...parsed.options, signal: cancel.signal });
     process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
     return result.status === 'finished' ? 0 : 1;
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    cancel.dispose();
   }
 }

@@ -5,7 +5,7 @@
  */
 import { pct } from '../eval/score-render.ts';
 import { writeScores } from '../eval/score.ts';
-import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { badArgs, parseCommandArgs } from './command.ts';
 
 const USAGE = `usage: vncua score DIR
   score every run under DIR (OUT/<agent>/<W>_<H>/<task id>/ from vncua eval, or any directories
@@ -17,25 +17,16 @@ exit code: 0 when scores were written, 1 when DIR holds no run, 2 on bad argumen
 export function parseScoreArgs(argv: string[]): { dir: string } | undefined {
   if (argv.includes('-h') || argv.includes('--help')) return undefined;
   const unknown = argv.find((a) => a.startsWith('-'));
-  if (unknown) throw new VncuaError('CLI_ERR_BAD_ARGS', `unknown argument "${unknown}".`, { details: { argument: unknown } });
-  if (argv.length !== 1) throw new VncuaError('CLI_ERR_BAD_ARGS', argv.length === 0 ? 'DIR is required (the --out directory of vncua eval).' : 'give exactly one DIR.', { details: { argument: 'DIR' } });
+  if (unknown) throw badArgs(`unknown argument "${unknown}".`, unknown);
+  if (argv.length !== 1) throw badArgs(argv.length === 0 ? 'DIR is required (the --out directory of vncua eval).' : 'give exactly one DIR.', 'DIR');
   return { dir: argv[0]! };
 }
 
 /** Run `vncua score DIR`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  let o: { dir: string } | undefined;
-  try {
-    o = parseScoreArgs(argv);
-  } catch (e) {
-    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
-    process.stderr.write(`vncua score: ${e.code}: ${e.message}\n${USAGE}`);
-    return 2;
-  }
-  if (!o) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+  const parsed = parseCommandArgs('score', USAGE, () => parseScoreArgs(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const o = parsed.options;
   const { report, files } = await writeScores(o.dir);
   for (const a of report.by_agent) {
     process.stdout.write(`${a.agent}: ${pct(a.success_rate)} success (${a.successes}/${a.runs})${a.infra_errors ? `, ${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'} excluded` : ''}\n`);
