@@ -12,6 +12,7 @@
  */
 import { Agent, applyAction, type ActionStep, type AgentContext, type AgentOptions } from '../harness/agent/index.ts';
 import { VncuaError } from '../harness/errors.ts';
+import { mulberry32 } from '../harness/prng.ts';
 
 /** Options of RandomAgent: the Agent's options plus the seed and the number of actions. */
 export interface RandomAgentOptions extends AgentOptions {
@@ -32,18 +33,6 @@ export const RANDOM_KEYS: readonly string[] = Object.freeze([
 /** Words the random agent may type (lower-case ASCII, so typing never uses a spare keycode of the X server). */
 const WORDS = ['hello', 'test', 'abc', 'lorem', 'ipsum', 'foo', 'bar', 'random', 'click', 'submit', 'yes', 'no', 'ok', 'cat', '42'];
 
-/** A small seeded PRNG (mulberry32): uniform floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A 32-bit seed from a number or a string (FNV-1a over its UTF-8 bytes). */
 export function seedFrom(seed: number | string): number {
   if (typeof seed === 'number') return seed >>> 0;
@@ -60,7 +49,7 @@ export class RandomActionGenerator {
   readonly #rand: () => number;
 
   constructor(seed: number | string) {
-    this.#rand = seededRandom(seedFrom(seed));
+    this.#rand = mulberry32(seedFrom(seed));
   }
 
   /** The next random action for a `width` x `height` screen (a trace step in snake_case). */

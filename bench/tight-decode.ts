@@ -15,7 +15,7 @@ import { InflateStream } from '../harness/rfb/zlib.ts';
 import { tightEncoding } from '../harness/rfb/encodings/tight.ts';
 import type { DecodeContext, RectHeader } from '../harness/rfb/encodings/types.ts';
 import { type Rgb, TightDeflaters, tightBasic, tightFill } from '../harness/rfb/test-helpers/fixtures-tight.ts';
-import { mulberry32 } from '../harness/test-helpers/prng.ts';
+import { mulberry32 } from '../harness/prng.ts';
 
 const W = 1280;
 const H = 800;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Framebuffer } from './framebuffer.ts';
 import { packRgb } from './sink.ts';
 import { expectPlanesInStep } from './test-helpers/decode.ts';
-import { mulberry32 } from '../test-helpers/prng.ts';
+import { mulberry32 } from '../prng.ts';
 
 
 describe('Framebuffer RGB plane', () => {

@@ -28,7 +28,7 @@ import {
   stream,
   type Rgb,
 } from './test-helpers/server-stream.ts';
-import { mulberry32 } from '../test-helpers/prng.ts';
+import { mulberry32 } from '../prng.ts';
 
 
 const W = 16;

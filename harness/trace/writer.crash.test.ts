@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseExecution } from './parse.ts';
 import { sampleEntry } from './test-fixtures/entries.ts';
-import { mulberry32 } from '../test-helpers/prng.ts';
+import { mulberry32 } from '../prng.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./test-fixtures/append-loop.ts', import.meta.url));

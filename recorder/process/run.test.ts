@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../../harness/errors.ts';
-import { mulberry32 } from '../../harness/test-helpers/prng.ts';
+import { mulberry32 } from '../../harness/prng.ts';
 import { parseActionScreenshots } from '../report/index.ts';
 import type { ActionScreenshotsFile } from './output.ts';
 import { processRun } from './run.ts';

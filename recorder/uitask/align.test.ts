@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { KEYSYM, UNICODE_KEYSYM_BASE } from '../../harness/keys/index.ts';
 import { parseUitaskExecution } from '../../harness/trace/parse.ts';
 import type { TraceEntry } from '../../harness/trace/schema.ts';
-import { mulberry32 } from '../../harness/test-helpers/prng.ts';
+import { mulberry32 } from '../../harness/prng.ts';
 import { alignUitaskTrace, type AlignResult } from './index.ts';
 import { InputScript, type Span } from './test-helpers/input-script.ts';
 

@@ -1,4 +1,4 @@
-/** mulberry32: a small seeded PRNG for tests, fuzzing and benches, so a failing run replays from its seed. */
+/** mulberry32: a small seeded PRNG (uniform floats in [0, 1)) for the random agent, tests, fuzzing and benches: a run replays from its seed. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
