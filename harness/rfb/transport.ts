@@ -174,26 +174,35 @@ function openTcp(target: Extract<VncTarget, { kind: 'tcp' }>, signal: AbortSigna
   });
 }
 
+/**
+ * A WebSocket dialing a VNC endpoint (ws:// or wss://): binary frames, no compression, no redirects, the Origin
+ * header (x11vnc wants one) and TLS options. It offers the "binary" subprotocol but accepts a server that picks
+ * none (x11vnc, plain bridges), which ws itself would refuse. Throws synchronously on a bad URL or option.
+ */
+export function newVncWebSocket(target: Extract<VncTarget, { kind: 'ws' }>, opts: { wsOrigin?: string | undefined; tls?: TlsOptions | undefined }): WebSocket {
+  const ws = new WebSocket(target.href, ['binary'], {
+    origin: opts.wsOrigin ?? target.origin,
+    perMessageDeflate: false,
+    followRedirects: false,
+    ...(target.secure ? { rejectUnauthorized: opts.tls?.rejectUnauthorized ?? true, ...(opts.tls?.ca !== undefined ? { ca: opts.tls.ca } : {}) } : {}),
+  });
+  // ws checks the answer's subprotocol after 'upgrade': fill the header in before it does.
+  ws.on('upgrade', (res) => {
+    if (res.headers['sec-websocket-protocol'] === undefined) res.headers['sec-websocket-protocol'] = 'binary';
+  });
+  return ws;
+}
+
 function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   return new Promise<Transport>((resolve, reject) => {
     if (signal.aborted) return reject(abortError(`connecting to ${target.href}`, signal));
     let ws: WebSocket;
     try {
-      ws = new WebSocket(target.href, ['binary'], {
-        origin: opts.wsOrigin ?? target.origin,
-        perMessageDeflate: false,
-        followRedirects: false,
-        ...(target.secure ? { rejectUnauthorized: opts.tls?.rejectUnauthorized ?? true, ...(opts.tls?.ca !== undefined ? { ca: opts.tls.ca } : {}) } : {}),
-      });
+      ws = newVncWebSocket(target, opts);
     } catch (e) {
       return reject(connectError(target, e));
     }
-    // Offer the "binary" subprotocol but accept a server that picks none (x11vnc, plain bridges):
-    // ws refuses such an answer, so fill the header in before it checks.
-    ws.on('upgrade', (res) => {
-      if (res.headers['sec-websocket-protocol'] === undefined) res.headers['sec-websocket-protocol'] = 'binary';
-    });
     const onAbort = () => {
       cleanupConnect();
       ws.on('error', () => {});

@@ -7,7 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { VncuaError } from '../../harness/errors.ts';
-import type { TlsOptions, VncTarget } from '../../harness/rfb/transport.ts';
+import { newVncWebSocket, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
 import { type Endpoint, tcpEndpoint, wsEndpoint } from './endpoint.ts';
 
 /** What dialing needs besides the target. */
@@ -69,22 +69,14 @@ export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endp
 
     let ws: WebSocket;
     try {
-      ws = new WebSocket(target.href, ['binary'], {
-        origin: opts.wsOrigin ?? target.origin,
-        perMessageDeflate: false,
-        followRedirects: false,
-        ...(target.secure ? { rejectUnauthorized: opts.tls?.rejectUnauthorized ?? true, ...(opts.tls?.ca !== undefined ? { ca: opts.tls.ca } : {}) } : {}),
-      });
+      ws = newVncWebSocket(target, opts);
     } catch (e) {
       fail(e instanceof Error ? e.message : String(e), e);
       return;
     }
     let raw: Duplex | null = null;
-    // Offer "binary" but accept a server that picks no subprotocol (x11vnc, plain bridges): ws
-    // refuses such an answer, so fill the header in before it checks.
     ws.on('upgrade', (res) => {
       raw = res.socket;
-      if (res.headers['sec-websocket-protocol'] === undefined) res.headers['sec-websocket-protocol'] = 'binary';
     });
     const onError = (e: Error) => fail(e.message, e);
     ws.on('error', onError);
