@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { Agent, type AgentOptions } from '../harness/agent/index.ts';
 import { registerRecorder } from '../harness/agent/recording.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import { startRecordingProxy } from '../recorder/proxy/index.ts';
+import { TIME_RECORD_BYTES, parseTimeIndex, startRecordingProxy, writeTimeRecord } from '../recorder/proxy/index.ts';
 import { processRun } from '../recorder/process/index.ts';
 import { Replayer } from '../recorder/replay/index.ts';
 import { median, ms, table } from './stats.ts';
@@ -144,8 +144,7 @@ async function stretchRun(src: string, dst: string, k: number): Promise<void> {
   for (const f of await readdir(rec)) {
     if (!f.endsWith('.time.bin')) continue;
     const b = await readFile(join(rec, f));
-    const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    for (let o = 0; o + 16 <= b.length; o += 16) v.setBigUint64(o, BigInt(Math.round(s(Number(v.getBigUint64(o)) / 1000) * 1000)));
+    parseTimeIndex(b).records.forEach((r, i) => writeTimeRecord(b, i * TIME_RECORD_BYTES, s(r.t), r.end));
     await writeFile(join(rec, f), b);
   }
   const manifest = JSON.parse(await readFile(join(rec, 'recording.json'), 'utf8')) as { connections: Array<{ opened_at: number; closed_at: number | null }> };

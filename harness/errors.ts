@@ -91,7 +91,7 @@ export const ERROR_CODES = {
   RECORDING_ERR_NOT_FOUND: 'No recording at the given path: the directory does not exist or holds no client/server stream files (*.rfb.bin, *.time.bin).',
   RECORDING_ERR_MISSING_FILE: 'A file of a recorded connection is missing (e.g. server.time.bin without server.rfb.bin); that stream is used as far as the files present allow.',
   RECORDING_ERR_TRUNCATED: 'A recording file ends early (a partial last time record, a time record pointing past the data, or data with no time record); everything before the damage is used.',
-  RECORDING_ERR_TIME_ORDER: 'A time index goes backwards (a timestamp or cumulative length smaller than the one before); the records before it are used.',
+  RECORDING_ERR_TIME_ORDER: 'A time index goes backwards (a timestamp or cumulative length smaller than the one before) or holds a timestamp that is no time (NaN, infinite or negative); the records before it are used.',
   RECORDING_ERR_BAD_MANIFEST: 'recording.json is not valid JSON or not a vncua recording manifest; the stream files are read without it.',
   RECORDING_ERR_PIXEL_FORMAT: 'The recorded client used a pixel format other than vncua\'s (32 bpp, depth 24, little-endian true colour, red/green/blue shifts 0/8/16); that connection cannot be replayed.',
   RECORDING_ERR_DECODE: 'The recorded server stream cannot be replayed past some point (corrupt data, an encoding or security type this client does not decode); frames up to that point are used (details: connection, offset, time, cause).',

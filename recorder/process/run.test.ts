@@ -87,7 +87,7 @@ describe('processRun', () => {
     const data = join(dir, 'recording', 'server.rfb.bin');
     const size = (await stat(data)).size;
     await truncate(data, size - 500); // cut into the last spinner updates
-    await writeFile(join(dir, 'recording', 'recording.json'), JSON.stringify({ format: 'vncua-recording', version: 1, time_unit: 'us', connections: [{ index: 0, opened_at: T, closed_at: null }] }));
+    await writeFile(join(dir, 'recording', 'recording.json'), JSON.stringify({ format: 'vncua-recording', version: 2, time_unit: 'ms', time_encoding: 'f64', connections: [{ index: 0, opened_at: T, closed_at: null }] }));
     const r = await processRun(dir);
     const j = await readJson(dir);
     expect(j.warnings.map((w) => w.code)).toContain('RECORDING_ERR_TRUNCATED');

@@ -11,6 +11,7 @@ export {
   isStreamFileName,
   parseTimeIndex,
   writeTimeRecord,
-  epochMsToUs,
+  readTimeRecord,
+  TIME_ENCODING,
 } from './format.ts';
-export type { Direction, Manifest, ManifestConnection, TimeRecord } from './format.ts';
+export type { Direction, Manifest, ManifestConnection, TimeEncoding, TimeRecord } from './format.ts';

@@ -27,7 +27,8 @@ export class ManifestFile {
     return {
       format: FORMAT_NAME,
       version: FORMAT_VERSION,
-      time_unit: 'us',
+      time_unit: 'ms',
+      time_encoding: 'f64',
       clock: 'epoch',
       upstream: this.upstream,
       connections: this.connections.map((c) => ({ ...c, bytes: { ...c.bytes } })),

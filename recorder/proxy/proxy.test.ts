@@ -15,7 +15,6 @@ import { isVncuaError } from '../../harness/errors.ts';
 import { connectVnc } from '../../harness/rfb/index.ts';
 import { now } from '../../harness/trace/clock.ts';
 import { eventually, portRefuses } from '../../harness/desktop/test-helpers.ts';
-import { epochMsToUs } from './format.ts';
 import { type RecordingProxy, startRecordingProxy } from './proxy.ts';
 import { expectSoundIndex, readManifest, readStream } from './test-helpers.ts';
 
@@ -164,7 +163,7 @@ describe('relaying and recording', () => {
       it(`${clientKind} viewer -> ${upKind} upstream: both directions arrive and are recorded byte for byte, with a sound time index`, async () => {
         const up = await upstreamServer(upKind);
         const proxy = await startProxy(up.url);
-        const t0 = epochMsToUs(now());
+        const t0 = now();
         const v = await viewer(proxy, clientKind);
         const server = await up.next();
         // The server speaks first, then both sides talk in many chunks of assorted sizes.
@@ -181,7 +180,7 @@ describe('relaying and recording', () => {
         v.close();
         await server.closed;
         const entry = await closedEntry(0);
-        const t1 = epochMsToUs(now());
+        const t1 = now();
 
         expect(entry.close_reason).toBe('client closed');
         expect(entry.client_transport).toBe(clientKind);
@@ -193,8 +192,8 @@ describe('relaying and recording', () => {
         const c = readStream(dir, 'client');
         expect(s.bytes.equals(wantServer)).toBe(true);
         expect(c.bytes.equals(wantClient)).toBe(true);
-        expectSoundIndex(s, { complete: true, fromUs: Math.max(t0, epochMsToUs(entry.opened_at)), toUs: Math.min(t1, epochMsToUs(entry.closed_at!)) });
-        expectSoundIndex(c, { complete: true, fromUs: t0, toUs: t1 });
+        expectSoundIndex(s, { complete: true, fromMs: Math.max(t0, entry.opened_at), toMs: Math.min(t1, entry.closed_at!) });
+        expectSoundIndex(c, { complete: true, fromMs: t0, toMs: t1 });
         expect(s.bytes.subarray(0, 12).toString('latin1')).toBe('RFB 003.008\n');
       });
     }
@@ -445,7 +444,7 @@ describe('starting', () => {
     expect(existsSync(join(rec, 'client.3.rfb.bin'))).toBe(false);
     expect(existsSync(join(rec, 'server.time.bin'))).toBe(false);
     expect(readFileSync(join(rec, 'notes.txt'), 'utf8')).toBe('mine');
-    expect(readManifest(rec)).toEqual({ format: 'vncua-recording', version: 1, time_unit: 'us', clock: 'epoch', upstream: 'tcp://127.0.0.1:5900', connections: [] });
+    expect(readManifest(rec)).toEqual({ format: 'vncua-recording', version: 2, time_unit: 'ms', time_encoding: 'f64', clock: 'epoch', upstream: 'tcp://127.0.0.1:5900', connections: [] });
     expect(proxy.url).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
     expect(proxy.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
   });

@@ -8,7 +8,7 @@
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { now } from '../../harness/trace/clock.ts';
 import { HIGH_WATER_BYTES, type Endpoint } from './endpoint.ts';
-import { epochMsToUs, type Direction, type ManifestConnection } from './format.ts';
+import { type Direction, type ManifestConnection } from './format.ts';
 import type { StreamFile } from './stream-file.ts';
 
 /** How long a side may take to close politely before it is cut. */
@@ -76,7 +76,7 @@ export class Relay {
     let earlyBytes = 0;
     const clientGate = new Gate(this.client);
     let clientData = (chunk: Buffer) => {
-      early.push({ chunk, t: epochMsToUs(now()) });
+      early.push({ chunk, t: now() });
       earlyBytes += chunk.byteLength;
       if (earlyBytes > HIGH_WATER_BYTES) clientGate.hold('dial');
     };
@@ -105,12 +105,12 @@ export class Relay {
   }
 
   /** A handler relaying chunks read through `gate` to `to` (stamped on arrival), recording them as `direction`. */
-  private pipe(gate: Gate, to: Endpoint, direction: Direction): (chunk: Buffer, receivedUs?: number) => void {
+  private pipe(gate: Gate, to: Endpoint, direction: Direction): (chunk: Buffer, receivedAt?: number) => void {
     const file = this.ctx.files[direction];
     const entry = this.ctx.entry;
-    return (chunk: Buffer, receivedUs?: number) => {
+    return (chunk: Buffer, receivedAt?: number) => {
       if (this.reason !== null) return;
-      const t = receivedUs ?? epochMsToUs(now());
+      const t = receivedAt ?? now();
       const ok = to.send(chunk);
       entry.bytes[direction] += chunk.byteLength;
       this.ctx.count(direction, chunk.byteLength);

@@ -70,8 +70,8 @@ export class StreamFile {
     return this.pendingBytes > this.maxPendingBytes;
   }
 
-  /** Record `chunk`, received at `tUs` (epoch µs). */
-  append(chunk: Uint8Array, tUs: number): void {
+  /** Record `chunk`, received at `t` (epoch ms, as `now()` returned it). */
+  append(chunk: Uint8Array, t: number): void {
     if (this.error || this.closed) return;
     this.total += chunk.byteLength;
     if (this.mode === 'sync') {
@@ -79,7 +79,7 @@ export class StreamFile {
         writeAllSync(this.fdData, chunk, this.dataPos);
         this.dataPos += chunk.byteLength;
         const rec = Buffer.allocUnsafe(TIME_RECORD_BYTES);
-        writeTimeRecord(rec, 0, tUs, this.total);
+        writeTimeRecord(rec, 0, t, this.total);
         writeAllSync(this.fdTime, rec, this.timePos);
         this.timePos += TIME_RECORD_BYTES;
       } catch (e) {
@@ -88,7 +88,7 @@ export class StreamFile {
       return;
     }
     this.chunks.push(chunk);
-    this.times.push(tUs, this.total);
+    this.times.push(t, this.total);
     this.pendingBytes += chunk.byteLength;
     if (!this.busy) void this.drain();
   }

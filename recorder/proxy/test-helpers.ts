@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { cdpEvaluate, eventually } from '../../harness/desktop/test-helpers.ts';
 import { connectVnc } from '../../harness/rfb/index.ts';
 import { now } from '../../harness/trace/clock.ts';
-import { epochMsToUs, MANIFEST_FILE, type Direction, type Manifest, type TimeRecord, parseTimeIndex, streamFileName } from './format.ts';
+import { MANIFEST_FILE, type Direction, type Manifest, type TimeRecord, parseTimeIndex, streamFileName } from './format.ts';
 
 /** One recorded direction read back. */
 export interface RecordedStream {
@@ -37,7 +37,7 @@ export function readStream(dir: string, direction: Direction, index = 0): Record
  * The index is sound: whole records, timestamps never go back, lengths strictly grow (one record
  * per non-empty chunk) and never point past the data; `complete`: the last one ends at the file's end.
  */
-export function expectSoundIndex(s: RecordedStream, opts: { complete: boolean; fromUs?: number; toUs?: number }): void {
+export function expectSoundIndex(s: RecordedStream, opts: { complete: boolean; fromMs?: number; toMs?: number }): void {
   expect(s.trailing).toBe(0);
   let prevT = -Infinity;
   let prevEnd = 0;
@@ -50,8 +50,8 @@ export function expectSoundIndex(s: RecordedStream, opts: { complete: boolean; f
   expect(prevEnd).toBeLessThanOrEqual(s.bytes.length);
   if (opts.complete) expect(prevEnd).toBe(s.bytes.length);
   if (s.records.length > 0) {
-    if (opts.fromUs !== undefined) expect(s.records[0]!.t).toBeGreaterThanOrEqual(opts.fromUs);
-    if (opts.toUs !== undefined) expect(s.records.at(-1)!.t).toBeLessThanOrEqual(opts.toUs);
+    if (opts.fromMs !== undefined) expect(s.records[0]!.t).toBeGreaterThanOrEqual(opts.fromMs);
+    if (opts.toMs !== undefined) expect(s.records.at(-1)!.t).toBeLessThanOrEqual(opts.toMs);
   }
 }
 
@@ -279,7 +279,7 @@ export async function checkSessionThroughProxy(opts: { viewerUrl: string; upstre
   const { dir, index, at } = opts;
   const greeting = await serverGreeting(opts.upstream);
   const direct = await connectVnc(opts.upstream);
-  const t0 = epochMsToUs(now());
+  const t0 = now();
   const client = await connectVnc(opts.viewerUrl);
   let tPointerFrom = 0;
   let tPointerTo = 0;
@@ -292,14 +292,14 @@ export async function checkSessionThroughProxy(opts: { viewerUrl: string; upstre
     const shot = await client.screenshot();
     expect([shot.width, shot.height]).toEqual([width, height]);
     const before = ((await cdpEvaluate(opts.cdpUrl, 'window.clicks.length')) as number) ?? 0;
-    tPointerFrom = epochMsToUs(now());
+    tPointerFrom = now();
     client.pointerEvent(at.x, at.y, 0);
     await client.sync();
     client.pointerEvent(at.x, at.y, 1);
     await client.sync();
     client.pointerEvent(at.x, at.y, 0);
     await client.sync();
-    tPointerTo = epochMsToUs(now());
+    tPointerTo = now();
     const clicks = await eventually(async () => {
       const c = (await cdpEvaluate(opts.cdpUrl, 'window.clicks')) as Array<[number, number]>;
       return c.length > before ? c : null;
@@ -311,7 +311,7 @@ export async function checkSessionThroughProxy(opts: { viewerUrl: string; upstre
   }
   const entry = await eventually(() => readManifest(dir).connections[index]?.closed_at != null);
   expect(entry).toBe(true);
-  const t1 = epochMsToUs(now());
+  const t1 = now();
   const manifest = readManifest(dir).connections[index]!;
   expect(manifest.close_reason).toBe('client closed');
 
@@ -319,8 +319,8 @@ export async function checkSessionThroughProxy(opts: { viewerUrl: string; upstre
   const clientStream = readStream(dir, 'client', index);
   expect(server.bytes.subarray(0, 12).toString('latin1')).toBe(greeting);
   expect(greeting).toMatch(/^RFB 003\.00[378]\n$/);
-  expectSoundIndex(server, { complete: true, fromUs: t0, toUs: t1 });
-  expectSoundIndex(clientStream, { complete: true, fromUs: t0, toUs: t1 });
+  expectSoundIndex(server, { complete: true, fromMs: t0, toMs: t1 });
+  expectSoundIndex(clientStream, { complete: true, fromMs: t0, toMs: t1 });
   expect(manifest.bytes).toEqual({ client: clientStream.bytes.length, server: server.bytes.length });
 
   const parsed = parseClientStream(clientStream.bytes);

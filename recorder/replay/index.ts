@@ -2,7 +2,7 @@
 export { ClientStreamParser, CLIENT_MSG, inputEvents, isClientPixelFormat, describePixelFormat } from './client-stream.ts';
 export type { ClientInputEvent, ClientMessage, ClientStreamOptions } from './client-stream.ts';
 export { readRecording, streamFile, MANIFEST } from './reader.ts';
-export type { Recording, RecordedConnection, RecordedStream, RecordingWarning } from './reader.ts';
+export type { Recording, RecordedConnection, RecordedStream, RecordingWarning, TimeUnit } from './reader.ts';
 export { parseClientStream, clientChoices } from './connection.ts';
 export { Replayer, iterateFrames, resolveRecordingDir } from './replayer.ts';
 export type { Frame, FrameOptions, IterateFramesOptions, VideoFrame } from './replayer.ts';

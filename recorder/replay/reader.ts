@@ -1,10 +1,12 @@
 /**
- * Reading a `recording/` directory back: vncua's own (recording.json, µs timestamps, connections
- * 0..k) and the Python uitask recorder's (no recording.json, ns timestamps, connection 0 only).
+ * Reading a `recording/` directory back: vncua's own (recording.json, connections 0..k; version 2:
+ * f64 epoch-ms timestamps, version 1: u64 epoch µs) and the Python uitask recorder's (no
+ * recording.json, u64 epoch ns, connection 0 only). Timestamps come out as epoch ms.
  * See recorder/FORMAT.md for the layout.
  *
  * Damage never throws: a partial last time record, a record pointing past the data, timestamps or
- * offsets going backwards, data with no time record, a missing file: everything up to the damage
+ * offsets going backwards, a timestamp that is no time (an f64 NaN, infinite or negative), data
+ * with no time record, a missing file: everything up to the damage
  * is kept and a warning `{ code, message }` says what was dropped. Only a directory with no stream
  * file at all is an error (RECORDING_ERR_NOT_FOUND).
  */
@@ -12,6 +14,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { VncuaError, type ErrorCode } from '../../harness/errors.ts';
+import { TIME_RECORD_BYTES, readTimeRecord, type TimeEncoding } from '../proxy/format.ts';
 
 /** A problem found in a recording (or while replaying it); the parts before it are still used. */
 export interface RecordingWarning {
@@ -49,8 +52,8 @@ export interface Recording {
   dir: string;
   /** 'vncua' when recording.json exists, else 'uitask'. */
   source: 'vncua' | 'uitask';
-  /** Unit of the timestamps on disk (they are converted to epoch ms here). */
-  timeUnit: 'us' | 'ns';
+  /** Unit of the timestamps on disk (they are converted to epoch ms here): ms (f64, vncua v2), us (u64, vncua v1), ns (u64, uitask). */
+  timeUnit: TimeUnit;
   /** The upstream VNC URL from recording.json, if known. */
   upstream: string | null;
   /** Connections in index order. */
@@ -66,10 +69,14 @@ export const MANIFEST = 'recording.json';
 
 const STREAM_FILE = /^(client|server)(?:\.([1-9]\d*))?\.(rfb|time)\.bin$/;
 
-const manifestSchema = z.looseObject({
+/** Unit of a recording's timestamps on disk; each has one encoding (see ENCODING). */
+export type TimeUnit = 'ms' | 'us' | 'ns';
+
+/** How each unit is stored in a time record. */
+const ENCODING: Record<TimeUnit, TimeEncoding> = { ms: 'f64-ms', us: 'u64-us', ns: 'u64-ns' };
+
+const manifestFields = {
   format: z.literal('vncua-recording'),
-  version: z.literal(1),
-  time_unit: z.enum(['us', 'ns']),
   clock: z.string().optional(),
   upstream: z.string().optional(),
   connections: z.array(
@@ -80,7 +87,13 @@ const manifestSchema = z.looseObject({
       close_reason: z.string().nullable().optional(),
     }),
   ),
-});
+};
+
+/** Version 2 (f64 epoch ms) and version 1 (u64 epoch µs; ns was allowed too) of recording.json. */
+const manifestSchema = z.discriminatedUnion('version', [
+  z.looseObject({ ...manifestFields, version: z.literal(2), time_unit: z.literal('ms'), time_encoding: z.literal('f64') }),
+  z.looseObject({ ...manifestFields, version: z.literal(1), time_unit: z.enum(['us', 'ns']) }),
+]);
 
 type Manifest = z.infer<typeof manifestSchema>;
 
@@ -130,8 +143,7 @@ export async function readRecording(dir: string): Promise<Recording> {
       ),
     ),
   );
-  const timeUnit = manifest?.time_unit ?? (hasManifest ? guessUnit(files) : 'ns');
-  const divisor = timeUnit === 'us' ? 1000 : 1_000_000;
+  const timeUnit: TimeUnit = manifest?.time_unit ?? (hasManifest ? guessUnit(files) : 'ns');
   const byIndex = new Map(manifest?.connections.map((c) => [c.index, c]) ?? []);
   const connections: RecordedConnection[] = [];
   let bytes = 0;
@@ -152,7 +164,7 @@ export async function readRecording(dir: string): Promise<Recording> {
         }
         return null;
       }
-      return validateStream(rfbName, timeName, data, time, divisor, warnings);
+      return validateStream(rfbName, timeName, data, time, ENCODING[timeUnit], warnings);
     };
     connections.push({
       index,
@@ -186,46 +198,49 @@ async function readManifest(file: string, warnings: RecordingWarning[]): Promise
   return r.data;
 }
 
-/** Without a usable manifest: epoch ns are ~1.7e18, epoch µs ~1.7e15. */
-function guessUnit(files: Map<string, Uint8Array>): 'us' | 'ns' {
+/**
+ * Without a usable manifest, from the first record's first 8 bytes: a v2 f64 epoch ms reads as a
+ * double between 1e11 and 1e14 (years 1973..5138; epoch µs or ns read as doubles are tiny); else
+ * a u64: epoch ns are ~1.7e18, epoch µs ~1.7e15.
+ */
+function guessUnit(files: Map<string, Uint8Array>): TimeUnit {
   for (const [name, b] of files) {
-    if (name.endsWith('.time.bin') && b.length >= 16) return readU64(b, 0) >= 1e17 ? 'ns' : 'us';
+    if (!name.endsWith('.time.bin') || b.length < TIME_RECORD_BYTES) continue;
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const ms = view.getFloat64(0);
+    if (ms >= 1e11 && ms <= 1e14) return 'ms';
+    return view.getUint32(0) * 2 ** 32 + view.getUint32(4) >= 1e17 ? 'ns' : 'us';
   }
-  return 'us';
-}
-
-/** Big-endian u64 at `o` as a number (exact below 2^53; ns epochs lose < 1 µs). */
-function readU64(b: Uint8Array, o: number): number {
-  const hi = ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
-  const lo = ((b[o + 4]! << 24) | (b[o + 5]! << 16) | (b[o + 6]! << 8) | b[o + 7]!) >>> 0;
-  return hi * 2 ** 32 + lo;
+  return 'ms';
 }
 
 /**
- * Time index (`*.time.bin`), 16-byte records, one per relayed chunk:
- *   +--------------------------+----------------------------------------------------+
- *   | U64 timestamp (µs or ns) | U64 cumulative length of the .rfb.bin after chunk |
- *   +--------------------------+----------------------------------------------------+
+ * Time index (`*.time.bin`), 16-byte records, one per relayed chunk (see recorder/FORMAT.md):
+ *   +------------------------------------+---------------------------------------------------+
+ *   | timestamp: F64 epoch ms (v2),      | U64 cumulative length of the .rfb.bin after chunk |
+ *   | U64 epoch µs (v1), U64 ns (uitask) |                                                   |
+ *   +------------------------------------+---------------------------------------------------+
  * Keeps the records up to the first damaged one (warning for each kind of damage).
  */
-export function validateStream(rfbName: string, timeName: string, data: Uint8Array, time: Uint8Array, divisor: number, warnings: RecordingWarning[]): RecordedStream {
-  const n = Math.floor(time.length / 16);
-  if (time.length % 16 !== 0) {
+export function validateStream(rfbName: string, timeName: string, data: Uint8Array, time: Uint8Array, encoding: TimeEncoding, warnings: RecordingWarning[]): RecordedStream {
+  const n = Math.floor(time.length / TIME_RECORD_BYTES);
+  if (time.length % TIME_RECORD_BYTES !== 0) {
     warnings.push({
       code: 'RECORDING_ERR_TRUNCATED',
-      message: `${timeName} ends with a partial record (${time.length % 16} of 16 bytes, the recorder stopped mid-write); it is ignored.`,
+      message: `${timeName} ends with a partial record (${time.length % TIME_RECORD_BYTES} of ${TIME_RECORD_BYTES} bytes, the recorder stopped mid-write); it is ignored.`,
     });
   }
+  const view = new DataView(time.buffer, time.byteOffset, time.byteLength);
   const times: number[] = [];
   const ends: number[] = [];
   let prevT = -Infinity;
   let prevEnd = 0;
   let damaged = false;
   for (let i = 0; i < n; i++) {
-    const t = readU64(time, i * 16) / divisor;
-    const end = readU64(time, i * 16 + 8);
-    if (t < prevT || end < prevEnd) {
-      const what = t < prevT ? `its timestamp goes back ${(prevT - t).toFixed(3)} ms` : `its cumulative length goes back from ${prevEnd} to ${end}`;
+    const { t, end } = readTimeRecord(view, i * TIME_RECORD_BYTES, encoding);
+    const badTime = !Number.isFinite(t) || t < 0;
+    if (badTime || t < prevT || end < prevEnd) {
+      const what = badTime ? `its timestamp is not a valid time (${t})` : t < prevT ? `its timestamp goes back ${(prevT - t).toFixed(3)} ms` : `its cumulative length goes back from ${prevEnd} to ${end}`;
       warnings.push({
         code: 'RECORDING_ERR_TIME_ORDER',
         message: `${timeName} record ${i} of ${n}: ${what}; the stream is used up to byte ${prevEnd} (record ${i - 1}).`,

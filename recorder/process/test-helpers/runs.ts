@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeKeyEvent, writePointerEvent } from '../../../harness/rfb/client-messages.ts';
 import { cursorRect, framebufferUpdate, rawRect, type Rgb } from '../../../harness/rfb/test-helpers/server-stream.ts';
-import { writeRecording, type Chunk } from '../../replay/test-helpers/recording.ts';
+import { manifestTimeFields, writeRecording, type Chunk } from '../../replay/test-helpers/recording.ts';
 import { syntheticConnection } from '../../replay/test-helpers/synthetic.ts';
 
 export const W = 64;
@@ -81,7 +81,7 @@ export async function writeVncuaRun(dir: string, opts: { partial?: boolean } = {
   // The connection stays open (a static screen sends nothing) until T+6000.
   await writeFile(
     join(dir, 'recording', 'recording.json'),
-    JSON.stringify({ format: 'vncua-recording', version: 1, time_unit: 'us', clock: 'epoch', upstream: 'tcp://x', connections: [{ index: 0, opened_at: T, closed_at: T + 6000 }] }),
+    JSON.stringify({ format: 'vncua-recording', ...manifestTimeFields('vncua'), clock: 'epoch', upstream: 'tcp://x', connections: [{ index: 0, opened_at: T, closed_at: T + 6000 }] }),
   );
   const entries = ACTIONS.map((a, index) => ({
     index,

@@ -3,7 +3,7 @@
  * and client-stream parser (recorder/replay), and the recording's time span.
  */
 import { ClientStreamParser, inputEvents, type ClientInputEvent } from '../../replay/client-stream.ts';
-import { readRecording, type RecordingWarning } from '../../replay/reader.ts';
+import { readRecording, type RecordingWarning, type TimeUnit } from '../../replay/reader.ts';
 
 /** Input events of connection 0 and the span of all its chunks (epoch ms). */
 export interface RecordedInput {
@@ -11,7 +11,7 @@ export interface RecordedInput {
   startAt: number;
   endAt: number;
   source: 'vncua' | 'uitask';
-  timeUnit: 'us' | 'ns';
+  timeUnit: TimeUnit;
   warnings: RecordingWarning[];
 }
 
