@@ -165,4 +165,16 @@ describe('Replayer', () => {
     expect(frames[1]!.rgb).toBe(frames[0]!.rgb);
     expect(frames[3]!.rgb).not.toBe(frames[2]!.rgb);
   });
+
+  it('iterates from the first frame with pixels to the end of the data, past the last server byte (a still screen sends nothing)', async () => {
+    // The first update is a cursor only (no pixels yet); the screen is still after T+30, and the client's last input is at T+95.
+    const cursorOnly = framebufferUpdate([cursorRect(1, 1, 3, 3, () => white, () => true)]);
+    await writeRecording(dir, [
+      syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 5, bytes: cursorOnly }, { t: T + 30, bytes: U2 }], client: [pointerChunk(T + 95, 3, 3)] }),
+    ]);
+    const frames = [];
+    for await (const f of iterateFrames(dir, { fps: 50 })) frames.push(f);
+    expect(frames.map((f) => Math.round(f.t - T))).toEqual([30, 50, 70, 90]);
+    expect(frames.every((f) => rgbAt(f as Frame, 1, 1).join() === green.join())).toBe(true);
+  });
 });

@@ -202,9 +202,9 @@ export interface IterateFramesOptions {
   fps: number;
   /** Draw the cursor at the pointer position (default false). */
   cursor?: boolean;
-  /** First instant (default: when the first update completed). */
+  /** First instant (default: when the first frame with pixels completed). */
   from?: number;
-  /** Last instant (default: the last recorded server byte). */
+  /** Last instant (default: the end of the recorded data, `dataEnd`: a still screen sends nothing until the session closes). */
   to?: number;
 }
 
@@ -216,9 +216,9 @@ export interface IterateFramesOptions {
 export async function* iterateFrames(runOrRecordingDir: string, options: IterateFramesOptions): AsyncIterable<VideoFrame> {
   if (!(options.fps > 0 && Number.isFinite(options.fps))) throw new RangeError(`fps must be a positive number, got ${options.fps}`);
   const replay = await Replayer.open(runOrRecordingDir);
-  const from = options.from ?? (await replay.nextUpdateAfter(-Infinity));
+  const from = options.from ?? (await replay.firstFrameAt());
   if (from === null) return;
-  const to = options.to ?? replay.endTime;
+  const to = options.to ?? replay.dataEnd;
   const step = 1000 / options.fps;
   for (let k = 0; ; k++) {
     const t = from + k * step;
