@@ -79,13 +79,24 @@ describe('Agent extensions on Xvnc', () => {
     expect(accepted()).toBe(1);
     expect(closed).toBe(1);
 
+    // The recording starts with the run: an agent whose first (here only) action needs no screen is connected before it acts.
+    let connectedBeforeActing = -1;
+    const r1 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
+      connectedBeforeActing = accepted();
+      await a.wait(0);
+      return true;
+    }).run();
+    expect(r1.status).toBe('finished');
+    expect(calls).toHaveLength(2);
+    expect(connectedBeforeActing).toBe(1);
+
     // record: false leaves the recorder alone and connects directly.
     const r2 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, record: false }, async (a) => {
       await a.mouseMove({ x: 10, y: 10 });
       return true;
     }).run();
     expect(r2.status).toBe('finished');
-    expect(calls).toHaveLength(1);
+    expect(calls).toHaveLength(2);
   });
 
   it('a recorder that cannot start ends the run with RECORDER_ERR_NOT_STARTED and a valid trace and result.json', async () => {
