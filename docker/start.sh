@@ -444,8 +444,12 @@ start_chromium() {
   # With another --bind, --cdp-port belongs to the forwarder; Chromium takes any port.
   local port=$cdp_port
   [ "$bind" = 127.0.0.1 ] || port=0
+  # --app=about:blank opens Chromium's third-party new-tab page instead, which attaches over CDP
+  # slowly (5 s, sometimes 30 s and more for Playwright's connectOverCDP): open an empty page.
+  local app_url=$url
+  [ "$url" = about:blank ] && app_url='data:text/html,'
   DISPLAY=":$display" spawn chromium "$CHROMIUM" --remote-debugging-port="$port" \
-    --user-data-dir="$tmp/chromium" "${CHROMIUM_FLAGS[@]}" --app="$url"
+    --user-data-dir="$tmp/chromium" "${CHROMIUM_FLAGS[@]}" --app="$app_url"
   chromium_pid=$!
 }
 

@@ -17,7 +17,7 @@ import { DEFAULT_SCREEN_SIZE, parseScreenSize, type ScreenSize } from './size.ts
 export interface LaunchDesktopOptions {
   /** Screen size, "WxH" or { width, height } (default 1280x800). */
   size?: string | ScreenSize;
-  /** Page Chromium opens in kiosk mode (default about:blank). */
+  /** Page Chromium opens in kiosk mode (default about:blank, opened as an empty data: page: Chromium's app mode would show its new-tab page). */
   url?: string;
   /** VNC server: TigerVNC Xvnc (default) or Xvfb + x11vnc (a second server, for interoperability). */
   server?: VncServerKind;
