@@ -1,6 +1,7 @@
 /** The CLI builder (environment and arguments) and the constructor's option checks. */
 import { describe, expect, it } from 'vitest';
 import type { AgentContext } from '../../harness/agent/index.ts';
+import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
 import { AnthropicCuaAgent, DEFAULT_ANTHROPIC_MODEL, defaultToolVersion } from './agent.ts';
 import { anthropicOptions, buildAnthropicAgent } from './build.ts';
 
@@ -15,6 +16,16 @@ const ctx = (args: string[] = []): AgentContext => ({
   args,
   agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-anthropic-build', vncUrl: 'ws://127.0.0.1:5999', cdpUrl: 'http://127.0.0.1:9999' },
 });
+
+const errorOf = (f: () => unknown): VncuaError | undefined => {
+  try {
+    f();
+  } catch (e) {
+    if (isVncuaError(e)) return e;
+    throw e;
+  }
+  return undefined;
+};
 
 const codeOf = (f: () => unknown) => {
   try {
@@ -39,25 +50,46 @@ describe('buildAnthropicAgent', () => {
   });
 
   it('arguments after -- win over the environment', () => {
-    const o = anthropicOptions(ctx(['--model', 'claude-sonnet-4-5', '--display', '1024x640', '--history', '5', '--max-tokens', '2048', '--budget-ms', '60000', '--tool-version', 'computer_20250124']), {
-      ANTHROPIC_API_KEY: 'k',
-      VNCUA_ANTHROPIC_MODEL: 'other',
+    const o = anthropicOptions(
+      ctx(['--model', 'claude-sonnet-4-5', '--base-url', 'http://127.0.0.1:2', '--display', '1024x640', '--history', '5', '--max-tokens', '2048', '--timeout-ms', '9000', '--budget-ms', '60000', '--tool-version', 'computer_20250124']),
+      { ANTHROPIC_API_KEY: 'k', VNCUA_ANTHROPIC_MODEL: 'other', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' },
+    );
+    expect(o).toMatchObject({
+      apiKey: 'k',
+      model: 'claude-sonnet-4-5',
+      baseURL: 'http://127.0.0.1:2',
+      screenshotSize: { width: 1024, height: 640 },
+      historyScreens: 5,
+      maxTokens: 2048,
+      requestTimeoutMs: 9000,
+      budgetMs: 60000,
+      toolVersion: 'computer_20250124',
     });
-    expect(o).toMatchObject({ model: 'claude-sonnet-4-5', screenshotSize: { width: 1024, height: 640 }, historyScreens: 5, maxTokens: 2048, budgetMs: 60000, toolVersion: 'computer_20250124' });
-    expect(codeOf(() => anthropicOptions(ctx(['--display', 'big']), { ANTHROPIC_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
-    expect(codeOf(() => anthropicOptions(ctx(['--tool-version', 'computer_2099']), { ANTHROPIC_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
-    expect(codeOf(() => anthropicOptions(ctx(['--history', '0']), { ANTHROPIC_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
-    expect(codeOf(() => anthropicOptions(ctx(['--nope']), { ANTHROPIC_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
+    expect(buildAnthropicAgent(ctx(['--base-url', 'http://127.0.0.1:3']), { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' }).client.baseURL).toBe('http://127.0.0.1:3');
   });
 
-  it('without a key, or with a bad option, the constructor refuses with AGENT_ERR_BAD_OPTIONS', () => {
-    const saved = process.env.ANTHROPIC_API_KEY;
-    delete process.env.ANTHROPIC_API_KEY;
-    try {
-      expect(codeOf(() => buildAnthropicAgent(ctx(), {}))).toBe('AGENT_ERR_BAD_OPTIONS');
-    } finally {
-      if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+  it('a bad argument is CLI_ERR_BAD_ARGS naming it', () => {
+    for (const [args, argument] of [
+      [['--display', 'big'], '--display'],
+      [['--tool-version', 'computer_2099'], '--tool-version'],
+      [['--history', '0'], '--history'],
+      [['--max-tokens', 'lots'], '--max-tokens'],
+      [['--base-url', 'localhost:8000'], '--base-url'],
+      [['--nope'], '--nope'],
+      [['positional'], 'positional'],
+    ] as const) {
+      const e = errorOf(() => anthropicOptions(ctx([...args]), { ANTHROPIC_API_KEY: 'k' }));
+      expect(e?.code, args.join(' ')).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details?.argument, args.join(' ')).toBe(argument);
+      expect(e?.message).toMatch(/^anthropic agent: /);
     }
+  });
+
+  it('without a key the builder refuses naming ANTHROPIC_API_KEY; a bad option is the constructor\'s AGENT_ERR_BAD_OPTIONS', () => {
+    const e = errorOf(() => buildAnthropicAgent(ctx(), {}));
+    expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+    expect(e?.message).toContain('ANTHROPIC_API_KEY');
+    expect(e?.details).toMatchObject({ argument: 'ANTHROPIC_API_KEY', env: ['ANTHROPIC_API_KEY'] });
     const base = { ...ctx().agentOptions, apiKey: 'k' };
     expect(codeOf(() => new AnthropicCuaAgent({ ...base, toolVersion: 'computer_2099' as never }))).toBe('AGENT_ERR_BAD_OPTIONS');
     expect(codeOf(() => new AnthropicCuaAgent({ ...base, historyScreens: 0 }))).toBe('AGENT_ERR_BAD_OPTIONS');

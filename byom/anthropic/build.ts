@@ -1,65 +1,49 @@
 /**
  * Builder of AnthropicCuaAgent for `vncua run` / `vncua eval --agent anthropic`, from the
- * environment and the arguments after `--`:
+ * environment and the arguments after `--` (a flag wins over its environment variable):
  *
- * | Environment | Option |
- * | --- | --- |
- * | `ANTHROPIC_API_KEY` (required) | `apiKey` |
- * | `ANTHROPIC_BASE_URL` | `baseURL` (default: the SDK's, https://api.anthropic.com) |
- * | `VNCUA_ANTHROPIC_MODEL` | `model` (default `claude-sonnet-4-6`) |
- *
- * Arguments after `--`: `--model NAME`, `--tool-version computer_20251124|computer_20250124`,
- * `--display WxH` (screenshot size sent; default: fit within 1280x800), `--history N` (screenshots
- * kept), `--max-tokens N`, `--budget-ms N`. Arguments win over the environment.
+ * | Flag | Environment | Option |
+ * | --- | --- | --- |
+ * | | `ANTHROPIC_API_KEY` (required; never a flag) | `apiKey` |
+ * | `--base-url URL` | `ANTHROPIC_BASE_URL` | `baseURL` (default: the SDK's, https://api.anthropic.com) |
+ * | `--model NAME` | `VNCUA_ANTHROPIC_MODEL` | `model` (default `claude-sonnet-4-6`) |
+ * | `--tool-version computer_20251124\|computer_20250124` | | `toolVersion` (default: from the model name) |
+ * | `--display WxH` | | `screenshotSize` (default: fit within 1280x800) |
+ * | `--history N` | | `historyScreens` (screenshots kept, default 3) |
+ * | `--max-tokens N` | | `maxTokens` (default 4096) |
+ * | `--timeout-ms N` | | `requestTimeoutMs` |
+ * | `--budget-ms N` | | `budgetMs` |
  */
-import { parseArgs } from 'node:util';
 import type { AgentContext } from '../../harness/agent/index.ts';
-import { VncuaError } from '../../harness/errors.ts';
-import { TOOL_VERSIONS, type ToolVersion } from './actions.ts';
+import { adapterArgs } from '../build-args.ts';
+import { TOOL_VERSIONS } from './actions.ts';
 import { AnthropicCuaAgent, type AnthropicCuaOptions } from './agent.ts';
 
-const ARGS = ['model', 'tool-version', 'display', 'history', 'max-tokens', 'budget-ms'] as const;
-
-function badArg(argument: string, value: unknown, why: string): VncuaError {
-  return new VncuaError('CLI_ERR_BAD_ARGS', `anthropic agent: ${argument} ${why}.`, { details: { argument, value } });
-}
-
-function positiveInt(argument: string, v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw badArg(argument, v, 'must be a positive whole number');
-  return n;
-}
+/** The flags after `--` (each takes a value). */
+export const ANTHROPIC_FLAGS = ['model', 'base-url', 'tool-version', 'display', 'history', 'max-tokens', 'timeout-ms', 'budget-ms'] as const;
 
 /** The AnthropicCuaAgent options for `ctx`, from `env` and `ctx.args` (exported for tests). */
 export function anthropicOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): AnthropicCuaOptions {
-  let values: Partial<Record<(typeof ARGS)[number], string>>;
-  try {
-    ({ values } = parseArgs({
-      args: ctx.args ?? [],
-      options: Object.fromEntries(ARGS.map((a) => [a, { type: 'string' }])) as Record<(typeof ARGS)[number], { type: 'string' }>,
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new VncuaError('CLI_ERR_BAD_ARGS', `anthropic agent: ${(e as Error).message} (it takes ${ARGS.map((a) => `--${a}`).join(', ')}).`, { cause: e });
-  }
-  const options: AnthropicCuaOptions = { ...ctx.agentOptions, apiKey: env.ANTHROPIC_API_KEY ?? '' };
-  if (env.ANTHROPIC_BASE_URL) options.baseURL = env.ANTHROPIC_BASE_URL;
-  const model = values.model ?? env.VNCUA_ANTHROPIC_MODEL;
+  const a = adapterArgs('anthropic', ctx.args, ANTHROPIC_FLAGS, env);
+  const apiKey = a.env('ANTHROPIC_API_KEY')?.value;
+  if (!apiKey) throw a.missing('API key', null, ['ANTHROPIC_API_KEY'], 'keys are read from the environment only; any non-empty string for a server that needs none');
+  const options: AnthropicCuaOptions = { ...ctx.agentOptions, apiKey };
+  const baseURL = a.url('base-url', 'ANTHROPIC_BASE_URL');
+  if (baseURL) options.baseURL = baseURL;
+  const model = a.string('model', 'VNCUA_ANTHROPIC_MODEL');
   if (model) options.model = model;
-  const version = values['tool-version'];
-  if (version !== undefined) {
-    if (!(TOOL_VERSIONS as readonly string[]).includes(version)) throw badArg('--tool-version', version, `must be ${TOOL_VERSIONS.join(' or ')}`);
-    options.toolVersion = version as ToolVersion;
-  }
-  if (values.display !== undefined) {
-    const m = /^(\d+)x(\d+)$/.exec(values.display);
-    if (!m) throw badArg('--display', values.display, 'must be WxH, e.g. 1280x720');
-    options.screenshotSize = { width: Number(m[1]), height: Number(m[2]) };
-  }
-  if (values.history !== undefined) options.historyScreens = positiveInt('--history', values.history);
-  if (values['max-tokens'] !== undefined) options.maxTokens = positiveInt('--max-tokens', values['max-tokens']);
-  if (values['budget-ms'] !== undefined) options.budgetMs = positiveInt('--budget-ms', values['budget-ms']);
+  const version = a.oneOf(TOOL_VERSIONS, 'tool-version');
+  if (version) options.toolVersion = version;
+  const display = a.size('display');
+  if (display) options.screenshotSize = display;
+  const history = a.positiveInt('history');
+  if (history) options.historyScreens = history;
+  const maxTokens = a.positiveInt('max-tokens');
+  if (maxTokens) options.maxTokens = maxTokens;
+  const timeout = a.positiveInt('timeout-ms');
+  if (timeout) options.requestTimeoutMs = timeout;
+  const budget = a.positiveInt('budget-ms');
+  if (budget) options.budgetMs = budget;
   return options;
 }
 

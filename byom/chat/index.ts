@@ -2,15 +2,24 @@
  * `ChatAgent` for OpenAI-compatible chat-completions endpoints with image input, its parts, and
  * the builder `vncua run|eval --agent chat` uses (default export).
  *
- * Environment of the builder: VNCUA_CHAT_MODEL (required), VNCUA_CHAT_BASE_URL (default: OpenAI's),
- * VNCUA_CHAT_API_KEY (else OPENAI_API_KEY, else "EMPTY" for local servers), VNCUA_CHAT_COORDINATES
- * (absolute | normalized1000 | resized), VNCUA_CHAT_IMAGE_SIZE ("WxH", for resized/normalized1000),
- * VNCUA_CHAT_HISTORY (screenshots kept, default 3).
+ * The builder reads the environment and the arguments after `--` (a flag wins over its variable):
+ *
+ * | Flag | Environment | Option |
+ * | --- | --- | --- |
+ * | `--model NAME` | `VNCUA_CHAT_MODEL` (one of the two required) | `model` |
+ * | `--base-url URL` | `VNCUA_CHAT_BASE_URL` | `baseURL` (default: the SDK's, OpenAI's) |
+ * | | `VNCUA_CHAT_API_KEY`, else `OPENAI_API_KEY` (never a flag) | `apiKey` (default "EMPTY", for local servers) |
+ * | `--coordinates absolute\|normalized1000\|resized` | `VNCUA_CHAT_COORDINATES` | `coordinates` (default absolute) |
+ * | `--image-size WxH` | `VNCUA_CHAT_IMAGE_SIZE` | `imageSize` (for resized / normalized1000) |
+ * | `--history N` | `VNCUA_CHAT_HISTORY` | `historyScreens` (default 3) |
+ * | `--max-tokens N` | | `maxTokens` |
+ * | `--timeout-ms N` | | `requestTimeoutMs` |
+ * | `--budget-ms N` | | `budgetMs` |
  */
 import type { AgentContext } from '../../harness/agent/index.ts';
-import { badOption } from '../../harness/agent/options.ts';
+import { adapterArgs } from '../build-args.ts';
 import { ChatAgent, type ChatAgentOptions } from './agent.ts';
-import { COORDINATE_SPACES, type CoordinateSpace } from './coordinates.ts';
+import { COORDINATE_SPACES } from './coordinates.ts';
 
 export { ChatAgent, CHAT_DEFAULTS, reaskText, type ChatAgentOptions, type ChatOptions } from './agent.ts';
 export { CHAT_ACTIONS, chatActionSchema, validateChatAction, type ChatAction } from './actions.ts';
@@ -18,31 +27,44 @@ export { COORDINATE_SPACES, coordinateExtent, toScreen, type CoordinateFrame, ty
 export { extractJsonObject } from './extract.ts';
 export { defaultSystemPrompt, type PromptInputs } from './prompt.ts';
 
-/** Build a ChatAgent from the run's context and the environment (see the module comment). */
-export function buildChatAgent(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): ChatAgent {
-  const model = env.VNCUA_CHAT_MODEL;
-  if (!model) throw badOption('model', undefined, 'set VNCUA_CHAT_MODEL to the model name the server serves');
+/** The flags after `--` (each takes a value). */
+export const CHAT_FLAGS = ['model', 'base-url', 'coordinates', 'image-size', 'history', 'max-tokens', 'timeout-ms', 'budget-ms'] as const;
+
+/** The ChatAgent options for `ctx`, from `env` and `ctx.args` (see the module comment). */
+export function chatOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): ChatAgentOptions {
+  const a = adapterArgs('chat', ctx.args, CHAT_FLAGS, env);
+  const model = a.string('model', 'VNCUA_CHAT_MODEL');
+  if (!model) throw a.missing('model', 'model', ['VNCUA_CHAT_MODEL'], 'the model name the server serves, e.g. Qwen/Qwen2.5-VL-7B-Instruct');
   const options: ChatAgentOptions = { ...ctx.agentOptions, model };
-  if (env.VNCUA_CHAT_BASE_URL) options.baseURL = env.VNCUA_CHAT_BASE_URL;
-  const key = env.VNCUA_CHAT_API_KEY || env.OPENAI_API_KEY;
+  const baseURL = a.url('base-url', 'VNCUA_CHAT_BASE_URL');
+  if (baseURL) options.baseURL = baseURL;
+  const key = a.env('VNCUA_CHAT_API_KEY', 'OPENAI_API_KEY')?.value;
   if (key) options.apiKey = key;
-  const space = env.VNCUA_CHAT_COORDINATES;
-  if (space) {
-    if (!(COORDINATE_SPACES as readonly string[]).includes(space)) throw badOption('coordinates', space, `VNCUA_CHAT_COORDINATES must be one of ${COORDINATE_SPACES.join(', ')}`);
-    options.coordinates = space as CoordinateSpace;
+  const space = a.oneOf(COORDINATE_SPACES, 'coordinates', 'VNCUA_CHAT_COORDINATES');
+  if (space) options.coordinates = space;
+  const size = a.size('image-size', 'VNCUA_CHAT_IMAGE_SIZE');
+  if (size) options.imageSize = size;
+  if (size && (space ?? 'absolute') === 'absolute') {
+    throw a.bad(a.get('image-size', 'VNCUA_CHAT_IMAGE_SIZE')!, 'scales the screenshots, which absolute coordinates (the default) do not allow: add --coordinates resized (or normalized1000)');
   }
-  const size = env.VNCUA_CHAT_IMAGE_SIZE;
-  if (size) {
-    const m = /^(\d+)x(\d+)$/.exec(size);
-    if (!m) throw badOption('imageSize', size, 'VNCUA_CHAT_IMAGE_SIZE must be WxH, e.g. 1024x640');
-    options.imageSize = { width: Number(m[1]), height: Number(m[2]) };
-  }
-  const history = env.VNCUA_CHAT_HISTORY;
-  if (history) options.historyScreens = Number(history);
-  return new ChatAgent(options);
+  if (space === 'resized' && !size) throw a.bad(a.get('coordinates', 'VNCUA_CHAT_COORDINATES')!, 'resized needs the image size: add --image-size WxH (or set VNCUA_CHAT_IMAGE_SIZE)');
+  const history = a.positiveInt('history', 'VNCUA_CHAT_HISTORY');
+  if (history) options.historyScreens = history;
+  const maxTokens = a.positiveInt('max-tokens');
+  if (maxTokens) options.maxTokens = maxTokens;
+  const timeout = a.positiveInt('timeout-ms');
+  if (timeout) options.requestTimeoutMs = timeout;
+  const budget = a.positiveInt('budget-ms');
+  if (budget) options.budgetMs = budget;
+  return options;
 }
 
-/** `vncua run|eval --agent byom/chat/index.ts`: a ChatAgent from the environment. */
+/** Build a ChatAgent from the run's context, the environment and `ctx.args` (see the module comment). */
+export function buildChatAgent(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): ChatAgent {
+  return new ChatAgent(chatOptions(ctx, env));
+}
+
+/** `vncua run|eval --agent byom/chat/index.ts`: a ChatAgent from the environment and the arguments after `--`. */
 export default function build(ctx: AgentContext): ChatAgent {
   return buildChatAgent(ctx, process.env);
 }

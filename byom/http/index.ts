@@ -2,14 +2,23 @@
  * `HttpPlannerAgent` for remote planners, its parts, and the builder `vncua run|eval --agent http`
  * uses (default export). Wire format: byom/http/README.md.
  *
- * Environment of the builder: VNCUA_PLANNER_URL (required); VNCUA_PLANNER_TOKEN (static bearer
- * token) or VNCUA_PLANNER_AUTH_URL + VNCUA_PLANNER_CLIENT_ID + VNCUA_PLANNER_CLIENT_SECRET
- * (+ VNCUA_PLANNER_SCOPE) for the client credentials grant; VNCUA_PLANNER_TOKEN_CACHE (cache file);
- * VNCUA_PLANNER_SCREENSHOT_SIZE ("WxH": scale screenshots, coordinates mapped back);
- * VNCUA_PLANNER_TIMEOUT_MS (per attempt).
+ * The builder reads the environment and the arguments after `--` (a flag wins over its variable):
+ *
+ * | Flag | Environment | Option |
+ * | --- | --- | --- |
+ * | `--endpoint URL` | `VNCUA_PLANNER_URL` (one of the two required) | `endpoint` |
+ * | | `VNCUA_PLANNER_TOKEN` (never a flag) | `token` (static bearer token) |
+ * | `--auth-url URL` | `VNCUA_PLANNER_AUTH_URL` | `authUrl` (OAuth2 client credentials, with the next two) |
+ * | `--client-id ID` | `VNCUA_PLANNER_CLIENT_ID` | `clientId` |
+ * | | `VNCUA_PLANNER_CLIENT_SECRET` (never a flag) | `clientSecret` |
+ * | `--scope SCOPE` | `VNCUA_PLANNER_SCOPE` | `scope` |
+ * | `--token-cache FILE` | `VNCUA_PLANNER_TOKEN_CACHE` | `tokenCacheFile` |
+ * | `--screenshot-size WxH` | `VNCUA_PLANNER_SCREENSHOT_SIZE` | `screenshotSize` (coordinates mapped back) |
+ * | `--timeout-ms N` | `VNCUA_PLANNER_TIMEOUT_MS` | `requestTimeoutMs` (per attempt) |
+ * | `--budget-ms N` | | `budgetMs` |
  */
 import type { AgentContext } from '../../harness/agent/index.ts';
-import { badOption } from '../../harness/agent/options.ts';
+import { adapterArgs } from '../build-args.ts';
 import { HttpPlannerAgent, type HttpPlannerAgentOptions } from './agent.ts';
 
 export { HttpPlannerAgent, type HttpPlannerAgentOptions, type HttpPlannerOptions } from './agent.ts';
@@ -19,28 +28,46 @@ export { withFileLock, type FileLockOptions } from './lock.ts';
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryPolicy, type RetryRecord } from './retry.ts';
 export { PLANNER_ACTION_TYPES, plannerActionSchema, plannerActionSteps, plannerResponseSchema, type PlannerAction, type PlannerRequest, type PlannerResponse, type PreviousStep } from './wire.ts';
 
-/** Build an HttpPlannerAgent from the run's context and the environment (see the module comment). */
-export function buildHttpPlannerAgent(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): HttpPlannerAgent {
-  const endpoint = env.VNCUA_PLANNER_URL;
-  if (!endpoint) throw badOption('endpoint', undefined, 'set VNCUA_PLANNER_URL to the planner URL');
+/** The flags after `--` (each takes a value). */
+export const HTTP_FLAGS = ['endpoint', 'auth-url', 'client-id', 'scope', 'token-cache', 'screenshot-size', 'timeout-ms', 'budget-ms'] as const;
+
+/** The HttpPlannerAgent options for `ctx`, from `env` and `ctx.args` (see the module comment). */
+export function httpPlannerOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): HttpPlannerAgentOptions {
+  const a = adapterArgs('http', ctx.args, HTTP_FLAGS, env);
+  const endpoint = a.url('endpoint', 'VNCUA_PLANNER_URL');
+  if (!endpoint) throw a.missing('endpoint', 'endpoint', ['VNCUA_PLANNER_URL'], 'the planner URL, http:// or https://');
   const options: HttpPlannerAgentOptions = { ...ctx.agentOptions, endpoint };
-  if (env.VNCUA_PLANNER_TOKEN) options.token = env.VNCUA_PLANNER_TOKEN;
-  if (env.VNCUA_PLANNER_AUTH_URL) options.authUrl = env.VNCUA_PLANNER_AUTH_URL;
-  if (env.VNCUA_PLANNER_CLIENT_ID) options.clientId = env.VNCUA_PLANNER_CLIENT_ID;
-  if (env.VNCUA_PLANNER_CLIENT_SECRET) options.clientSecret = env.VNCUA_PLANNER_CLIENT_SECRET;
-  if (env.VNCUA_PLANNER_SCOPE) options.scope = env.VNCUA_PLANNER_SCOPE;
-  if (env.VNCUA_PLANNER_TOKEN_CACHE) options.tokenCacheFile = env.VNCUA_PLANNER_TOKEN_CACHE;
-  const size = env.VNCUA_PLANNER_SCREENSHOT_SIZE;
-  if (size) {
-    const m = /^(\d+)x(\d+)$/.exec(size);
-    if (!m) throw badOption('screenshotSize', size, 'VNCUA_PLANNER_SCREENSHOT_SIZE must be WxH, e.g. 1024x640');
-    options.screenshotSize = { width: Number(m[1]), height: Number(m[2]) };
+  const token = a.env('VNCUA_PLANNER_TOKEN')?.value;
+  if (token) options.token = token;
+  const authUrl = a.url('auth-url', 'VNCUA_PLANNER_AUTH_URL');
+  const clientId = a.string('client-id', 'VNCUA_PLANNER_CLIENT_ID');
+  const clientSecret = a.env('VNCUA_PLANNER_CLIENT_SECRET')?.value;
+  if (authUrl || clientId || clientSecret) {
+    // The client credentials grant needs all three.
+    if (!authUrl) throw a.missing('token URL', 'auth-url', ['VNCUA_PLANNER_AUTH_URL'], 'the OAuth2 token endpoint; client credentials need it with the client id and secret');
+    if (!clientId) throw a.missing('client id', 'client-id', ['VNCUA_PLANNER_CLIENT_ID'], 'client credentials need it with the token URL and the secret');
+    if (!clientSecret) throw a.missing('client secret', null, ['VNCUA_PLANNER_CLIENT_SECRET'], 'client credentials need it with the token URL and the client id; secrets are read from the environment only');
+    Object.assign(options, { authUrl, clientId, clientSecret });
   }
-  if (env.VNCUA_PLANNER_TIMEOUT_MS) options.requestTimeoutMs = Number(env.VNCUA_PLANNER_TIMEOUT_MS);
-  return new HttpPlannerAgent(options);
+  const scope = a.string('scope', 'VNCUA_PLANNER_SCOPE');
+  if (scope) options.scope = scope;
+  const cache = a.string('token-cache', 'VNCUA_PLANNER_TOKEN_CACHE');
+  if (cache) options.tokenCacheFile = cache;
+  const size = a.size('screenshot-size', 'VNCUA_PLANNER_SCREENSHOT_SIZE');
+  if (size) options.screenshotSize = size;
+  const timeout = a.positiveInt('timeout-ms', 'VNCUA_PLANNER_TIMEOUT_MS');
+  if (timeout) options.requestTimeoutMs = timeout;
+  const budget = a.positiveInt('budget-ms');
+  if (budget) options.budgetMs = budget;
+  return options;
 }
 
-/** `vncua run|eval --agent byom/http/index.ts`: an HttpPlannerAgent from the environment. */
+/** Build an HttpPlannerAgent from the run's context, the environment and `ctx.args` (see the module comment). */
+export function buildHttpPlannerAgent(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): HttpPlannerAgent {
+  return new HttpPlannerAgent(httpPlannerOptions(ctx, env));
+}
+
+/** `vncua run|eval --agent byom/http/index.ts`: an HttpPlannerAgent from the environment and the arguments after `--`. */
 export default function build(ctx: AgentContext): HttpPlannerAgent {
   return buildHttpPlannerAgent(ctx, process.env);
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AgentContext } from '../../harness/agent/index.ts';
-import { isVncuaError } from '../../harness/errors.ts';
+import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
 import { OpenAICuaAgent, type OpenAICuaOptions } from './agent.ts';
 import build, { buildOpenAICuaAgent, openAICuaOptions } from './build.ts';
 
@@ -19,6 +19,16 @@ const ctx = (args: string[] = []): AgentContext => ({
   args,
   agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-openai-build', vncUrl: 'ws://127.0.0.1:5901', cdpUrl: 'http://127.0.0.1:9222' },
 });
+
+function errorOf(fn: () => unknown): VncuaError | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (isVncuaError(e)) return e;
+    throw e;
+  }
+  return undefined;
+}
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -44,25 +54,52 @@ describe('buildOpenAICuaAgent', () => {
   it('defaults: computer-use-preview with the preview tool; arguments after -- win over the environment', () => {
     const d = buildOpenAICuaAgent(ctx(), { OPENAI_API_KEY: 'k' });
     expect([d.modelName, d.toolForm]).toEqual(['computer-use-preview', 'preview']);
-    const o = openAICuaOptions(ctx(['--model', 'my-cua', '--tool-form', 'preview', '--display', '1024x640', '--ack-safety', 'irrelevant_domain, sensitive_domain', '--budget-ms', '60000']), {
-      OPENAI_API_KEY: 'k',
-      VNCUA_OPENAI_MODEL: 'gpt-5.4',
+    const o = openAICuaOptions(
+      ctx(['--model', 'my-cua', '--base-url', 'http://127.0.0.1:2/v1', '--tool-form', 'preview', '--display', '1024x640', '--ack-safety', 'irrelevant_domain, sensitive_domain', '--timeout-ms', '5000', '--budget-ms', '60000']),
+      { OPENAI_API_KEY: 'k', VNCUA_OPENAI_MODEL: 'gpt-5.4', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' },
+    );
+    expect(o).toMatchObject({
+      apiKey: 'k',
+      model: 'my-cua',
+      baseURL: 'http://127.0.0.1:2/v1',
+      toolForm: 'preview',
+      displaySize: { width: 1024, height: 640 },
+      acknowledgeSafetyChecks: ['irrelevant_domain', 'sensitive_domain'],
+      requestTimeoutMs: 5000,
+      budgetMs: 60000,
     });
-    expect(o).toMatchObject({ model: 'my-cua', toolForm: 'preview', displaySize: { width: 1024, height: 640 }, acknowledgeSafetyChecks: ['irrelevant_domain', 'sensitive_domain'], budgetMs: 60000 });
+    const a = buildOpenAICuaAgent(ctx(['--base-url=http://127.0.0.1:3/v1']), { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
+    expect(a.client.baseURL).toBe('http://127.0.0.1:3/v1');
   });
 
-  it('bad arguments are CLI_ERR_BAD_ARGS; a missing key is AGENT_ERR_BAD_OPTIONS naming apiKey', () => {
-    expect(codeOf(() => openAICuaOptions(ctx(['--tool-form', 'beta']), { OPENAI_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
-    expect(codeOf(() => openAICuaOptions(ctx(['--display', '1024']), { OPENAI_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
-    expect(codeOf(() => openAICuaOptions(ctx(['--frobnicate']), { OPENAI_API_KEY: 'k' }))).toBe('CLI_ERR_BAD_ARGS');
-    let err: unknown;
-    try {
-      buildOpenAICuaAgent(ctx(), {});
-    } catch (e) {
-      err = e;
+  it('a bad argument is CLI_ERR_BAD_ARGS naming it', () => {
+    for (const [args, argument] of [
+      [['--tool-form', 'beta'], '--tool-form'],
+      [['--display', '1024'], '--display'],
+      [['--base-url', 'ftp://x'], '--base-url'],
+      [['--budget-ms', '-1'], '--budget-ms'],
+      [['--timeout-ms', '1.5'], '--timeout-ms'],
+      [['--model', ''], '--model'],
+      [['--frobnicate'], '--frobnicate'],
+      [['--model'], '--model'],
+    ] as const) {
+      const e = errorOf(() => openAICuaOptions(ctx([...args]), { OPENAI_API_KEY: 'k' }));
+      expect(e?.code, args.join(' ')).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details?.argument, args.join(' ')).toBe(argument);
+      expect(e?.message).toMatch(/^openai-cua agent: /);
     }
-    expect(isVncuaError(err, 'AGENT_ERR_BAD_OPTIONS')).toBe(true);
-    expect((err as { details: { field: string } }).details.field).toBe('apiKey');
+    // A bad environment value is named too.
+    expect(errorOf(() => openAICuaOptions(ctx(), { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'not a url' }))?.details?.argument).toBe('OPENAI_BASE_URL');
+  });
+
+  it('a missing key is CLI_ERR_BAD_ARGS naming OPENAI_API_KEY (there is no flag for it)', () => {
+    for (const env of [{}, { OPENAI_API_KEY: '' }]) {
+      const e = errorOf(() => buildOpenAICuaAgent(ctx(['--model', 'x']), env));
+      expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.message).toContain('OPENAI_API_KEY');
+      expect(e?.details).toMatchObject({ argument: 'OPENAI_API_KEY', field: 'API key', env: ['OPENAI_API_KEY'] });
+    }
+    expect(codeOf(() => openAICuaOptions(ctx(['--api-key', 'k']), {}))).toBe('CLI_ERR_BAD_ARGS');
   });
 
   it('the default export is the builder', () => {

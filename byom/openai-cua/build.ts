@@ -1,60 +1,45 @@
 /**
  * Builder of OpenAICuaAgent for `vncua run` / `vncua eval --agent openai-cua`, from the environment
- * and the arguments after `--`:
+ * and the arguments after `--` (a flag wins over its environment variable):
  *
- * | Environment | Option |
- * | --- | --- |
- * | `OPENAI_API_KEY` (required) | `apiKey` |
- * | `OPENAI_BASE_URL` | `baseURL` (default: the SDK's, https://api.openai.com/v1) |
- * | `VNCUA_OPENAI_MODEL` | `model` (default `computer-use-preview`) |
- *
- * Arguments after `--`: `--model NAME`, `--tool-form preview|computer`, `--display WxH`
- * (downscale screenshots), `--ack-safety CODE[,CODE…]` (safety check codes to acknowledge),
- * `--budget-ms N`. Arguments win over the environment.
+ * | Flag | Environment | Option |
+ * | --- | --- | --- |
+ * | | `OPENAI_API_KEY` (required; never a flag) | `apiKey` |
+ * | `--base-url URL` | `OPENAI_BASE_URL` | `baseURL` (default: the SDK's, https://api.openai.com/v1) |
+ * | `--model NAME` | `VNCUA_OPENAI_MODEL` | `model` (default `computer-use-preview`) |
+ * | `--tool-form preview\|computer` | | `toolForm` (default: from the model name) |
+ * | `--display WxH` | | `displaySize` (downscale screenshots) |
+ * | `--ack-safety CODE[,CODE…]` | | `acknowledgeSafetyChecks` |
+ * | `--timeout-ms N` | | `requestTimeoutMs` |
+ * | `--budget-ms N` | | `budgetMs` |
  */
-import { parseArgs } from 'node:util';
 import type { AgentContext } from '../../harness/agent/index.ts';
-import { VncuaError } from '../../harness/errors.ts';
-import { OpenAICuaAgent, type OpenAICuaOptions, type ToolForm } from './agent.ts';
+import { adapterArgs } from '../build-args.ts';
+import { OpenAICuaAgent, type OpenAICuaOptions } from './agent.ts';
 
-function badArg(argument: string, value: unknown, why: string): VncuaError {
-  return new VncuaError('CLI_ERR_BAD_ARGS', `openai-cua agent: ${argument} ${why}.`, { details: { argument, value } });
-}
+/** The flags after `--` (each takes a value). */
+export const OPENAI_CUA_FLAGS = ['model', 'base-url', 'tool-form', 'display', 'ack-safety', 'timeout-ms', 'budget-ms'] as const;
 
 /** The OpenAICuaAgent options for `ctx`, from `env` and `ctx.args` (exported for tests). */
 export function openAICuaOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): OpenAICuaOptions {
-  let values: Record<string, string | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: ctx.args ?? [],
-      options: { model: { type: 'string' }, 'tool-form': { type: 'string' }, display: { type: 'string' }, 'ack-safety': { type: 'string' }, 'budget-ms': { type: 'string' } },
-      strict: true,
-      allowPositionals: false,
-    }) as { values: Record<string, string | undefined> });
-  } catch (e) {
-    throw new VncuaError('CLI_ERR_BAD_ARGS', `openai-cua agent: ${(e as Error).message} (it takes --model, --tool-form, --display, --ack-safety, --budget-ms).`, { cause: e });
-  }
-  const options: OpenAICuaOptions = { ...ctx.agentOptions, apiKey: env.OPENAI_API_KEY ?? '' };
-  const baseURL = env.OPENAI_BASE_URL;
+  const a = adapterArgs('openai-cua', ctx.args, OPENAI_CUA_FLAGS, env);
+  const apiKey = a.env('OPENAI_API_KEY')?.value;
+  if (!apiKey) throw a.missing('API key', null, ['OPENAI_API_KEY'], 'keys are read from the environment only; any non-empty string for a server that needs none');
+  const options: OpenAICuaOptions = { ...ctx.agentOptions, apiKey };
+  const baseURL = a.url('base-url', 'OPENAI_BASE_URL');
   if (baseURL) options.baseURL = baseURL;
-  const model = values.model ?? env.VNCUA_OPENAI_MODEL;
+  const model = a.string('model', 'VNCUA_OPENAI_MODEL');
   if (model) options.model = model;
-  const form = values['tool-form'];
-  if (form !== undefined) {
-    if (form !== 'preview' && form !== 'computer') throw badArg('--tool-form', form, 'must be preview or computer');
-    options.toolForm = form as ToolForm;
-  }
-  if (values.display !== undefined) {
-    const m = /^(\d+)x(\d+)$/.exec(values.display);
-    if (!m) throw badArg('--display', values.display, 'must be WxH, e.g. 1024x640');
-    options.displaySize = { width: Number(m[1]), height: Number(m[2]) };
-  }
-  if (values['ack-safety'] !== undefined) options.acknowledgeSafetyChecks = values['ack-safety'].split(',').map((s) => s.trim()).filter(Boolean);
-  if (values['budget-ms'] !== undefined) {
-    const n = Number(values['budget-ms']);
-    if (!Number.isFinite(n) || n <= 0) throw badArg('--budget-ms', values['budget-ms'], 'must be a positive number of ms');
-    options.budgetMs = n;
-  }
+  const toolForm = a.oneOf(['preview', 'computer'], 'tool-form');
+  if (toolForm) options.toolForm = toolForm;
+  const display = a.size('display');
+  if (display) options.displaySize = display;
+  const ack = a.list('ack-safety');
+  if (ack) options.acknowledgeSafetyChecks = ack;
+  const timeout = a.positiveInt('timeout-ms');
+  if (timeout) options.requestTimeoutMs = timeout;
+  const budget = a.positiveInt('budget-ms');
+  if (budget) options.budgetMs = budget;
   return options;
 }
 

@@ -1,0 +1,118 @@
+/** The CLI builder of ChatAgent (environment + arguments after `--`). No desktop: nothing connects until run(). */
+import { describe, expect, it } from 'vitest';
+import type { AgentContext } from '../../harness/agent/index.ts';
+import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
+import build, { buildChatAgent, ChatAgent, chatOptions } from './index.ts';
+
+const ctx = (args: string[] = []): AgentContext => ({
+  task: 'Do it.',
+  outputDir: '/tmp/vncua-chat-build',
+  vncUrl: 'ws://127.0.0.1:5901',
+  cdpUrl: 'http://127.0.0.1:9222',
+  url: undefined,
+  maxSteps: 10,
+  script: undefined,
+  args,
+  agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-chat-build', vncUrl: 'ws://127.0.0.1:5901', cdpUrl: 'http://127.0.0.1:9222' },
+});
+
+function errorOf(fn: () => unknown): VncuaError | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (isVncuaError(e)) return e;
+    throw e;
+  }
+  return undefined;
+}
+
+describe('buildChatAgent', () => {
+  it('reads the environment', () => {
+    const o = chatOptions(ctx(), {
+      VNCUA_CHAT_MODEL: 'env-vlm',
+      VNCUA_CHAT_BASE_URL: 'http://127.0.0.1:1/v1',
+      VNCUA_CHAT_API_KEY: 'sk-chat',
+      OPENAI_API_KEY: 'sk-openai',
+      VNCUA_CHAT_COORDINATES: 'resized',
+      VNCUA_CHAT_IMAGE_SIZE: '1024x640',
+      VNCUA_CHAT_HISTORY: '2',
+    });
+    expect(o).toMatchObject({ task: 'Do it.', model: 'env-vlm', baseURL: 'http://127.0.0.1:1/v1', apiKey: 'sk-chat', coordinates: 'resized', imageSize: { width: 1024, height: 640 }, historyScreens: 2 });
+    // OPENAI_API_KEY is the fallback key; without any, the agent sends "EMPTY".
+    expect(chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm', OPENAI_API_KEY: 'sk-openai' }).apiKey).toBe('sk-openai');
+    expect(chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm' }).apiKey).toBeUndefined();
+    const a = buildChatAgent(ctx(), { VNCUA_CHAT_MODEL: 'm', VNCUA_CHAT_BASE_URL: 'http://127.0.0.1:1/v1' });
+    expect(a).toBeInstanceOf(ChatAgent);
+    expect(a.baseURL).toBe('http://127.0.0.1:1/v1');
+    expect(a.chat.coordinates).toBe('absolute');
+  });
+
+  it('takes flags after --, which win over the environment', () => {
+    const o = chatOptions(
+      ctx(['--model', 'flag-vlm', '--base-url', 'http://127.0.0.1:2/v1', '--coordinates', 'normalized1000', '--image-size', '800x500', '--history', '4', '--max-tokens', '300', '--timeout-ms', '7000', '--budget-ms', '90000']),
+      { VNCUA_CHAT_MODEL: 'env-vlm', VNCUA_CHAT_BASE_URL: 'http://127.0.0.1:1/v1', VNCUA_CHAT_COORDINATES: 'resized', VNCUA_CHAT_IMAGE_SIZE: '1024x640', VNCUA_CHAT_HISTORY: '2' },
+    );
+    expect(o).toMatchObject({
+      model: 'flag-vlm',
+      baseURL: 'http://127.0.0.1:2/v1',
+      coordinates: 'normalized1000',
+      imageSize: { width: 800, height: 500 },
+      historyScreens: 4,
+      maxTokens: 300,
+      requestTimeoutMs: 7000,
+      budgetMs: 90000,
+    });
+    const a = buildChatAgent(ctx(['--model', 'flag-vlm', '--base-url', 'http://127.0.0.1:2/v1']), {});
+    expect([a.model.model, a.baseURL]).toEqual(['flag-vlm', 'http://127.0.0.1:2/v1']);
+  });
+
+  it('a bad flag is CLI_ERR_BAD_ARGS naming it; a bad environment value names the variable', () => {
+    for (const [args, argument] of [
+      [['--coordinates', 'pixels'], '--coordinates'],
+      [['--image-size', '1024'], '--image-size'],
+      [['--history', '0'], '--history'],
+      [['--history', 'three'], '--history'],
+      [['--base-url', 'nope'], '--base-url'],
+      [['--timeout-ms', '-5'], '--timeout-ms'],
+      [['--api-key', 'sk'], '--api-key'],
+      [['--image-size', '1024x640'], '--image-size'], // absolute coordinates take no image size
+      [['--coordinates', 'resized'], '--coordinates'], // resized needs one
+    ] as const) {
+      const e = errorOf(() => chatOptions(ctx([...args]), { VNCUA_CHAT_MODEL: 'm' }));
+      expect(e?.code, args.join(' ')).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details?.argument, args.join(' ')).toBe(argument);
+      expect(e?.message).toMatch(/^chat agent: /);
+    }
+    for (const [name, value] of [
+      ['VNCUA_CHAT_COORDINATES', 'pixels'],
+      ['VNCUA_CHAT_IMAGE_SIZE', 'big'],
+      ['VNCUA_CHAT_HISTORY', '0'],
+      ['VNCUA_CHAT_BASE_URL', '127.0.0.1:8000'],
+    ] as const) {
+      const e = errorOf(() => chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm', VNCUA_CHAT_COORDINATES: 'normalized1000', [name]: value }));
+      expect(e?.code, name).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details?.argument, name).toBe(name);
+    }
+  });
+
+  it('no model is CLI_ERR_BAD_ARGS naming VNCUA_CHAT_MODEL and --model', () => {
+    for (const env of [{}, { VNCUA_CHAT_MODEL: '' }, { VNCUA_CHAT_MODEL: '  ' }]) {
+      const e = errorOf(() => buildChatAgent(ctx(), env));
+      expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.message).toContain('VNCUA_CHAT_MODEL');
+      expect(e?.message).toContain('--model');
+      expect(e?.details).toMatchObject({ argument: '--model', field: 'model', env: ['VNCUA_CHAT_MODEL'], flag: '--model' });
+    }
+  });
+
+  it('the default export is the builder (process.env)', () => {
+    const saved = process.env.VNCUA_CHAT_MODEL;
+    process.env.VNCUA_CHAT_MODEL = 'default-export-vlm';
+    try {
+      expect(build(ctx()).model.model).toBe('default-export-vlm');
+    } finally {
+      if (saved === undefined) delete process.env.VNCUA_CHAT_MODEL;
+      else process.env.VNCUA_CHAT_MODEL = saved;
+    }
+  });
+});
