@@ -5,15 +5,14 @@
  * The issue's bar: <= 5 minutes on 2 cores. Prints tasks per minute, the success rate and where the
  * time went.
  *
- * Run: npx tsx bench/eval-suite.ts [--workers 2] [--resolution 1280x800 ...] [--no-process]
+ * Run: npx tsx bench/eval-suite.ts [--workers 2] [--resolution WxH ...] [--no-process]
+ * (default: 1280x800 and 1920x1080, as `npm run demo`)
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILTIN_AGENTS } from '../agents/index.ts';
 import type { ScoreReport } from '../eval/score.ts';
 import { table } from './stats.ts';
 
@@ -24,22 +23,15 @@ const workers = argv.includes('--workers') ? argv[argv.indexOf('--workers') + 1]
 const resolutions = argv.flatMap((a, i) => (a === '--resolution' ? ['--resolution', argv[i + 1]!] : []));
 const processRuns = !argv.includes('--no-process');
 
-/** `vncua eval ARGS`: bin/vncua.js once the command is registered in cli/main.ts, else cli/eval.ts through tsx. */
-function evalCommand(args: string[]): string[] {
-  if (/\beval:\s*\{/.test(readFileSync(join(ROOT, 'cli/main.ts'), 'utf8'))) return [join(ROOT, 'bin/vncua.js'), 'eval', ...args];
-  return ['--import', 'tsx', '--input-type=module', '-e', "const { run } = await import('./cli/eval.ts'); process.exitCode = await run(process.argv.slice(1));", '--', ...args];
-}
-
 async function main(): Promise<void> {
   const out = await mkdtemp(join(tmpdir(), 'vncua-bench-suite-'));
   const tasks = join(ROOT, 'eval/suites/basic/tasks.json');
-  // The built-in name once agents/index.ts registers it, else the module itself.
-  const agent = Object.hasOwn(BUILTIN_AGENTS, 'replay') ? 'replay' : join(ROOT, 'agents/replay.ts');
-  const args = ['--tasks', tasks, '--agent', agent, '--workers', workers, '--out', out, ...(resolutions.length ? resolutions : ['--resolution', '1280x800']), ...(processRuns ? ['--process'] : [])];
+  const sizes = resolutions.length ? resolutions : ['--resolution', '1280x800', '--resolution', '1920x1080'];
+  const args = ['--tasks', tasks, '--agent', 'replay', '--workers', workers, '--out', out, ...sizes, ...(processRuns ? ['--process'] : [])];
   const marks: Record<string, number> = {};
   const t0 = performance.now();
   try {
-    const child = spawn(process.execPath, evalCommand(args), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bin/vncua.js'), 'eval', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     let pending = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (s: string) => {

@@ -21,6 +21,12 @@ const BENCHES: Array<{ name: string; args: string[]; node?: string[]; about: str
   { name: 'cdp-check', args: [], about: '`checkTaskSuccess()` (CDP sentinel) against a fresh connection per check' },
   { name: 'trace-write', args: [], about: 'trace append cost' },
   { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
+  { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
+  { name: 'post-process', args: [], about: 'post-processing a 5-minute, 100-action session at 1280x800: time against the session, actions per second' },
+  { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
+  { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
+  { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
+  { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
 ];
 
 const only = process.argv.slice(2);
