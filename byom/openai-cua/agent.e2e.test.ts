@@ -15,7 +15,7 @@ import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { OpenAICuaAgent } from './agent.ts';
 import { computerCall, imageSize, message, startFakeResponses } from './test-helpers/fake-responses.ts';
-import { serveDir } from './test-helpers/serve-dir.ts';
+import { serveDir } from '../../harness/test-helpers/serve-dir.ts';
 
 const SUITE = fileURLToPath(new URL('../../eval/suites/basic/', import.meta.url));
 const TASK_ID = 'click-button';

@@ -2,12 +2,9 @@
  * Test-only: a desktop of a given size showing a page, the page seen through CDP (Playwright), and
  * a static file server for suite pages. Everything is on 127.0.0.1 with OS-assigned ports.
  */
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, resolve, sep } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { serveEventsPage, type PageState } from '../../../harness/agent/test-helpers/desktops.ts';
+import { serveDir } from '../../../harness/test-helpers/serve-dir.ts';
 import { launchDesktop, type Desktop } from '../../../harness/desktop/index.ts';
 
 /** A desktop showing one page, and that page through CDP. */
@@ -76,30 +73,4 @@ export async function startEventsPageDesktop(size: string): Promise<PageDesktop 
   }
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
-
-/** Serve the files under `root` over HTTP on 127.0.0.1:0 (GET only; 404 outside it); `url` ends with a slash. */
-export async function serveDir(root: string): Promise<{ url: string; close(): Promise<void> }> {
-  const base = resolve(root) + sep;
-  const server = createServer((req, res) => {
-    const path = normalize(join(base, decodeURIComponent((req.url ?? '/').split('?')[0]!)));
-    if (req.method !== 'GET' || !path.startsWith(base)) {
-      res.writeHead(404).end();
-      return;
-    }
-    readFile(path).then(
-      (data) => res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(data),
-      () => res.writeHead(404).end(),
-    );
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
+export { serveDir };

@@ -5,11 +5,10 @@
  * import eval/).
  */
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { extname, join, normalize, sep } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ActionStep } from '../../../harness/agent/index.ts';
+import { serveDir } from '../../../harness/test-helpers/serve-dir.ts';
 
 /** The basic suite's directory. */
 export const SUITE_DIR = fileURLToPath(new URL('../../../eval/suites/basic/', import.meta.url));
@@ -32,34 +31,9 @@ export async function loadSuiteTask(id: string): Promise<{ task: SuiteTask; refe
   return { task, reference };
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png' };
-
 /** Serve the suite directory on 127.0.0.1:0; `url` ends with a slash. */
-export async function serveSuite(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    const path = normalize(join(SUITE_DIR, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)));
-    if (!path.startsWith(SUITE_DIR.endsWith(sep) ? SUITE_DIR : SUITE_DIR + sep)) {
-      res.writeHead(403).end();
-      return;
-    }
-    readFile(path).then(
-      (data) => {
-        res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
-        res.end(data);
-      },
-      () => res.writeHead(404).end(),
-    );
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+export function serveSuite(): Promise<{ url: string; close(): Promise<void> }> {
+  return serveDir(SUITE_DIR);
 }
 
 /** Wait until the desktop's browser shows `url` loaded and focused, then a little for it to paint (input sent earlier can be lost). */

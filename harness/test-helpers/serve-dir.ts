@@ -1,4 +1,4 @@
-/** Test-only: serve the files of a directory over HTTP on 127.0.0.1:0 (GET; 404 for anything outside it). */
+/** Test-only: serve the files of a directory over HTTP on 127.0.0.1:0 (GET; 404 for anything outside it); the byom end-to-end tests serve the basic suite with it. */
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
