@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Each bench script, its arguments, and the issue figure it backs. */
-const BENCHES: Array<{ name: string; args: string[]; node?: string[]; about: string }> = [
+const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: string[]; about: string }> = [
   { name: 'screenshot', args: ['30'], about: '`screenshot()` against Playwright, raw CDP and gvnccapture' },
   { name: 'click-latency', args: ['60'], about: 'pointer click until the page handler runs, against xdotool' },
   { name: 'desktop-start', args: ['20'], about: 'desktop start until VNC (ws) and CDP answer, and teardown' },
@@ -22,7 +22,8 @@ const BENCHES: Array<{ name: string; args: string[]; node?: string[]; about: str
   { name: 'trace-write', args: [], about: 'trace append cost' },
   { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
   { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
-  { name: 'post-process', args: [], about: 'post-processing a 5-minute, 100-action session at 1280x800: time against the session, actions per second' },
+  { name: 'post-process', args: [], about: 'post-processing a 100-action session at 1280x800, also stretched to 5 minutes: time against the session, actions per second' },
+  { name: 'post-process-real', script: 'post-process', args: ['--real-minutes', '5', '--runs', '3'], about: 'post-processing a real 5-minute, 100-action session at 1280x800 (paced, not stretched)' },
   { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
@@ -36,10 +37,10 @@ for (const b of BENCHES) {
   if (only.length > 0 && !only.includes(b.name)) continue;
   process.stderr.write(`bench: ${b.name}...\n`);
   const t = performance.now();
-  const r = spawnSync(process.execPath, [...(b.node ?? []), '--import', 'tsx', `bench/${b.name}.ts`, ...b.args], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [...(b.node ?? []), '--import', 'tsx', `bench/${b.script ?? b.name}.ts`, ...b.args], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const secs = ((performance.now() - t) / 1000).toFixed(0);
   const out = r.status === 0 ? r.stdout.trim() : `FAILED (exit ${r.status}):\n\n\`\`\`\n${(r.stderr || r.stdout).trim().slice(-3000)}\n\`\`\``;
-  sections.push(`## ${b.name}: ${b.about}\n\n\`npx tsx bench/${b.name}.ts ${b.args.join(' ')}\` (${secs} s)\n\n${out}\n`);
+  sections.push(`## ${b.name}: ${b.about}\n\n\`npx tsx bench/${b.script ?? b.name}.ts ${b.args.join(' ')}\` (${secs} s)\n\n${out}\n`);
   process.stderr.write(`bench: ${b.name} done in ${secs} s\n`);
 }
 const header = `# Benchmark results\n\nWritten by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end. Each script runs vncua and its peers in the same run; compare ratios, not absolute times: these machines are noisy.\n`;
