@@ -44,6 +44,7 @@ import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
 import { ComputerActionMapper, TOOL_VERSIONS, type ScreenRect, type ToolVersion } from './actions.ts';
 import { mapApiError, type CallContext } from './api-errors.ts';
+import { countingFetch } from '../sdk-errors.ts';
 import { assistantParams, imageBlock, textBlock, toolResult, trimImages } from './conversation.ts';
 import { DisplayMap, fitDisplay, type Size } from './display.ts';
 
@@ -179,12 +180,10 @@ export class AnthropicCuaAgent extends ModelAgent {
       ...(this.model.baseURL !== undefined ? { baseURL: this.model.baseURL } : {}),
       maxRetries,
       timeout: requestTimeoutMs,
-      fetch: (url: RequestInfo | URL, init?: RequestInit) => {
+      fetch: countingFetch((bytes) => {
         this.#attempts++;
-        const body = init?.body;
-        this.#requestBytes = typeof body === 'string' ? Buffer.byteLength(body) : 0;
-        return fetch(url, init);
-      },
+        this.#requestBytes = bytes;
+      }),
     });
   }
 

@@ -1,83 +1,37 @@
 /**
- * Errors of an Anthropic SDK call → VncuaError with a MODEL_ERR_* code, so that a failed model
- * call ends the run with status `error` and a code that says what went wrong. Cancellation (the
- * run's signal) is passed through untouched: the run ends as the signal says.
- *
- * | SDK error | code |
- * | --- | --- |
- * | 401, 403 | MODEL_ERR_AUTH |
- * | 429 (after the SDK's retries) | MODEL_ERR_RATE_LIMITED |
- * | 5xx, 529 overloaded (after retries) | MODEL_ERR_SERVER |
- * | other 4xx | MODEL_ERR_REQUEST |
- * | request timeout (after retries) | MODEL_ERR_TIMEOUT |
- * | connection refused / reset | MODEL_ERR_CONNECT |
- * | a body that is not JSON | MODEL_ERR_BAD_RESPONSE |
+ * Errors of an Anthropic SDK call → VncuaError with a MODEL_ERR_* code (the mapping is
+ * byom/sdk-errors.ts; 529 "overloaded" is a 5xx: MODEL_ERR_SERVER).
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { VncuaError } from '../../harness/errors.ts';
+import { mapSdkError, type CallContext, type SdkErrors } from '../sdk-errors.ts';
 
-/** Where the call went, for messages. */
-export interface CallContext {
-  baseURL: string;
-  model: string;
-  /** Retries the client was allowed. */
-  maxRetries: number;
-  /** Request timeout in ms. */
-  timeoutMs: number;
-}
+export type { CallContext } from '../sdk-errors.ts';
 
-/** The API's own error message from an APIError body (`{ type: "error", error: { type, message } }`), if any. */
-function apiMessage(e: APIError): string {
-  const body = e.error as { error?: { message?: unknown }; message?: unknown } | undefined;
-  if (typeof body?.error?.message === 'string') return body.error.message;
-  if (typeof body?.message === 'string') return body.message;
-  return e.message;
-}
-
-/** The API's error type (`authentication_error`, `rate_limit_error`, `overloaded_error`, …), if any. */
-function apiType(e: APIError): string | null {
-  const body = e.error as { error?: { type?: unknown } } | undefined;
-  return typeof body?.error?.type === 'string' ? body.error.type : null;
-}
+/** The Anthropic SDK's error classes and the Messages API's names. */
+const ANTHROPIC: SdkErrors = {
+  api: 'The Anthropic API',
+  replyKind: 'a Messages API response',
+  keyEnv: 'ANTHROPIC_API_KEY',
+  baseUrlEnv: 'ANTHROPIC_BASE_URL',
+  APIError,
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIUserAbortError,
+  // The body is `{ type: "error", error: { type, message } }`.
+  message(e) {
+    const body = e.error as { error?: { message?: unknown }; message?: unknown } | undefined;
+    if (typeof body?.error?.message === 'string') return body.error.message;
+    if (typeof body?.message === 'string') return body.message;
+    return e.message;
+  },
+  // authentication_error, rate_limit_error, overloaded_error, …
+  details(e) {
+    const body = e.error as { error?: { type?: unknown } } | undefined;
+    return { type: typeof body?.error?.type === 'string' ? body.error.type : null };
+  },
+};
 
 /** Map what `client.beta.messages.create()` threw to a VncuaError (or return `signal.reason` when the run was stopped). */
 export function mapApiError(e: unknown, ctx: CallContext, signal: AbortSignal): unknown {
-  if (signal.aborted) return signal.reason;
-  if (e instanceof VncuaError) return e;
-  if (e instanceof APIUserAbortError) return e;
-  const retries = ctx.maxRetries === 1 ? '1 retry' : `${ctx.maxRetries} retries`;
-  if (e instanceof APIConnectionTimeoutError) {
-    return new VncuaError('MODEL_ERR_TIMEOUT', `The Anthropic API at ${ctx.baseURL} gave no answer within ${ctx.timeoutMs} ms (after ${retries}); raise requestTimeoutMs or check the endpoint.`, {
-      cause: e,
-      details: { baseURL: ctx.baseURL, timeoutMs: ctx.timeoutMs, maxRetries: ctx.maxRetries },
-    });
-  }
-  if (e instanceof APIConnectionError) {
-    return new VncuaError('MODEL_ERR_CONNECT', `The Anthropic API at ${ctx.baseURL} could not be reached (after ${retries}): ${e.message}. Check baseURL / ANTHROPIC_BASE_URL and the network.`, {
-      cause: e,
-      details: { baseURL: ctx.baseURL },
-    });
-  }
-  if (e instanceof APIError) {
-    const status = e.status;
-    const details = { status: status ?? null, type: apiType(e), request_id: e.requestID ?? null, model: ctx.model };
-    const msg = apiMessage(e);
-    if (status === 401 || status === 403) {
-      return new VncuaError('MODEL_ERR_AUTH', `The Anthropic API refused the credentials (HTTP ${status}: ${msg}). Set ANTHROPIC_API_KEY (or the apiKey option) to a key with access to ${ctx.model}.`, { cause: e, details });
-    }
-    if (status === 429) {
-      return new VncuaError('MODEL_ERR_RATE_LIMITED', `The Anthropic API still answered 429 after ${retries} (${msg}); wait, lower the number of workers, or raise maxRetries.`, { cause: e, details });
-    }
-    if (status !== undefined && status >= 500) {
-      return new VncuaError('MODEL_ERR_SERVER', `The Anthropic API still answered HTTP ${status} after ${retries} (${msg}); try again later.`, { cause: e, details });
-    }
-    return new VncuaError('MODEL_ERR_REQUEST', `The Anthropic API rejected the request (HTTP ${status ?? '?'}: ${msg}).`, { cause: e, details });
-  }
-  // The SDK parses the body itself: a body that is not JSON surfaces as a SyntaxError (JSON content
-  // type) or a TypeError (text body), never as an APIError.
-  const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  return new VncuaError('MODEL_ERR_BAD_RESPONSE', `The Anthropic API at ${ctx.baseURL} answered with a body that is not a Messages API response (${why}).`, {
-    cause: e,
-    details: { baseURL: ctx.baseURL },
-  });
+  return mapSdkError(ANTHROPIC, e, ctx, signal);
 }

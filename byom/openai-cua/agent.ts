@@ -34,6 +34,7 @@ import { VncuaError } from '../../harness/errors.ts';
 import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
 import { mapComputerAction } from './actions.ts';
 import { mapApiError, type CallContext } from './api-errors.ts';
+import { countingFetch } from '../sdk-errors.ts';
 import { coordinateMap, type Size } from './coords.ts';
 
 /** A pending safety check as the API sends it. */
@@ -249,12 +250,10 @@ export class OpenAICuaAgent extends ModelAgent {
       ...(this.model.baseURL !== undefined ? { baseURL: this.model.baseURL } : {}),
       maxRetries,
       timeout: requestTimeoutMs,
-      fetch: (url: RequestInfo | URL, init?: RequestInit) => {
+      fetch: countingFetch((bytes) => {
         this.#attempts++;
-        const body = init?.body;
-        this.#requestBytes = typeof body === 'string' ? Buffer.byteLength(body) : 0;
-        return fetch(url, init);
-      },
+        this.#requestBytes = bytes;
+      }),
     });
   }
 
