@@ -1,40 +1,10 @@
 /** The CLI builder (environment and arguments) and the constructor's option checks. */
 import { describe, expect, it } from 'vitest';
-import type { AgentContext } from '../../harness/agent/index.ts';
-import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
+import { builderContext, codeOf, errorOf } from '../test-helpers/build.ts';
 import { AnthropicCuaAgent, DEFAULT_ANTHROPIC_MODEL, defaultToolVersion } from './agent.ts';
 import { anthropicOptions, buildAnthropicAgent } from './build.ts';
 
-const ctx = (args: string[] = []): AgentContext => ({
-  task: 'Do it.',
-  outputDir: '/tmp/vncua-anthropic-build',
-  vncUrl: 'ws://127.0.0.1:5999',
-  cdpUrl: 'http://127.0.0.1:9999',
-  url: undefined,
-  maxSteps: 10,
-  script: undefined,
-  args,
-  agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-anthropic-build', vncUrl: 'ws://127.0.0.1:5999', cdpUrl: 'http://127.0.0.1:9999' },
-});
-
-const errorOf = (f: () => unknown): VncuaError | undefined => {
-  try {
-    f();
-  } catch (e) {
-    if (isVncuaError(e)) return e;
-    throw e;
-  }
-  return undefined;
-};
-
-const codeOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (e) {
-    return (e as { code?: string }).code;
-  }
-  return 'no error';
-};
+const ctx = (args: string[] = []) => builderContext('anthropic', args);
 
 describe('buildAnthropicAgent', () => {
   it('reads ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and VNCUA_ANTHROPIC_MODEL', () => {

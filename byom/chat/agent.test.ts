@@ -20,7 +20,7 @@ import { ChatAgent, reaskText, type ChatAgentOptions } from './agent.ts';
 import { omittedScreenshot } from './history.ts';
 import { buildChatAgent } from './index.ts';
 import { startChatServer, usageFor, type ChatReply, type ChatServer } from './test-helpers/chat-server.ts';
-import { loadSuiteTask, serveSuite, waitForPage } from './test-helpers/suite-task.ts';
+import { loadSuiteTask, serveSuite, waitForPage, type StepParams } from './test-helpers/suite-task.ts';
 
 const dirs: Array<{ remove(): Promise<void> }> = [];
 const servers: ChatServer[] = [];
@@ -359,18 +359,4 @@ function toChatAction(step: ActionStep, at: (p: { x: number; y: number }) => num
     default:
       return { action: 'finish' };
   }
-}
-
-/** The params of any trace step (each action uses some of them). */
-interface StepParams {
-  position: { x: number; y: number };
-  start: { x: number; y: number };
-  end: { x: number; y: number };
-  button: 'left' | 'right' | 'middle';
-  click_type: 'single' | 'double' | 'triple';
-  direction: 'up' | 'down' | 'left' | 'right' | 'back' | 'forward';
-  repeat: number;
-  text: string;
-  keys: string;
-  seconds: number;
 }

@@ -1,30 +1,9 @@
 /** The CLI builder of ChatAgent (environment + arguments after `--`). No desktop: nothing connects until run(). */
 import { describe, expect, it } from 'vitest';
-import type { AgentContext } from '../../harness/agent/index.ts';
-import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
+import { builderContext, errorOf } from '../test-helpers/build.ts';
 import build, { buildChatAgent, ChatAgent, chatOptions } from './index.ts';
 
-const ctx = (args: string[] = []): AgentContext => ({
-  task: 'Do it.',
-  outputDir: '/tmp/vncua-chat-build',
-  vncUrl: 'ws://127.0.0.1:5901',
-  cdpUrl: 'http://127.0.0.1:9222',
-  url: undefined,
-  maxSteps: 10,
-  script: undefined,
-  args,
-  agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-chat-build', vncUrl: 'ws://127.0.0.1:5901', cdpUrl: 'http://127.0.0.1:9222' },
-});
-
-function errorOf(fn: () => unknown): VncuaError | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (isVncuaError(e)) return e;
-    throw e;
-  }
-  return undefined;
-}
+const ctx = (args: string[] = []) => builderContext('chat', args);
 
 describe('buildChatAgent', () => {
   it('reads the environment', () => {

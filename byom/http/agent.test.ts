@@ -13,7 +13,7 @@ import type { ActionStep, AgentContext } from '../../harness/agent/index.ts';
 import { startEventsDesktop, tempOutputDir, type EventsDesktop } from '../../harness/agent/test-helpers/desktops.ts';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
-import { loadSuiteTask, serveSuite, waitForPage } from '../chat/test-helpers/suite-task.ts';
+import { loadSuiteTask, serveSuite, waitForPage, type StepParams } from '../chat/test-helpers/suite-task.ts';
 import { HttpPlannerAgent, type HttpPlannerAgentOptions } from './agent.ts';
 import { buildHttpPlannerAgent } from './index.ts';
 import { startScriptedServer, startTokenServer, type Reply, type ScriptedServer, type SeenRequest } from './test-helpers/servers.ts';
@@ -298,18 +298,4 @@ function toPlannerAction(step: ActionStep): PlannerAction {
     default:
       return { type: 'FINISH' };
   }
-}
-
-/** The params of any trace step (each action uses some of them). */
-interface StepParams {
-  position: { x: number; y: number };
-  start: { x: number; y: number };
-  end: { x: number; y: number };
-  button: 'left' | 'right' | 'middle';
-  click_type: 'single' | 'double' | 'triple';
-  direction: 'up' | 'down' | 'left' | 'right' | 'back' | 'forward';
-  repeat: number;
-  text: string;
-  keys: string;
-  seconds: number;
 }

@@ -3,41 +3,12 @@
  * desktop is needed: the agent connects nothing until run().
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentContext } from '../../harness/agent/index.ts';
-import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
+import { isVncuaError } from '../../harness/errors.ts';
+import { builderContext, codeOf, errorOf } from '../test-helpers/build.ts';
 import { OpenAICuaAgent, type OpenAICuaOptions } from './agent.ts';
 import build, { buildOpenAICuaAgent, openAICuaOptions } from './build.ts';
 
-const ctx = (args: string[] = []): AgentContext => ({
-  task: 'Do it.',
-  outputDir: '/tmp/vncua-openai-build',
-  vncUrl: 'ws://127.0.0.1:5901',
-  cdpUrl: 'http://127.0.0.1:9222',
-  url: undefined,
-  maxSteps: 10,
-  script: undefined,
-  args,
-  agentOptions: { task: 'Do it.', outputDir: '/tmp/vncua-openai-build', vncUrl: 'ws://127.0.0.1:5901', cdpUrl: 'http://127.0.0.1:9222' },
-});
-
-function errorOf(fn: () => unknown): VncuaError | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (isVncuaError(e)) return e;
-    throw e;
-  }
-  return undefined;
-}
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return isVncuaError(e) ? e.code : `not a VncuaError: ${String(e)}`;
-  }
-  return undefined;
-}
+const ctx = (args: string[] = []) => builderContext('openai', args);
 
 describe('buildOpenAICuaAgent', () => {
   it('reads OPENAI_API_KEY, OPENAI_BASE_URL and VNCUA_OPENAI_MODEL', () => {

@@ -56,3 +56,17 @@ export async function waitForPage(cdpUrl: string, url: string, timeoutMs = 20_00
     await browser.close();
   }
 }
+
+/** The params of any trace step (each action uses some of them). */
+export interface StepParams {
+  position: { x: number; y: number };
+  start: { x: number; y: number };
+  end: { x: number; y: number };
+  button: 'left' | 'right' | 'middle';
+  click_type: 'single' | 'double' | 'triple';
+  direction: 'up' | 'down' | 'left' | 'right' | 'back' | 'forward';
+  repeat: number;
+  text: string;
+  keys: string;
+  seconds: number;
+}
