@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   TRACE_ERR_INVALID: 'A trace entry or trace file does not match the trace schema (names the file, entry index and field).',
   TRACE_ERR_NOT_FOUND: 'No trace file (execution.json, partial_execution.json or result.json) exists at the given path.',
   TRACE_ERR_ILLEGAL_STATE: 'A TraceWriter method was called before open() or after finalize().',
+  TRACE_ERR_EXPORT: 'A trace entry cannot be written in the requested format (e.g. a middle-button click for uitask, whose MouseButton has only left and right; details: entry index and field).',
+  TRACE_ERR_EXISTS: 'vncua export-trace would overwrite a file: the output exists (pass --overwrite) or is the trace being read or a trace file of that run.',
   // Agent actions (keys, text, pointer)
   ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
   ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',

@@ -1,22 +1,12 @@
 /**
  * Parsing trace arrays already read from JSON: vncua's own (strict, with `index` and timing) and
- * uitask's (no index, no timing, maybe extra keys), both normalized to `TraceEntry`.
+ * uitask's (no index, no timing, params nested as uitask records them), both normalized to `TraceEntry`.
  * Every failure is a `TRACE_ERR_INVALID` naming the file, the first bad entry index and field.
  */
 import type { z } from 'zod';
 import { VncuaError } from '../errors.ts';
-import {
-  ACTION_NAMES,
-  UITASK_ACTION_PARAMS,
-  actionNameSchema,
-  anyParamsSchema,
-  failedEntrySchema,
-  okEntrySchema,
-  type ActionName,
-  type ExecutionEntry,
-  type TraceEntry,
-  type TraceError,
-} from './schema.ts';
+import { failedEntrySchema, okEntrySchema, type ExecutionEntry, type TraceEntry } from './schema.ts';
+import { normalizeUitaskEntry } from './uitask.ts';
 
 type Issue = z.ZodError['issues'][number];
 
@@ -30,12 +20,17 @@ export function issueField(issue: Issue, prefix: readonly PropertyKey[] = []): s
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
 }
 
+/** What a TRACE_ERR_INVALID message ends with for a vncua trace. */
+const VNCUA_HINT = 'It does not match the trace schema (schemas/*.schema.json); fix or remove the bad part.';
+/** ... and for a trace without vncua's index and timing, read as uitask's. */
+const UITASK_HINT = 'The trace has no "index" / "started_at" (a vncua trace has them), and this is not what uitask writes either; fix or remove the bad part.';
+
 /** A `TRACE_ERR_INVALID` naming the file, entry index and field. */
-export function invalidTrace(file: string, index: number | undefined, field: string, problem: string): VncuaError {
+export function invalidTrace(file: string, index: number | undefined, field: string, problem: string, hint = VNCUA_HINT): VncuaError {
   const where = [index === undefined ? '' : `entry ${index}`, field ? `field "${field}"` : ''].filter(Boolean).join(', ');
   return new VncuaError(
     'TRACE_ERR_INVALID',
-    `${file}${where ? ` (${where})` : ''}: ${problem}. It does not match the trace schema (schemas/*.schema.json); fix or remove the bad part.`,
+    `${file}${where ? ` (${where})` : ''}: ${problem}. ${hint}`,
     { details: { path: file, index, field, problem } },
   );
 }
@@ -66,47 +61,20 @@ export function parseExecution(data: unknown, file = '<memory>'): ExecutionEntry
 }
 
 /**
- * Normalizes a trace written by the Python uitask harness: entries `{ action, params, task_marked_complete }`
- * (no index, no timing). `index` becomes the position, timing stays undefined, `params` defaults to `{}`,
- * a missing `task_marked_complete` to null; an `error` (object with a message, or a string) is kept as
- * `{ code, message }` and makes params lenient; any other key is kept under `meta.uitask`.
- * Params of known fields are checked (unknown params keys are allowed).
+ * Normalizes a trace written by the Python uitask harness (harness/trace/uitask.ts has its exact
+ * shapes): entries `{ action, params, task_marked_complete }`, no index, no timing, params nested
+ * as uitask binds them. Each becomes a `TraceEntry` with vncua's flat params, `index` = position
+ * and timing undefined; a missing `task_marked_complete` is null; other top-level keys are kept
+ * under `meta.uitask`. An entry whose params are not exactly uitask's is TRACE_ERR_INVALID naming
+ * the file, the entry and the field (with uitask's shape for that action in the message).
  */
 export function parseUitaskExecution(data: unknown, file = '<memory>'): TraceEntry[] {
   if (!Array.isArray(data)) throw invalidTrace(file, undefined, '', 'expected a JSON array of entries');
-  return data.map((raw: unknown, i) => normalizeUitaskEntry(raw, i, file));
-}
-
-const UITASK_KNOWN_KEYS = new Set(['action', 'params', 'task_marked_complete', 'error']);
-
-function normalizeUitaskEntry(raw: unknown, i: number, file: string): TraceEntry {
-  if (!isRecord(raw)) throw invalidTrace(file, i, '', 'expected an object');
-  const name = actionNameSchema.safeParse(raw.action);
-  if (!name.success) throw invalidTrace(file, i, 'action', `unknown action ${JSON.stringify(raw.action)}; expected one of ${ACTION_NAMES.join(', ')}`);
-  const action: ActionName = name.data;
-  const error = uitaskError(raw.error, file, i);
-  const paramsSchema = error ? anyParamsSchema : UITASK_ACTION_PARAMS[action];
-  const params = paramsSchema.safeParse(raw.params ?? {});
-  if (!params.success) {
-    const issue = params.error.issues[0]!;
-    throw invalidTrace(file, i, issueField(issue, ['params']), issue.message);
-  }
-  const tmc = raw.task_marked_complete ?? null;
-  if (typeof tmc !== 'boolean' && tmc !== null) throw invalidTrace(file, i, 'task_marked_complete', 'expected true, false or null');
-  const extra = Object.fromEntries(Object.entries(raw).filter(([k]) => !UITASK_KNOWN_KEYS.has(k)));
-  const entry = { index: i, action, params: params.data, task_marked_complete: tmc } as TraceEntry;
-  if (error) (entry as { error?: TraceError }).error = error;
-  if (Object.keys(extra).length > 0) entry.meta = { uitask: extra };
-  return entry;
-}
-
-function uitaskError(value: unknown, file: string, i: number): TraceError | undefined {
-  if (value === undefined || value === null || value === false) return undefined;
-  if (typeof value === 'string') return { code: 'UITASK_ERROR', message: value };
-  if (isRecord(value) && typeof value.message === 'string') {
-    return { code: typeof value.code === 'string' && value.code ? value.code : 'UITASK_ERROR', message: value.message };
-  }
-  throw invalidTrace(file, i, 'error', 'expected an error message string or an object with a "message" string');
+  return data.map((raw: unknown, i) => {
+    const r = normalizeUitaskEntry(raw, i);
+    if ('issue' in r) throw invalidTrace(file, i, r.issue.field, r.issue.problem, UITASK_HINT);
+    return r.entry;
+  });
 }
 
 /** Which harness wrote a parsed trace array: vncua entries carry `index` / `started_at`, uitask's never do. */

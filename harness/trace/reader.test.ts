@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VncuaError, isVncuaError } from '../errors.ts';
-import { parseUitaskExecution } from './parse.ts';
+import { VncuaError } from '../errors.ts';
 import { readResult, readTrace } from './reader.ts';
 import { sampleEntry } from './test-fixtures/entries.ts';
+import { uitaskClick, uitaskExecutionJson, uitaskFinish, uitaskKeys, uitaskScroll, uitaskType, uitaskWait } from './test-fixtures/uitask.ts';
 import { TraceWriter } from './writer.ts';
 
 let dir: string;
@@ -34,16 +34,16 @@ async function writeTrace(n: number, finalize: boolean): Promise<TraceWriter> {
   return w;
 }
 
-/** A uitask-style execution.json, written by hand as the Python harness writes it (no index, no timing). */
-const UITASK_TRACE = `[
-  {"action": "mouse_click", "params": {"position": {"x": 640, "y": 400}, "button": "left", "click_type": "single"}, "task_marked_complete": false},
-  {"action": "type_text", "params": {"text": "hello world"}, "task_marked_complete": false, "screenshot": "step_1.png", "reasoning": "type the query"},
-  {"action": "press_keys", "params": {"keys": "enter"}, "task_marked_complete": null},
-  {"action": "mouse_scroll", "params": {"position": {"x": 10, "y": 20}, "direction": "down", "repeat": 3, "smooth": true}, "task_marked_complete": false},
-  {"action": "wait", "params": {"seconds": -2}, "task_marked_complete": false, "error": "seconds must be non-negative"},
-  {"action": "finish", "task_marked_complete": true}
-]
-`;
+/** A uitask execution.json as uitask's record_action writes it (no index, no timing, params bound by name). */
+const UITASK_ENTRIES = [
+  uitaskClick({ x: 640, y: 400 }),
+  { ...uitaskType('hello world'), screenshot: 'step_1.png' },
+  uitaskKeys(['enter'], { done: null }),
+  uitaskScroll({ x: 10, y: 20 }, 'down', 3),
+  uitaskWait(2),
+  uitaskFinish(null, { done: true }),
+];
+const UITASK_TRACE = uitaskExecutionJson(UITASK_ENTRIES);
 
 describe('readTrace: vncua traces', () => {
   it('reads a finalized trace from the directory or the file', async () => {
@@ -105,16 +105,16 @@ describe('readTrace: vncua traces', () => {
 });
 
 describe('readTrace: uitask traces', () => {
-  it('normalizes a hand-written uitask execution.json', async () => {
+  it('normalizes uitask\'s execution.json to flat params', async () => {
     await writeFile(join(dir, 'execution.json'), UITASK_TRACE);
     const t = await readTrace(dir);
     expect(t).toMatchObject({ source: 'uitask', partial: false });
     expect(t.entries).toEqual([
       { index: 0, action: 'mouse_click', params: { position: { x: 640, y: 400 }, button: 'left', click_type: 'single' }, task_marked_complete: false },
-      { index: 1, action: 'type_text', params: { text: 'hello world' }, task_marked_complete: false, meta: { uitask: { screenshot: 'step_1.png', reasoning: 'type the query' } } },
+      { index: 1, action: 'type_text', params: { text: 'hello world' }, task_marked_complete: false, meta: { uitask: { screenshot: 'step_1.png' } } },
       { index: 2, action: 'press_keys', params: { keys: 'enter' }, task_marked_complete: null },
-      { index: 3, action: 'mouse_scroll', params: { position: { x: 10, y: 20 }, direction: 'down', repeat: 3, smooth: true }, task_marked_complete: false },
-      { index: 4, action: 'wait', params: { seconds: -2 }, task_marked_complete: false, error: { code: 'UITASK_ERROR', message: 'seconds must be non-negative' } },
+      { index: 3, action: 'mouse_scroll', params: { position: { x: 10, y: 20 }, direction: 'down', repeat: 3 }, task_marked_complete: false },
+      { index: 4, action: 'wait', params: { seconds: 2 }, task_marked_complete: false },
       { index: 5, action: 'finish', params: {}, task_marked_complete: true },
     ]);
     for (const e of t.entries) {
@@ -125,8 +125,7 @@ describe('readTrace: uitask traces', () => {
   });
 
   it('reads a partial uitask trace', async () => {
-    const partial = (JSON.parse(UITASK_TRACE) as unknown[]).slice(0, 2);
-    await writeFile(join(dir, 'partial_execution.json'), JSON.stringify(partial, null, 4));
+    await writeFile(join(dir, 'partial_execution.json'), uitaskExecutionJson(UITASK_ENTRIES.slice(0, 2)));
     const t = await readTrace(dir);
     expect(t).toMatchObject({ source: 'uitask', partial: true, path: join(dir, 'partial_execution.json') });
     expect(t.entries.map((e) => [e.index, e.action])).toEqual([
@@ -135,26 +134,28 @@ describe('readTrace: uitask traces', () => {
     ]);
   });
 
-  it('names the bad entry and field of an invalid uitask trace', () => {
-    const base = JSON.parse(UITASK_TRACE) as Record<string, any>[];
-    const cases: [(e: Record<string, any>[]) => void, number, string][] = [
-      [(e) => (e[2]!.action = 'teleport'), 2, 'action'],
-      [(e) => (e[0]!.params.position.x = 'left'), 0, 'params.position.x'],
-      [(e) => (e[3]!.params.direction = 'sideways'), 3, 'params.direction'],
-      [(e) => (e[1]!.task_marked_complete = 'yes'), 1, 'task_marked_complete'],
-      [(e) => (e[4]!.error = 42), 4, 'error'],
+  it('names the bad entry and field of a trace that is neither vncua\'s nor uitask\'s', async () => {
+    const cases: [string, (e: Record<string, any>[]) => void, number, string][] = [
+      ['unknown action', (e) => (e[2]!.action = 'teleport'), 2, 'action'],
+      ['bad coordinate', (e) => (e[0]!.params.action.position.x = 'left'), 0, 'params.action.position.x'],
+      ['bad direction', (e) => (e[3]!.params.action.direction = 'sideways'), 3, 'params.action.direction'],
+      ['bad task_marked_complete', (e) => (e[1]!.task_marked_complete = 'yes'), 1, 'task_marked_complete'],
+      ['vncua\'s flat click', (e) => (e[0]!.params = { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' }), 0, 'params.action'],
+      ['vncua\'s keys string', (e) => (e[2]!.params = { keys: 'enter' }), 2, 'params.keys'],
+      ['vncua\'s wait seconds', (e) => (e[4]!.params = { seconds: 2 }), 4, 'params.duration'],
+      ['vncua\'s finish params', (e) => (e[5]!.params = {}), 5, 'params.params'],
+      ['a middle click', (e) => (e[0]!.params.action.button = 'middle'), 0, 'params.action.button'],
+      ['an argument uitask does not take', (e) => (e[3]!.params.action.smooth = true), 3, 'params.action.smooth'],
+      ['no params', (e) => delete e[1]!.params, 1, 'params'],
+      ['not an object', (e) => ((e[4] as unknown) = 'wait'), 4, ''],
     ];
-    for (const [corrupt, index, field] of cases) {
-      const data = structuredClone(base);
+    for (const [name, corrupt, index, field] of cases) {
+      const data = structuredClone(UITASK_ENTRIES) as Record<string, any>[];
       corrupt(data);
-      let err: unknown;
-      try {
-        parseUitaskExecution(data, 'uitask.json');
-      } catch (e) {
-        err = e;
-      }
-      expect(isVncuaError(err, 'TRACE_ERR_INVALID'), field).toBe(true);
-      expect((err as VncuaError).details, field).toMatchObject({ path: 'uitask.json', index, field });
+      await writeFile(join(dir, 'execution.json'), JSON.stringify(data));
+      const err = await failure(readTrace(dir));
+      expect(err.code, name).toBe('TRACE_ERR_INVALID');
+      expect(err.details, name).toMatchObject({ path: join(dir, 'execution.json'), index, field });
     }
   });
 });

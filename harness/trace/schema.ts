@@ -36,7 +36,7 @@ export const pointSchema = z.strictObject({ x: z.number().min(0), y: z.number().
 /** Mouse buttons, as uitask names them. */
 export const mouseButtonSchema = z.enum(['left', 'middle', 'right']);
 
-/** Params fields per action (shared by the strict schemas and the lenient uitask reader). */
+/** Params fields per action (uitask's own shapes are in uitask.ts). */
 const PARAM_SHAPES = {
   mouse_move: { position: pointSchema },
   mouse_click: {
@@ -69,19 +69,6 @@ export const ACTION_PARAMS = {
   type_text: z.strictObject(PARAM_SHAPES.type_text),
   page_navigation: z.strictObject(PARAM_SHAPES.page_navigation),
   wait: z.strictObject(PARAM_SHAPES.wait),
-  finish: anyParamsSchema,
-} as const satisfies Record<ActionName, z.ZodType>;
-
-/** Params schema per action that lets unknown keys through (for traces written by uitask). */
-export const UITASK_ACTION_PARAMS = {
-  mouse_move: z.looseObject(PARAM_SHAPES.mouse_move),
-  mouse_click: z.looseObject(PARAM_SHAPES.mouse_click),
-  mouse_drag: z.looseObject(PARAM_SHAPES.mouse_drag),
-  mouse_scroll: z.looseObject(PARAM_SHAPES.mouse_scroll),
-  press_keys: z.looseObject(PARAM_SHAPES.press_keys),
-  type_text: z.looseObject(PARAM_SHAPES.type_text),
-  page_navigation: z.looseObject(PARAM_SHAPES.page_navigation),
-  wait: z.looseObject(PARAM_SHAPES.wait),
   finish: anyParamsSchema,
 } as const satisfies Record<ActionName, z.ZodType>;
 
