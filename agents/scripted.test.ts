@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEventsDesktop, tempOutputDir, type EventsDesktop } from '../harness/agent/test-helpers/desktops.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { parseExecution } from '../harness/trace/parse.ts';
+import { uitaskClick, uitaskExecutionJson, uitaskFinish, uitaskKeys, uitaskScroll, uitaskType, uitaskWait } from '../harness/trace/test-fixtures/uitask.ts';
 import { ScriptedAgent, loadScript, parseScript } from './scripted.ts';
 
 const click = (x: number, y: number) => ({ action: 'mouse_click', params: { position: { x, y }, button: 'left', click_type: 'single' } });
@@ -50,6 +51,30 @@ describe('ScriptedAgent script validation', () => {
     const trace = [{ index: 0, ...click(5, 6), task_marked_complete: false, started_at: 1, ended_at: 2, duration_ms: 1 }];
     expect(parseScript(trace)).toEqual([{ action: 'mouse_click', params: click(5, 6).params }]);
     await expect(loadScript('/nonexistent/script.json')).rejects.toMatchObject({ code: 'SCRIPT_ERR_INVALID' });
+  });
+});
+
+describe('ScriptedAgent: a uitask execution.json as the script', () => {
+  it('plays uitask\'s entries with the flat params its trace is read as', () => {
+    const script = JSON.parse(
+      uitaskExecutionJson([uitaskClick({ x: 5, y: 6 }, { clickType: 'double' }), uitaskType('a'), uitaskKeys(['ctrl', 'a']), uitaskWait(0.5), uitaskFinish()]),
+    ) as unknown;
+    expect(parseScript(script)).toEqual([
+      { action: 'mouse_click', params: { position: { x: 5, y: 6 }, button: 'left', click_type: 'double' } },
+      { action: 'type_text', params: { text: 'a' } },
+      { action: 'press_keys', params: { keys: 'ctrl+a' } },
+      { action: 'wait', params: { seconds: 0.5 } },
+      { action: 'finish', params: {} },
+    ]);
+  });
+
+  it('names every entry that is not uitask\'s shape in a uitask script', () => {
+    const script = [uitaskType('a'), click(1, 1), uitaskScroll({ x: 1, y: 1 }, 'down'), { action: 'wait', params: { seconds: 1 } }, uitaskKeys(['enter'])];
+    const err = scriptError(() => parseScript(script));
+    expect(err.details.issues.map((i) => [i.index, i.field])).toEqual([
+      [1, 'params.action'],
+      [3, 'params.duration'],
+    ]);
   });
 });
 

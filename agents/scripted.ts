@@ -7,14 +7,19 @@
  * `action` and `params` matching that action exactly (harness/trace/schema.ts ACTION_PARAMS:
  * unknown params keys are rejected, so a misspelt one is reported; `params` may be left out for
  * actions without required params). Other entry keys (index, timings, task_marked_complete...)
- * are ignored. Every bad entry is reported at once in one SCRIPT_ERR_INVALID whose
- * `details.issues` holds one `{ index, field, problem }` per bad entry.
+ * are ignored. A uitask execution.json is a script too: a script without vncua's `index` /
+ * `started_at` in which some entry has a shape only uitask writes (nested `params.action`,
+ * `params.duration`, a list of `keys`, finish's `params.params`) is read entry by entry as uitask's
+ * (harness/trace/uitask.ts) and played with the same flat params a uitask trace is replayed with.
+ * Every bad entry is reported at once in one SCRIPT_ERR_INVALID whose `details.issues` holds one
+ * `{ index, field, problem }` per bad entry.
  */
 import { readFile } from 'node:fs/promises';
 import { Agent, applyAction, type ActionStep, type AgentOptions } from '../harness/agent/index.ts';
 import { VncuaError } from '../harness/errors.ts';
-import { issueField } from '../harness/trace/parse.ts';
+import { detectSource, issueField } from '../harness/trace/parse.ts';
 import { ACTION_NAMES, ACTION_PARAMS, actionNameSchema, type ActionName } from '../harness/trace/schema.ts';
+import { hasUitaskShape, normalizeUitaskEntry } from '../harness/trace/uitask.ts';
 
 /** One validated script entry. */
 export interface ScriptStep extends ActionStep {
@@ -60,11 +65,27 @@ function entryIssue(raw: unknown, index: number): ScriptIssue | undefined {
   return undefined;
 }
 
+/** The step of a uitask entry (vncua's flat params), or its issue. */
+function uitaskStep(raw: unknown, index: number): ScriptStep | ScriptIssue {
+  const r = normalizeUitaskEntry(raw, index);
+  if ('issue' in r) return { index, ...r.issue };
+  return { action: r.entry.action, params: r.entry.params as Record<string, unknown> };
+}
+
 /** Validate a script (parsed JSON); throws SCRIPT_ERR_INVALID with one issue per bad entry. `source` names it in the message. */
 export function parseScript(data: unknown, source = 'script'): ScriptStep[] {
   if (!Array.isArray(data)) throw invalidScript(source, [{ index: -1, field: '', problem: 'the script must be a JSON array of entries' }]);
   const issues: ScriptIssue[] = [];
   const steps: ScriptStep[] = [];
+  if (detectSource(data) === 'uitask' && data.some(hasUitaskShape)) {
+    data.forEach((raw: unknown, i) => {
+      const r = uitaskStep(raw, i);
+      if ('problem' in r) issues.push(r);
+      else steps.push(r);
+    });
+    if (issues.length > 0) throw invalidScript(source, issues);
+    return steps;
+  }
   data.forEach((raw: unknown, i) => {
     const issue = entryIssue(raw, i);
     if (issue) issues.push(issue);

@@ -1,10 +1,10 @@
 /** `vncua process` (called through its run(), as cli/main.ts will): arguments, per-run lines, exit codes. */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../harness/errors.ts';
-import { writeVncuaRun } from '../recorder/process/test-helpers/runs.ts';
+import { writeUitaskRun, writeVncuaRun } from '../recorder/process/test-helpers/runs.ts';
 import { parseProcessArgs, run } from './process.ts';
 
 let root: string;
@@ -63,6 +63,19 @@ describe('vncua process', () => {
     const again = await cli([root]);
     expect(again.code).toBe(0);
     expect(again.out).toMatch(/^skip a \(already processed/m);
+  });
+
+  it('reads a uitask run as uitask writes it; a trace that is neither vncua\'s nor uitask\'s fails naming entry and field, and nothing is written for it', async () => {
+    await writeUitaskRun(join(root, 'u'));
+    const flat = await writeUitaskRun(join(root, 'v'));
+    // vncua's flat params without vncua's index and timing: neither format.
+    const click = { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' }, task_marked_complete: false };
+    await writeFile(join(flat, 'execution.json'), JSON.stringify([click]));
+    const r = await cli([root]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^ok {3}u \(4 actions, /m);
+    expect(r.out).toMatch(/^FAIL v: TRACE_ERR_INVALID: .*execution\.json \(entry 0, field "params\.action"\)/m);
+    expect((await readdir(flat)).sort()).toEqual(['execution.json', 'recording']);
   });
 
   it('exits 2 on bad arguments and 1 when there is no run', async () => {

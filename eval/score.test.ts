@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionName, RunResult } from '../harness/trace/schema.ts';
+import { uitaskClick, uitaskExecutionJson, uitaskFinish } from '../harness/trace/test-fixtures/uitask.ts';
 import { TraceWriter } from '../harness/trace/writer.ts';
 import { aggregate, scoreRun, writeScores, type RunInput, type ScoreReport } from './score.ts';
 
@@ -132,7 +133,7 @@ describe('scoring a results tree', () => {
     // A uitask run directory: its own trace format, no result.json, no task.json.
     const ui = join(root, 'uitask', '1280_800', 'form--1');
     await mkdir(ui, { recursive: true });
-    await writeFile(join(ui, 'execution.json'), JSON.stringify([{ action: 'type_text', params: { text: 'x' }, task_marked_complete: false }, { action: 'finish', params: {}, task_marked_complete: true }]));
+    await writeFile(join(ui, 'execution.json'), uitaskExecutionJson([uitaskClick({ x: 5, y: 5 }), uitaskFinish(null, { done: true })]));
     ({ report } = await writeScores(root));
     md = await readFile(join(root, 'scores.md'), 'utf8');
     html = await readFile(join(root, 'scores.html'), 'utf8');
@@ -153,6 +154,7 @@ describe('scoring a results tree', () => {
       ['uitask/1280x800/form--1', 'unknown', true, true, true, 2, false],
     ]);
     expect(report.runs.find((r) => r.agent === 'uitask')!.group).toBe('form');
+    expect(report.runs.find((r) => r.agent === 'uitask')!.actions_by_type).toEqual({ mouse_click: 1, finish: 1 });
     expect(report.runs.map((r) => r.link)).toEqual([
       'alpha/1280_800/click-1/action_screenshots.html',
       'alpha/1280_800/click-2/execution.json',

@@ -1,6 +1,6 @@
 /**
  * reenact() on a real desktop (Xvnc, the events page): a trace we recorded replays into the same
- * DOM events; a hand-written uitask trace (no index, no timing) and a partial_execution.json replay
+ * DOM events; a uitask trace as uitask writes it (no index, no timing) and a partial_execution.json replay
  * too; failed entries are replayed and their new outcome recorded; an unknown action ends the
  * replay with ACTION_ERR_UNKNOWN_ACTION and a valid reenact trace of what was replayed.
  */
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../errors.ts';
 import { parseExecution } from '../trace/parse.ts';
 import { ACTION_NAMES } from '../trace/schema.ts';
+import { uitaskClick, uitaskExecutionJson, uitaskFinish, uitaskKeys, uitaskScroll, uitaskType, uitaskWait } from '../trace/test-fixtures/uitask.ts';
 import { applyAction } from './apply-action.ts';
 import { reenact, REENACT_FILES } from './reenact.ts';
 import { ScriptAgent, startEventsDesktop, tempOutputDir, type EventsDesktop, type PageState } from './test-helpers/desktops.ts';
@@ -91,29 +92,38 @@ describe('reenact on Xvnc', () => {
     expect((await readdir(out.dir)).filter((n) => n.startsWith('.reenact-'))).toEqual([]);
   });
 
-  it('replays a hand-written uitask trace (no index, no timing) and records its own timings', async () => {
+  it('replays a uitask trace as uitask writes it (nested params, keys list, duration; no index, no timing) and records its own timings', async () => {
     const trace = join(out.dir, 'uitask.json');
     await writeFile(
       trace,
-      JSON.stringify([
-        { action: 'mouse_click', params: { position: { x: 900, y: 100 }, button: 'left', click_type: 'single' }, task_marked_complete: false },
-        { action: 'type_text', params: { text: 'uitask' } },
-        { action: 'wait', params: { seconds: 0.05 } },
-        { action: 'finish', params: { reason: 'typed' }, task_marked_complete: false },
+      uitaskExecutionJson([
+        uitaskClick({ x: 900, y: 100 }, { clickType: 'double' }),
+        uitaskType('uitask'),
+        uitaskKeys(['ctrl', 'a']),
+        uitaskScroll({ x: 150, y: 420 }, 'down', 2),
+        uitaskWait(0.05),
+        uitaskFinish({ reason: 'typed' }),
       ]),
     );
     const outputDir = join(out.dir, 'replay');
     const result = await reenact(trace, { stepWaitSeconds: 0, outputDir, ...endpoints() });
     expect(result.status).toBe('finished');
-    expect((await desktop.settle((s) => s.text === 'uitask')).text).toBe('uitask');
+    const state = summary(await desktop.settle((s) => s.text === 'uitask' && s.scroll.top > 0));
+    expect(state.text).toBe('uitask');
+    expect(state.buttons.filter((b) => b[0] === 'dblclick').map((b) => [b[2], b[3]])).toEqual([[900, 100]]);
+    expect(state.keys.slice(-2)).toEqual(['Control', 'a']);
+    expect(state.wheels.length).toBeGreaterThan(0);
+    expect(state.scroll.top).toBeGreaterThan(0);
+    expect(state.wheels.every((w) => w[2] === 1)).toBe(true);
     const entries = await readEntries(join(outputDir, REENACT_FILES.execution));
-    expect(entries.map((e) => [e.index, e.action])).toEqual([
-      [0, 'mouse_click'],
-      [1, 'type_text'],
-      [2, 'wait'],
-      [3, 'finish'],
+    expect(entries.map((e) => [e.index, e.action, e.params, 'error' in e])).toEqual([
+      [0, 'mouse_click', { position: { x: 900, y: 100 }, button: 'left', click_type: 'double' }, false],
+      [1, 'type_text', { text: 'uitask' }, false],
+      [2, 'press_keys', { keys: 'ctrl+a' }, false],
+      [3, 'mouse_scroll', { position: { x: 150, y: 420 }, direction: 'down', repeat: 2 }, false],
+      [4, 'wait', { seconds: 0.05 }, false],
+      [5, 'finish', { reason: 'typed' }, false],
     ]);
-    expect(entries[3]!.params).toEqual({ reason: 'typed' });
     expect(entries.every((e) => e.ended_at >= e.started_at)).toBe(true);
   });
 
@@ -154,12 +164,7 @@ describe('reenact on Xvnc', () => {
     const trace = join(out.dir, 'execution.json');
     await writeFile(
       trace,
-      JSON.stringify([
-        { action: 'mouse_click', params: { position: { x: 900, y: 100 }, button: 'left', click_type: 'single' } },
-        { action: 'type_text', params: { text: 'ab' } },
-        { action: 'teleport', params: { to: 'mars' } },
-        { action: 'type_text', params: { text: 'never' } },
-      ]),
+      JSON.stringify([uitaskClick({ x: 900, y: 100 }), uitaskType('ab'), { action: 'teleport', params: { to: 'mars' }, task_marked_complete: false }, uitaskType('never')]),
     );
     const result = await reenact(trace, { stepWaitSeconds: 0, ...endpoints() });
     expect(result.status).toBe('error');
@@ -198,11 +203,19 @@ describe('reenact input checks (no desktop)', () => {
 
   it('an invalid entry before any unknown action is TRACE_ERR_INVALID, thrown before anything runs', async () => {
     const trace = join(dir, 'bad.json');
-    await writeFile(trace, JSON.stringify([{ action: 'mouse_click', params: { button: 'top', click_type: 'single' } }]));
-    const err = await reenact(trace, { stepWaitSeconds: 0, vncUrl: 'ws://127.0.0.1:1' }).catch((e: unknown) => e);
-    expect(isVncuaError(err, 'TRACE_ERR_INVALID')).toBe(true);
-    expect((err as { details: { index: number; field: string } }).details).toMatchObject({ index: 0, field: 'params.button' });
-    await expect(stat(join(dir, REENACT_FILES.execution))).rejects.toThrow();
+    const badButton = { action: 'mouse_click', params: { action: { button: 'top', click_type: 'single', position: null } }, task_marked_complete: false };
+    // vncua's flat params without vncua's index and timing: neither format.
+    const flat = { action: 'mouse_click', params: { button: 'left', click_type: 'single' }, task_marked_complete: false };
+    for (const [entries, field] of [
+      [[badButton], 'params.action.button'],
+      [[uitaskType('a'), flat], 'params.action'],
+    ] as const) {
+      await writeFile(trace, JSON.stringify(entries));
+      const err = await reenact(trace, { stepWaitSeconds: 0, vncUrl: 'ws://127.0.0.1:1' }).catch((e: unknown) => e);
+      expect(isVncuaError(err, 'TRACE_ERR_INVALID'), field).toBe(true);
+      expect((err as { details: { index: number; field: string } }).details).toMatchObject({ index: entries.length - 1, field });
+      await expect(stat(join(dir, REENACT_FILES.execution))).rejects.toThrow();
+    }
   });
 
   it('a directory without a trace is TRACE_ERR_NOT_FOUND', async () => {

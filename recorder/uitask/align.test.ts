@@ -2,16 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { KEYSYM, UNICODE_KEYSYM_BASE } from '../../harness/keys/index.ts';
 import { parseUitaskExecution } from '../../harness/trace/parse.ts';
 import type { TraceEntry } from '../../harness/trace/schema.ts';
+import {
+  uitaskClick,
+  uitaskDrag,
+  uitaskFinish,
+  uitaskKeys,
+  uitaskMove,
+  uitaskNavigate,
+  uitaskScroll,
+  uitaskType,
+  uitaskWait,
+  type UitaskJsonEntry,
+} from '../../harness/trace/test-fixtures/uitask.ts';
 import { mulberry32 } from '../../harness/prng.ts';
 import { alignUitaskTrace, type AlignResult } from './index.ts';
 import { InputScript, type Span } from './test-helpers/input-script.ts';
 
-/** A uitask execution.json entry (no index, no timing). */
-type Step = { action: string; params?: Record<string, unknown>; task_marked_complete?: boolean; error?: string };
-
-/** Entries the way readTrace gives them for a uitask execution.json. */
-function trace(steps: Step[]): TraceEntry[] {
-  return parseUitaskExecution(steps.map((s) => ({ task_marked_complete: false, params: {}, ...s })));
+/** Entries the way readTrace gives them for a uitask execution.json (built with uitask's shapes). */
+function trace(steps: UitaskJsonEntry[]): TraceEntry[] {
+  return parseUitaskExecution(steps);
 }
 
 const THINK = 1200;
@@ -31,7 +40,6 @@ describe('alignUitaskTrace', () => {
     act(() => s.click(210, 160, { count: 2 }));
     act(() => s.click(220, 170, { count: 3 }));
     act(() => s.click(230, 180, { button: 'right' }));
-    act(() => s.click(240, 190, { button: 'middle' }));
     act(() => s.drag([10, 20], [300, 400]));
     act(() => s.scroll(640, 400, 'down', 3));
     act(() => s.scroll(640, 400, 'left', 2));
@@ -42,33 +50,32 @@ describe('alignUitaskTrace', () => {
     s.pause(1000);
     act(() => s.keys('Return'));
     const endAt = s.t + 500;
-    const steps: Step[] = [
-      { action: 'mouse_move', params: { position: { x: 100, y: 100 } } },
-      { action: 'mouse_click', params: { position: { x: 200, y: 150 }, button: 'left', click_type: 'single' } },
-      { action: 'mouse_click', params: { position: { x: 210.4, y: 159.6 }, button: 'left', click_type: 'double' } },
-      { action: 'mouse_click', params: { position: { x: 220, y: 170 }, button: 'left', click_type: 'triple' } },
-      { action: 'mouse_click', params: { position: { x: 230, y: 180 }, button: 'right', click_type: 'single' } },
-      { action: 'mouse_click', params: { position: { x: 240, y: 190 }, button: 'middle', click_type: 'single' } },
-      { action: 'mouse_drag', params: { start: { x: 10, y: 20 }, end: { x: 300, y: 400 }, button: 'left' } },
-      { action: 'mouse_scroll', params: { position: { x: 640, y: 400 }, direction: 'down', repeat: 3 } },
-      { action: 'mouse_scroll', params: { position: { x: 640, y: 400 }, direction: 'left', repeat: 2 } },
-      { action: 'type_text', params: { text: 'Hello, World!' } },
-      { action: 'press_keys', params: { keys: 'ctrl+a' } },
-      { action: 'page_navigation', params: { direction: 'back' } },
-      { action: 'wait', params: { seconds: 1 } },
-      { action: 'press_keys', params: { keys: 'Return' } },
-      { action: 'finish', params: {} },
+    const steps: UitaskJsonEntry[] = [
+      uitaskMove({ x: 100, y: 100 }),
+      uitaskClick({ x: 200, y: 150 }),
+      uitaskClick({ x: 210.4, y: 159.6 }, { clickType: 'double' }),
+      uitaskClick({ x: 220, y: 170 }, { clickType: 'triple' }),
+      uitaskClick({ x: 230, y: 180 }, { button: 'right' }),
+      uitaskDrag({ x: 10, y: 20 }, { x: 300, y: 400 }),
+      uitaskScroll({ x: 640, y: 400 }, 'down', 3),
+      uitaskScroll({ x: 640, y: 400 }, 'left', 2),
+      uitaskType('Hello, World!'),
+      uitaskKeys(['ctrl+a']),
+      uitaskNavigate('back'),
+      uitaskWait(1),
+      uitaskKeys(['Return']),
+      uitaskFinish(),
     ];
     const r = alignUitaskTrace(trace(steps), s.events, { endAt });
     expect(r.warnings).toEqual([]);
-    const expected = [...spans.slice(0, 12).map((x) => [x.t0, x.t1]), [spans[11]!.t1, spans[12]!.t0], [spans[12]!.t0, spans[12]!.t1], [endAt, endAt]];
+    const expected = [...spans.slice(0, 11).map((x) => [x.t0, x.t1]), [spans[10]!.t1, spans[11]!.t0], [spans[11]!.t0, spans[11]!.t1], [endAt, endAt]];
     expect(timesOf(r)).toEqual(expected);
-    expect(r.matches.map((m) => m.placement)).toEqual([...Array(12).fill('input'), 'between', 'input', 'end']);
-    expect(waitFrom).toBe(spans[11]!.t1 + 3);
+    expect(r.matches.map((m) => m.placement)).toEqual([...Array(11).fill('input'), 'between', 'input', 'end']);
+    expect(waitFrom).toBe(spans[10]!.t1 + 3);
     for (const e of r.entries) expect(e.duration_ms).toBeCloseTo(e.ended_at - e.started_at, 6);
     // Entry fields stay as read, with timing in execution.json order.
     expect(Object.keys(r.entries[1]!)).toEqual(['index', 'action', 'params', 'task_marked_complete', 'started_at', 'ended_at', 'duration_ms']);
-    expect(r.entries[1]!.params).toEqual(steps[1]!.params);
+    expect(r.entries[1]!.params).toEqual({ position: { x: 200, y: 150 }, button: 'left', click_type: 'single' });
     expect(r.matches[3]!.events).toBe(7); // motion + 3 press/release pairs
   });
 
@@ -88,11 +95,11 @@ describe('alignUitaskTrace', () => {
     act(() => s.click(70, 80, { lead: false })); // no motion before the press
     const r = alignUitaskTrace(
       trace([
-        { action: 'type_text', params: { text: 'Go Home' } },
-        { action: 'type_text', params: { text: 'né' } },
-        { action: 'mouse_scroll', params: { position: { x: 50, y: 60 }, direction: 'right', repeat: 2 } },
-        { action: 'page_navigation', params: { direction: 'back' } },
-        { action: 'mouse_click', params: { position: { x: 70, y: 80 }, button: 'left', click_type: 'single' } },
+        uitaskType('Go Home'),
+        uitaskType('né'),
+        uitaskScroll({ x: 50, y: 60 }, 'right', 2),
+        uitaskNavigate('back'),
+        uitaskClick({ x: 70, y: 80 }),
       ]),
       s.events,
     );
@@ -115,11 +122,11 @@ describe('alignUitaskTrace', () => {
     s.pause(30).move(120, 100).pause(30).move(140, 100);
     const r = alignUitaskTrace(
       trace([
-        { action: 'mouse_move', params: { position: { x: 400, y: 300 } } },
-        { action: 'mouse_click', params: { position: { x: 500, y: 500 }, button: 'left', click_type: 'single' } },
-        { action: 'type_text', params: { text: 'abc' } },
-        { action: 'press_keys', params: { keys: 'Enter' } },
-        { action: 'mouse_scroll', params: { position: { x: 100, y: 100 }, direction: 'up', repeat: 2 } },
+        uitaskMove({ x: 400, y: 300 }),
+        uitaskClick({ x: 500, y: 500 }),
+        uitaskType('abc'),
+        uitaskKeys(['Enter']),
+        uitaskScroll({ x: 100, y: 100 }, 'up', 2),
       ]),
       s.events,
     );
@@ -134,9 +141,9 @@ describe('alignUitaskTrace', () => {
     const c = s.span(() => s.type('x'));
     const r = alignUitaskTrace(
       trace([
-        { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' } },
-        { action: 'mouse_click', params: { position: { x: 900, y: 700 }, button: 'left', click_type: 'single' } },
-        { action: 'type_text', params: { text: 'x' } },
+        uitaskClick({ x: 10, y: 10 }),
+        uitaskClick({ x: 900, y: 700 }),
+        uitaskType('x'),
       ]),
       s.events,
     );
@@ -156,12 +163,12 @@ describe('alignUitaskTrace', () => {
     s.pause(THINK * 2); // a single click at the same place: not recorded
     const r = alignUitaskTrace(
       trace([
-        { action: 'type_text', params: { text: 'hello' } },
-        { action: 'press_keys', params: { keys: 'Tab' } },
-        { action: 'mouse_scroll', params: { position: { x: 300, y: 300 }, direction: 'down', repeat: 5 } },
-        { action: 'mouse_scroll', params: { position: { x: 300, y: 300 }, direction: 'down', repeat: 2 } },
-        { action: 'mouse_click', params: { position: { x: 40, y: 40 }, button: 'left', click_type: 'double' } },
-        { action: 'mouse_click', params: { position: { x: 40, y: 40 }, button: 'left', click_type: 'single' } },
+        uitaskType('hello'),
+        uitaskKeys(['Tab']),
+        uitaskScroll({ x: 300, y: 300 }, 'down', 5),
+        uitaskScroll({ x: 300, y: 300 }, 'down', 2),
+        uitaskClick({ x: 40, y: 40 }, { clickType: 'double' }),
+        uitaskClick({ x: 40, y: 40 }),
       ]),
       s.events,
     );
@@ -177,10 +184,10 @@ describe('alignUitaskTrace', () => {
     const b = s.span(() => s.click(20, 20));
     const r = alignUitaskTrace(
       trace([
-        { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' } },
-        { action: 'wait', params: { seconds: 1 } },
-        { action: 'wait', params: { seconds: 1 } },
-        { action: 'mouse_click', params: { position: { x: 20, y: 20 }, button: 'left', click_type: 'single' } },
+        uitaskClick({ x: 10, y: 10 }),
+        uitaskWait(1),
+        uitaskWait(1),
+        uitaskClick({ x: 20, y: 20 }),
       ]),
       s.events,
     );
@@ -196,7 +203,7 @@ describe('alignUitaskTrace', () => {
       spans.push(s.span(() => s.click(300, 300)));
       s.pause(THINK);
     }
-    const click = { action: 'mouse_click', params: { position: { x: 300, y: 300 }, button: 'left', click_type: 'single' } };
+    const click = uitaskClick({ x: 300, y: 300 });
     const r = alignUitaskTrace(trace([click, click, click, click]), s.events);
     expect(r.warnings).toEqual([]);
     expect(timesOf(r)).toEqual(spans.map((x) => [x.t0, x.t1]));
@@ -209,8 +216,8 @@ describe('alignUitaskTrace', () => {
     const b = s.span(() => s.click(300, 300));
     s.pause(THINK);
     const end = s.t;
-    const click = { action: 'mouse_click', params: { position: { x: 300, y: 300 }, button: 'left', click_type: 'single' } };
-    const r = alignUitaskTrace(trace([click, click, click, { action: 'finish' }]), s.events, { endAt: end });
+    const click = uitaskClick({ x: 300, y: 300 });
+    const r = alignUitaskTrace(trace([click, click, click, uitaskFinish()]), s.events, { endAt: end });
     expect(codes(r)).toEqual(['UITASK_ALIGN_MISSING', 'UITASK_ALIGN_AMBIGUOUS']);
     expect(r.warnings.every((w) => w.message.includes('entry 2'))).toBe(true);
     expect(timesOf(r)).toEqual([[a.t0, a.t1], [b.t0, b.t1], [b.t1, end], [end, end]]);
@@ -226,9 +233,9 @@ describe('alignUitaskTrace', () => {
     const at = { x: 50, y: 50 };
     const r = alignUitaskTrace(
       trace([
-        { action: 'mouse_click', params: { position: at, button: 'left', click_type: 'single' } },
-        { action: 'mouse_click', params: { position: at, button: 'left', click_type: 'double' } },
-        { action: 'mouse_click', params: { position: at, button: 'left', click_type: 'single' } },
+        uitaskClick(at),
+        uitaskClick(at, { clickType: 'double' }),
+        uitaskClick(at),
       ]),
       s.events,
     );
@@ -245,10 +252,10 @@ describe('alignUitaskTrace', () => {
     const t3 = s.span(() => s.type('Zz\n'));
     const r = alignUitaskTrace(
       trace([
-        { action: 'type_text', params: { text: 'ab' } },
-        { action: 'type_text', params: { text: 'ab' } },
-        { action: 'press_keys', params: { keys: 'ctrl+shift+p' } },
-        { action: 'type_text', params: { text: 'Zz\n' } },
+        uitaskType('ab'),
+        uitaskType('ab'),
+        uitaskKeys(['ctrl+shift+p']),
+        uitaskType('Zz\n'),
       ]),
       s.events,
     );
@@ -265,9 +272,9 @@ describe('alignUitaskTrace', () => {
     const scroll = s.span(() => s.scroll(10, 10, 'down', 2));
     const r = alignUitaskTrace(
       trace([
-        { action: 'mouse_click', params: { position: { x: 100, y: 100 }, button: 'left', click_type: 'single' } },
-        { action: 'type_text', params: { text: 'hello' } },
-        { action: 'mouse_scroll', params: { position: { x: 10, y: 10 }, direction: 'down', repeat: 5 } },
+        uitaskClick({ x: 100, y: 100 }),
+        uitaskType('hello'),
+        uitaskScroll({ x: 10, y: 10 }, 'down', 5),
       ]),
       s.events,
     );
@@ -282,8 +289,8 @@ describe('alignUitaskTrace', () => {
     const b = s.span(() => s.type('ok'));
     const r = alignUitaskTrace(
       trace([
-        { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' } },
-        { action: 'type_text', params: { text: 'ok' } },
+        uitaskClick({ x: 10, y: 10 }),
+        uitaskType('ok'),
       ]),
       s.events,
     );
@@ -295,9 +302,9 @@ describe('alignUitaskTrace', () => {
     const s = new InputScript();
     s.click(1, 1).pause(THINK).type('Hi').pause(THINK).drag([5, 5], [50, 50]);
     const steps = trace([
-      { action: 'mouse_click', params: { position: { x: 1, y: 1 }, button: 'left', click_type: 'single' } },
-      { action: 'type_text', params: { text: 'Hi' } },
-      { action: 'mouse_drag', params: { start: { x: 5, y: 5 }, end: { x: 50, y: 50 }, button: 'left' } },
+      uitaskClick({ x: 1, y: 1 }),
+      uitaskType('Hi'),
+      uitaskDrag({ x: 5, y: 5 }, { x: 50, y: 50 }),
     ]);
     const shuffled = s.events.map((e, i) => ({ e, k: (i * 7919) % 101 })).sort((x, y) => x.k - y.k).map((x) => x.e);
     expect(alignUitaskTrace(steps, shuffled)).toEqual(alignUitaskTrace(steps, s.events));
@@ -308,21 +315,18 @@ describe('alignUitaskTrace', () => {
     const a = s.span(() => s.click(10, 10));
     s.pause(THINK);
     const b = s.span(() => s.click(20, 20));
-    const r = alignUitaskTrace(
-      trace([
-        { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' } },
-        { action: 'mouse_click', params: { position: { x: -5, y: 10 } }, error: 'position off screen' },
-        { action: 'mouse_click', params: { position: { x: 20, y: 20 }, button: 'left', click_type: 'single' } },
-      ]),
-      s.events,
-    );
+    // uitask marks no entry as failed; alignment takes any TraceEntry, and one with `error` is a failed attempt.
+    const entries = trace([uitaskClick({ x: 10, y: 10 }), uitaskClick({ x: 900, y: 10 }), uitaskClick({ x: 20, y: 20 })]);
+    const error = { code: 'ACTION_ERR_OFF_SCREEN', message: 'position off screen' };
+    entries[1] = { ...entries[1]!, error } as TraceEntry;
+    const r = alignUitaskTrace(entries, s.events);
     expect(r.warnings).toEqual([]);
     expect(timesOf(r)).toEqual([[a.t0, a.t1], [a.t1, b.t0], [b.t0, b.t1]]);
-    expect((r.entries[1] as { error?: unknown }).error).toEqual({ code: 'UITASK_ERROR', message: 'position off screen' });
+    expect((r.entries[1] as { error?: unknown }).error).toEqual(error);
   });
 
   it('spreads actions over the recording when the client sent no input, and says so', () => {
-    const steps = trace([{ action: 'wait', params: { seconds: 1 } }, { action: 'wait', params: { seconds: 1 } }, { action: 'finish' }]);
+    const steps = trace([uitaskWait(1), uitaskWait(1), uitaskFinish()]);
     const placed = alignUitaskTrace(steps, [], { startAt: 1000, endAt: 3000 });
     expect(codes(placed)).toEqual(['UITASK_ALIGN_NO_INPUT']);
     expect(timesOf(placed)).toEqual([[1000, 2000], [2000, 3000], [3000, 3000]]);
@@ -336,7 +340,7 @@ describe('alignUitaskTrace', () => {
     const rnd = mulberry32(20240611);
     const pick = (n: number) => Math.floor(rnd() * n);
     const s = new InputScript();
-    const steps: Step[] = [];
+    const steps: UitaskJsonEntry[] = [];
     const spans: Span[] = [];
     for (let i = 0; i < 80; i++) {
       for (let m = pick(6); m > 0; m--) s.move(pick(1280), pick(800)).pause(20 + pick(400)); // motion of the client's own
@@ -347,27 +351,27 @@ describe('alignUitaskTrace', () => {
       if (kind === 0) {
         const n = 1 + pick(3);
         spans.push(s.span(() => s.click(x, y, { count: n })));
-        steps.push({ action: 'mouse_click', params: { position: { x, y }, button: 'left', click_type: ['single', 'double', 'triple'][n - 1] } });
+        steps.push(uitaskClick({ x, y }, { clickType: (['single', 'double', 'triple'] as const)[n - 1] }));
       } else if (kind === 1) {
         const text = Array.from({ length: 1 + pick(40) }, () => 'aAb B,c.Zz!'[pick(11)]).join('');
         spans.push(s.span(() => s.type(text)));
-        steps.push({ action: 'type_text', params: { text } });
+        steps.push(uitaskType(text));
       } else if (kind === 2) {
         const dir = (['up', 'down', 'left', 'right'] as const)[pick(4)]!;
         const repeat = 1 + pick(5);
         spans.push(s.span(() => s.scroll(x, y, dir, repeat)));
-        steps.push({ action: 'mouse_scroll', params: { position: { x, y }, direction: dir, repeat } });
+        steps.push(uitaskScroll({ x, y }, dir, repeat));
       } else if (kind === 3) {
         spans.push(s.span(() => s.drag([x, y], [pick(1280), pick(800)], { steps: 3 + pick(10) })));
         const last = s.events[s.events.length - 1] as { x: number; y: number };
-        steps.push({ action: 'mouse_drag', params: { start: { x, y }, end: { x: last.x, y: last.y }, button: 'left' } });
+        steps.push(uitaskDrag({ x, y }, { x: last.x, y: last.y }));
       } else if (kind === 4) {
         const keys = ['Return', 'ctrl+a', 'Tab', 'ctrl+shift+p', 'BackSpace'][pick(5)]!;
         spans.push(s.span(() => s.keys(keys)));
-        steps.push({ action: 'press_keys', params: { keys } });
+        steps.push(uitaskKeys([keys]));
       } else {
         spans.push(s.span(() => s.move(x, y)));
-        steps.push({ action: 'mouse_move', params: { position: { x, y } } });
+        steps.push(uitaskMove({ x, y }));
       }
     }
     const r = alignUitaskTrace(trace(steps), s.events);

@@ -15,6 +15,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { readTrace } from '../../harness/trace/reader.ts';
+import { uitaskClick, uitaskDrag, uitaskFinish, uitaskKeys, uitaskMove, uitaskScroll, uitaskType, uitaskWait } from '../../harness/trace/test-fixtures/uitask.ts';
 import { processRun, type ActionScreenshotsFile, type ActionShot } from '../process/index.ts';
 import { alignUitaskTrace } from './index.ts';
 import { makeSyntheticUitaskRun, makeUitaskRun, type SyntheticUitaskRun, type UitaskRun, type UitaskStep } from './test-helpers/make-uitask-run.ts';
@@ -24,15 +25,15 @@ const PAGE = await readFile(new URL('./test-pages/uitask.html', import.meta.url)
 
 const TOGGLE = { x: 570, y: 110 };
 const STEPS: UitaskStep[] = [
-  { action: 'mouse_move', params: { position: { x: 700, y: 450 } } },
-  { action: 'mouse_click', params: { position: TOGGLE, button: 'left', click_type: 'single' } },
-  { action: 'mouse_click', params: { position: { x: 200, y: 280 }, button: 'left', click_type: 'single' } },
-  { action: 'type_text', params: { text: 'Hello uitask' } },
-  { action: 'press_keys', params: { keys: 'ctrl+a' } },
-  { action: 'mouse_drag', params: { start: { x: 590, y: 280 }, end: { x: 680, y: 420 }, button: 'left' } },
-  { action: 'mouse_scroll', params: { position: { x: 400, y: 500 }, direction: 'down', repeat: 3 } },
-  { action: 'wait', params: { seconds: 0.3 } },
-  { action: 'finish', params: {}, task_marked_complete: true },
+  uitaskMove({ x: 700, y: 450 }),
+  uitaskClick(TOGGLE),
+  uitaskClick({ x: 200, y: 280 }),
+  uitaskType('Hello uitask'),
+  uitaskKeys(['ctrl', 'a']),
+  uitaskDrag({ x: 590, y: 280 }, { x: 680, y: 420 }),
+  uitaskScroll({ x: 400, y: 500 }, 'down', 3),
+  uitaskWait(0.3),
+  uitaskFinish(null, { done: true }),
 ];
 
 /** Pixel (x, y) of a PNG file as [r, g, b]. */
@@ -111,6 +112,11 @@ describe('uitask import: a real session recorded like uitask', () => {
     expect(trace.entries.every((e) => e.started_at === undefined)).toBe(true);
     const raw = JSON.parse(await readFile(join(run.dir, 'execution.json'), 'utf8')) as Array<Record<string, unknown>>;
     expect(Object.keys(raw[0]!).sort()).toEqual(['action', 'params', 'task_marked_complete']);
+    // uitask's nested params, read as vncua's flat ones.
+    expect(raw[1]!.params).toEqual({ action: { button: 'left', click_type: 'single', position: TOGGLE } });
+    expect(trace.entries[1]!.params).toEqual({ position: TOGGLE, button: 'left', click_type: 'single' });
+    expect(trace.entries[4]!.params).toEqual({ keys: 'ctrl+a' });
+    expect(trace.entries[7]!.params).toEqual({ seconds: 0.3 });
 
     const rec = join(run.dir, 'recording');
     expect((await readdir(run.dir)).sort()).toEqual(['execution.json', 'recording', 'task.json']);

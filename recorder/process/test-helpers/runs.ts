@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeKeyEvent, writePointerEvent } from '../../../harness/rfb/client-messages.ts';
 import { cursorRect, framebufferUpdate, rawRect, type Rgb } from '../../../harness/rfb/test-helpers/server-stream.ts';
+import { uitaskClick, uitaskExecutionJson, uitaskFinish, uitaskType, uitaskWait } from '../../../harness/trace/test-fixtures/uitask.ts';
 import { manifestTimeFields, writeRecording, type Chunk } from '../../replay/test-helpers/recording.ts';
 import { syntheticConnection } from '../../replay/test-helpers/synthetic.ts';
 
@@ -103,7 +104,8 @@ export async function writeUitaskRun(dir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   const { server, client } = scenarioChunks();
   await writeRecording(join(dir, 'recording'), [syntheticConnection({ t0: T, width: W, height: H, server, client })], { source: 'uitask' });
-  const entries = ACTIONS.map((a) => ({ action: a.action, params: a.params, task_marked_complete: a.action === 'finish' }));
-  await writeFile(join(dir, 'execution.json'), JSON.stringify(entries));
+  // ACTIONS as uitask's record_action writes them.
+  const entries = [uitaskClick({ x: 10, y: 10 }), uitaskType('ab'), uitaskWait(0.5), uitaskFinish(null, { done: true })];
+  await writeFile(join(dir, 'execution.json'), uitaskExecutionJson(entries));
   return dir;
 }

@@ -1,8 +1,9 @@
 /**
  * Test-only: build a uitask run directory from a real session, the way the Python uitask harness
- * leaves one: `execution.json` (a JSON array of `{ action, params, task_marked_complete }`, no
- * index, no timing) and `recording/{client,server}.{rfb,time}.bin` (ns time records, no
- * recording.json).
+ * leaves one: `execution.json` (`{ action, params, task_marked_complete }` per step, no index, no
+ * timing, params as uitask's record_action writes them: build steps with the named helpers of
+ * harness/trace/test-fixtures/uitask.ts; written as its json.dump writes it) and
+ * `recording/{client,server}.{rfb,time}.bin` (ns time records, no recording.json).
  *
  * The session: a VNC client connected through a recording relay (uitask-relay.ts) to a desktop's
  * plain-TCP VNC port, asking for what uitask's client asks for (Tight with JPEG, CopyRect; the
@@ -21,18 +22,15 @@ import { sleep } from '../../../harness/agent/round-trip.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../../../harness/keys/index.ts';
 import { connectVnc, type VncClient } from '../../../harness/rfb/index.ts';
 import { now } from '../../../harness/trace/clock.ts';
-import type { ActionName } from '../../../harness/trace/schema.ts';
+import { uitaskExecutionJson, type UitaskJsonEntry } from '../../../harness/trace/test-fixtures/uitask.ts';
+import { normalizeUitaskEntry } from '../../../harness/trace/uitask.ts';
 import { startUitaskRelay } from './uitask-relay.ts';
 
 export { makeSyntheticUitaskRun } from './synthetic-uitask-run.ts';
 export type { SyntheticUitaskRun } from './synthetic-uitask-run.ts';
 
-/** One step of a uitask trace: snake_case action and params, as execution.json holds them. */
-export interface UitaskStep {
-  action: ActionName;
-  params: Record<string, unknown>;
-  task_marked_complete?: boolean;
-}
+/** One step of a uitask trace, exactly as its execution.json holds it (uitaskClick(...), uitaskType(...)...). */
+export type UitaskStep = UitaskJsonEntry;
 
 /** Options of makeUitaskRun. */
 export interface MakeUitaskRunOptions {
@@ -57,7 +55,7 @@ export interface MakeUitaskRunOptions {
 export interface UitaskRun {
   dir: string;
   /** The content of execution.json. */
-  execution: Array<{ action: ActionName; params: Record<string, unknown>; task_marked_complete: boolean }>;
+  execution: UitaskJsonEntry[];
   /** Per step, measured around its input (epoch ms, the recording's clock); not on disk. */
   truth: Array<{ started_at: number; ended_at: number }>;
   /** Rectangles the live client received, by encoding name (which encodings the server really used). */
@@ -90,7 +88,7 @@ export async function makeUitaskRun(o: MakeUitaskRunOptions): Promise<UitaskRun>
       const startedAt = now();
       await perform(driver, step, o.signal);
       truth.push({ started_at: startedAt, ended_at: now() });
-      execution.push({ action: step.action, params: step.params, task_marked_complete: step.task_marked_complete ?? false });
+      execution.push(step);
     }
     await sleep(thinkMs, o.signal);
     await client.screenshot({ cursor: true, signal: o.signal, timeoutMs });
@@ -104,20 +102,23 @@ export async function makeUitaskRun(o: MakeUitaskRunOptions): Promise<UitaskRun>
     await Promise.race([relay.done, new Promise((r) => setTimeout(r, 2000))]);
     await relay.close();
   }
-  await writeFile(join(o.dir, 'execution.json'), JSON.stringify(execution, null, 2));
+  await writeFile(join(o.dir, 'execution.json'), uitaskExecutionJson(execution));
   if (o.task !== undefined) await writeFile(join(o.dir, 'task.json'), JSON.stringify({ task: o.task }));
   return { dir: o.dir, execution, truth, rects, images, bytes: relay.bytes };
 }
 
-/** Perform one step with vncua's input sequences. */
+/** Perform one step (read as vncua reads uitask's entries) with vncua's input sequences. */
 async function perform(d: InputDriver, step: UitaskStep, signal: AbortSignal | undefined): Promise<void> {
-  const p = step.params;
+  const read = normalizeUitaskEntry(step, 0);
+  if ('issue' in read) throw new Error(`not a uitask entry: ${read.issue.field}: ${read.issue.problem}`);
+  const { action, params } = read.entry;
+  const p = params as Record<string, unknown>;
   const at = (v: unknown) => {
     const q = v as { x: number; y: number };
     return { x: Math.round(q.x), y: Math.round(q.y) };
   };
   const o = { signal };
-  switch (step.action) {
+  switch (action) {
     case 'mouse_move':
       return d.move(at(p.position), o);
     case 'mouse_click':

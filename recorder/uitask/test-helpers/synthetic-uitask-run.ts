@@ -12,7 +12,7 @@
  *   2000 ms  press_keys Return
  *   2030 ms  update 3: CopyRect of the square to COPY, a TightPNG fill of BAR, LastRect
  *   3000 ms  the last request; the recording ends
- * execution.json: mouse_click, press_keys, wait, finish (uitask form: no index, no timing).
+ * execution.json: mouse_click, press_keys, wait, finish (as uitask writes them: no index, no timing, nested params).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -42,6 +42,7 @@ import {
   type RectBytes,
 } from '../../../harness/rfb/test-helpers/server-stream.ts';
 import { KEYSYM } from '../../../harness/keys/index.ts';
+import { uitaskClick, uitaskExecutionJson, uitaskFinish, uitaskKeys, uitaskWait } from '../../../harness/trace/test-fixtures/uitask.ts';
 
 /** A chunk of one direction, relayed at `t` (epoch ms). */
 interface Chunk {
@@ -149,13 +150,8 @@ export async function makeSyntheticUitaskRun(o: { dir: string; t0?: number }): P
     await writeFile(join(rec, `${name}.rfb.bin`), Buffer.concat(chunks.map((x) => x.bytes)));
     await writeFile(join(rec, `${name}.time.bin`), timeIndex(chunks));
   }
-  const execution = [
-    { action: 'mouse_click', params: { position: click, button: 'left', click_type: 'single' }, task_marked_complete: false },
-    { action: 'press_keys', params: { keys: 'Return' }, task_marked_complete: false },
-    { action: 'wait', params: { seconds: 0.5 }, task_marked_complete: false },
-    { action: 'finish', params: {}, task_marked_complete: true },
-  ];
-  await writeFile(join(o.dir, 'execution.json'), JSON.stringify(execution, null, 2));
+  const execution = [uitaskClick(click), uitaskKeys(['Return']), uitaskWait(0.5), uitaskFinish(null, { done: true })];
+  await writeFile(join(o.dir, 'execution.json'), uitaskExecutionJson(execution));
   return {
     dir: o.dir,
     width,
