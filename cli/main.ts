@@ -12,11 +12,12 @@ const COMMANDS: Record<string, Command> = {
   eval: { summary: 'eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N] [--out DIR] ...', load: () => import('./eval.ts') },
   process: { summary: 'process <root> [--overwrite] [--jobs N] [--video]: screenshots and step reports from recordings', load: () => import('./process.ts') },
   score: { summary: 'score DIR: scores.json, scores.md, scores.html for every run under DIR', load: () => import('./score.ts') },
+  'export-trace': { summary: 'export-trace --format uitask RUN [--out FILE] [--overwrite]: the trace as uitask writes execution.json', load: () => import('./export-trace.ts') },
   demo: { summary: 'the basic suite with the replay agent on a local desktop, processed and scored', load: () => import('./demo.ts') },
 };
 
 function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  vncua ${name.padEnd(8)} ${c.summary}`);
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  vncua ${name.padEnd(12)} ${c.summary}`);
   return `usage:\n${lines.join('\n')}\n`;
 }
 

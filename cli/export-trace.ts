@@ -1,0 +1,126 @@
+/**
+ * `vncua export-trace --format uitask RUN`: write a run's trace in the Python uitask harness's
+ * execution.json shape (harness/trace/uitask.ts), so uitask's own tools read it. The output goes
+ * beside the trace as uitask_execution.json unless --out; execution.json is never replaced, and an
+ * existing output only with --overwrite. Bad input (no trace, a trace that is neither vncua's nor
+ * uitask's, an entry uitask cannot express, an existing output) is one line `vncua export-trace:
+ * CODE: message` and exit 2, with nothing written.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { isVncuaError, VncuaError } from '../harness/errors.ts';
+import { writeFileAtomic } from '../harness/trace/atomic.ts';
+import { readTrace } from '../harness/trace/reader.ts';
+import { exportUitaskTrace } from '../harness/trace/uitask.ts';
+import { TRACE_FILES } from '../harness/trace/writer.ts';
+import { badArgs, flagValue, parseCommandArgs } from './command.ts';
+
+/** The formats export-trace writes. */
+export const EXPORT_FORMATS = ['uitask'] as const;
+
+/** Default output file name, beside the trace. */
+export const UITASK_EXPORT_FILE = 'uitask_execution.json';
+
+const USAGE = `usage: vncua export-trace --format uitask RUN [--out FILE] [--overwrite] [--skip-unsupported]
+  RUN                 a run directory (its execution.json, else partial_execution.json) or a trace file
+  --format uitask     write the trace as the Python uitask harness writes execution.json (the only format)
+  --out FILE          where to write (default: ${UITASK_EXPORT_FILE} beside the trace; never the run's own trace files)
+  --overwrite         replace FILE if it exists
+  --skip-unsupported  leave out entries uitask cannot express (a middle-button click or drag) instead of failing
+exit code: 0 when written; 2 on bad arguments or bad input (no trace, a trace that is neither vncua's nor
+uitask's, an entry uitask cannot express, FILE exists), with nothing written; 1 when writing failed
+`;
+
+/** What `vncua export-trace` was asked to do. */
+export interface ExportTraceOptions {
+  format: (typeof EXPORT_FORMATS)[number];
+  run: string;
+  out?: string;
+  overwrite: boolean;
+  skipUnsupported: boolean;
+}
+
+/** Parse `vncua export-trace` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
+export function parseExportTraceArgs(argv: string[]): ExportTraceOptions | undefined {
+  const o: Partial<ExportTraceOptions> = { overwrite: false, skipUnsupported: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case '-h':
+      case '--help':
+        return undefined;
+      case '--format': {
+        const v = flagValue(argv, i++, a);
+        if (!(EXPORT_FORMATS as readonly string[]).includes(v)) throw badArgs(`--format must be one of ${EXPORT_FORMATS.join(', ')}; got "${v}".`, a);
+        o.format = v as ExportTraceOptions['format'];
+        break;
+      }
+      case '--out':
+        o.out = flagValue(argv, i++, a);
+        break;
+      case '--overwrite':
+        o.overwrite = true;
+        break;
+      case '--skip-unsupported':
+        o.skipUnsupported = true;
+        break;
+      default:
+        if (a.startsWith('-')) throw badArgs(`unknown argument "${a}".`, a);
+        if (o.run !== undefined) throw badArgs(`only one RUN is accepted; got "${o.run}" and "${a}".`, a);
+        o.run = a;
+    }
+  }
+  if (o.format === undefined) throw badArgs('--format is required: --format uitask.', '--format');
+  if (o.run === undefined) throw badArgs('RUN is required: a run directory or a trace file.', 'RUN');
+  return o as ExportTraceOptions;
+}
+
+/** Codes that mean bad input: exit 2, nothing written. */
+const BAD_INPUT = new Set(['TRACE_ERR_NOT_FOUND', 'TRACE_ERR_INVALID', 'TRACE_ERR_EXPORT', 'TRACE_ERR_EXISTS']);
+
+/** Where the export goes; TRACE_ERR_EXISTS when that would replace a trace file of the run or (without overwrite) any file. */
+async function outputPath(o: ExportTraceOptions, tracePath: string): Promise<string> {
+  const runDir = dirname(resolve(tracePath));
+  const out = resolve(o.out ?? join(runDir, UITASK_EXPORT_FILE));
+  const own = [TRACE_FILES.execution, TRACE_FILES.partial, TRACE_FILES.result].map((n) => join(runDir, n));
+  if (out === resolve(tracePath) || own.includes(out)) {
+    throw new VncuaError('TRACE_ERR_EXISTS', `--out ${out} is a trace file of the run being exported; write the export elsewhere (default: ${UITASK_EXPORT_FILE} beside the trace).`, {
+      details: { path: out },
+    });
+  }
+  if (!o.overwrite && (await stat(out).catch(() => null)) !== null) {
+    throw new VncuaError('TRACE_ERR_EXISTS', `${out} already exists; pass --overwrite to replace it, or --out another file.`, { details: { path: out } });
+  }
+  return out;
+}
+
+/** Run `vncua export-trace ...`; resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseCommandArgs('export-trace', USAGE, () => parseExportTraceArgs(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const o = parsed.options;
+  try {
+    const trace = await readTrace(o.run);
+    const out = await outputPath(o, trace.path);
+    const ex = exportUitaskTrace(trace.entries, { skipUnsupported: o.skipUnsupported, file: trace.path });
+    await mkdir(dirname(out), { recursive: true }).catch(() => undefined); // a failure shows as TRACE_ERR_WRITE below
+    await writeFileAtomic(out, ex.text);
+    for (const l of ex.leftOut) {
+      const why = l.failed ? 'a failed attempt uitask could not have recorded' : 'uitask cannot express it';
+      process.stderr.write(`vncua export-trace: left out entry ${l.index} (${l.action}, ${why}): ${l.field}: ${l.problem}\n`);
+    }
+    const from = `${basename(trace.path)}, ${trace.source}${trace.partial ? ', partial' : ''}`;
+    const notes = [
+      ex.failedWritten > 0 ? `${ex.failedWritten} failed attempt${ex.failedWritten === 1 ? ' written without its error, as uitask records one' : 's written without their error, as uitask records them'}` : '',
+      ex.leftOut.length > 0 ? `${ex.leftOut.length} left out` : '',
+    ].filter(Boolean);
+    process.stdout.write(`wrote ${out}: ${ex.entries.length} entr${ex.entries.length === 1 ? 'y' : 'ies'} in uitask's execution.json shape (from ${from})${notes.length ? `; ${notes.join('; ')}` : ''}\n`);
+    return 0;
+  } catch (e) {
+    if (isVncuaError(e) && BAD_INPUT.has(e.code)) {
+      process.stderr.write(`vncua export-trace: ${e.code}: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
