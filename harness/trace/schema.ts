@@ -1,7 +1,8 @@
 /**
  * Zod schemas of the trace files a run leaves in its output directory:
  * - `execution.json` (and `partial_execution.json` while running): one entry per action,
- *   compatible with the Python `uitask` harness (snake_case action names and params);
+ *   uitask's action names (snake_case) with flat params (uitask's nested params are read and written
+ *   by uitask.ts);
  * - `result.json`: how the run ended.
  * `schemas/*.schema.json` are generated from these by `scripts/gen-schemas.ts`.
  *
@@ -33,7 +34,7 @@ export const actionNameSchema = z.enum(ACTION_NAMES);
 /** A screen position in pixels (fractional allowed, never negative). */
 export const pointSchema = z.strictObject({ x: z.number().min(0), y: z.number().min(0) });
 
-/** Mouse buttons, as uitask names them. */
+/** Mouse buttons (uitask's MouseButton has only left and right). */
 export const mouseButtonSchema = z.enum(['left', 'middle', 'right']);
 
 /** Params fields per action (uitask's own shapes are in uitask.ts). */
@@ -141,7 +142,7 @@ export const executionEntrySchema = z.union([okEntrySchema, failedEntrySchema]);
 export const executionSchema = z.array(executionEntrySchema).meta({
   title: 'vncua execution trace',
   description:
-    'execution.json / partial_execution.json: one entry per action, in order. Compatible with the uitask harness (snake_case action names and params).',
+    'execution.json / partial_execution.json: one entry per action, in order. Action names as the uitask harness writes them; params flat (vncua export-trace --format uitask writes uitask\'s nested params).',
 });
 
 /** One entry of a vncua trace. */
