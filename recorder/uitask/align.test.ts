@@ -325,6 +325,16 @@ describe('alignUitaskTrace', () => {
     expect((r.entries[1] as { error?: unknown }).error).toEqual(error);
   });
 
+  it('expects no input from press_keys whose keys name no key (uitask skips "none")', () => {
+    const s = new InputScript();
+    const a = s.span(() => s.click(10, 10));
+    s.pause(THINK);
+    const b = s.span(() => s.click(20, 20));
+    const r = alignUitaskTrace(trace([uitaskClick({ x: 10, y: 10 }), uitaskKeys(['none']), uitaskClick({ x: 20, y: 20 })]), s.events);
+    expect(r.warnings).toEqual([]);
+    expect(timesOf(r)).toEqual([[a.t0, a.t1], [a.t1, b.t0], [b.t0, b.t1]]);
+  });
+
   it('spreads actions over the recording when the client sent no input, and says so', () => {
     const steps = trace([uitaskWait(1), uitaskWait(1), uitaskFinish()]);
     const placed = alignUitaskTrace(steps, [], { startAt: 1000, endAt: 3000 });

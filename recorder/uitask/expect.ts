@@ -600,6 +600,8 @@ export function actionModel(entry: TraceEntry): ActionModel {
       return withInput(() => new ScrollScorer(dir, repeat, asPoint(p.position)));
     }
     case 'press_keys': {
+      // uitask's keys that name no key ([], ["none"], read as "") send nothing.
+      if (p.keys === '') return { missingCost: 0, expectsInput: false, scorer: () => null };
       const forms = pressKeysForms(p.keys);
       return withInput(() => new ChordScorer(forms));
     }
