@@ -220,7 +220,6 @@ function uitaskParams(e: TraceEntry): { params: Record<string, unknown> } | { is
   let path: PropertyKey[] = issue.path.filter((s, k) => !(k === 0 && s === 'action' && e.action !== 'finish'));
   if (e.action === 'wait') path = ['seconds'];
   if (e.action === 'press_keys') path = ['keys'];
-  if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
   const field = dotted(['params', ...path]);
   const value = path.reduce<unknown>((v, k) => (isRecord(v) ? v[String(k)] : undefined), p);
   const why =
