@@ -5,6 +5,7 @@
  * named functions on a real desktop.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,23 @@ import { compilesHere } from './agent-hooks.ts';
 
 const bin = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
 const playwright = pathToFileURL(fileURLToPath(new URL('../node_modules/playwright-core/index.mjs', import.meta.url))).href;
+
+/** Run `vncua ARGS` (the checkout's bin) in `cwd`. */
+function vncua(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
 
 describe('compilesHere: which files the agent hooks compile', () => {
   it('.ts and .mts files outside node_modules; not declarations, dependencies, .js, .cts or non-file URLs', () => {
@@ -75,23 +93,19 @@ export default class ProbeAgent extends Agent {
 
   it("runs: no package.json needed, 'vncua' is the runner's own, page.evaluate's functions run in the page", async () => {
     const out = join(dir, 'out');
-    const r = await new Promise<{ code: number | null; text: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, 'run', '--agent', './probe-agent.ts', '--url', `${page.url}page.html`, '--max-steps', '2', '--out', out], {
-        cwd: dir,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let text = '';
-      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (text += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, text });
-      });
-    });
-    expect(r.code, r.text).toBe(0);
+    const r = await vncua(['run', '--agent', './probe-agent.ts', '--url', `${page.url}page.html`, '--max-steps', '2', '--out', out], dir);
+    const text = r.stdout + r.stderr;
+    expect(r.code, text).toBe(0);
     const trace = await readTrace(out);
     expect(trace.entries.map((e) => [e.action, e.params])).toEqual([['finish', { probe: { title: 'LOADER', box: 7, name: 'shout' } }]]);
   }, 120_000);
+
+  it('a syntax error: CLI_ERR_BAD_AGENT on one line naming the file, line and column; nothing written', async () => {
+    await writeFile(join(dir, 'broken.ts'), "import { Agent } from 'vncua';\nexport default class Broken extends Agent {\n  async act(: Promise<boolean> { return true; }\n}\n");
+    const out = join(dir, 'out-broken');
+    const r = await vncua(['run', '--agent', './broken.ts', '--url', `${page.url}page.html`, '--out', out], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^vncua run: CLI_ERR_BAD_AGENT: Agent module \.\/broken\.ts could not be loaded: [^\n]*broken\.ts:3:\d+: ERROR: [^\n]*\n$/);
+    expect(existsSync(out)).toBe(false);
+  });
 });

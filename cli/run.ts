@@ -159,7 +159,7 @@ export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> 
       await prepareAgentImport();
       mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (cause) {
-      const message = ((cause as Error)?.message ?? String(cause)).replace(/\.$/, '');
+      const message = ((cause as Error)?.message ?? String(cause)).replace(/\s*\n\s*/g, ' ').replace(/\.$/, ''); // one line (esbuild's are several)
       const code = (cause as NodeJS.ErrnoException)?.code ?? '';
       // A .ts/.mts file is always an ES module (cli/agent-hooks.ts); a .js or .cts file may be loaded as CommonJS.
       const cjs = /^ERR_REQUIRE_(ESM|CYCLE_MODULE|ASYNC_MODULE)$/.test(code) || /require\(\) ES Module|import statement outside a module|exports is not defined/.test(message);
