@@ -11,8 +11,8 @@ import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { runEvalCommand } from './eval.ts';
 
-/** The built-in suite the demo runs. */
-export const DEMO_TASKS = fileURLToPath(new URL('../eval/suites/basic/tasks.json', import.meta.url));
+/** The built-in suite the demo runs (found from cli/ in a checkout, from dist/cli/ in an installed package). */
+export const DEMO_TASKS = fileURLToPath(new URL(`${import.meta.url.endsWith('.ts') ? '..' : '../..'}/eval/suites/basic/tasks.json`, import.meta.url));
 /** The resolutions the demo runs the suite at. */
 export const DEMO_RESOLUTIONS = ['1280x800', '1920x1080'] as const;
 

@@ -49,8 +49,7 @@ describe('vncua run', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'vncua-run-'));
     page = await serveEventsPage();
-    // Agent modules are ES modules: tsx loads a .ts file as CommonJS unless its package says "type": "module".
-    await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
+    // No package.json: a .ts agent module is an ES module all the same (cli/agent-hooks.ts).
     await writeFile(
       join(dir, 'typing-agent.ts'),
       `import { Agent } from ${JSON.stringify(agentIndex)};

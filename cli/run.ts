@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import '../recorder/register.ts'; // runs record by default (the Agent's record option)
+import { prepareAgentImport } from './agent-loader.ts';
 import { AGENTS } from './agents.ts';
 import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
@@ -155,13 +156,14 @@ export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> 
     }
     let mod: Record<string, unknown>;
     try {
+      await prepareAgentImport();
       mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (cause) {
-      const message = ((cause as Error)?.message ?? String(cause)).replace(/\.$/, '');
+      const message = ((cause as Error)?.message ?? String(cause)).replace(/\s*\n\s*/g, ' ').replace(/\.$/, ''); // one line (esbuild's are several)
       const code = (cause as NodeJS.ErrnoException)?.code ?? '';
-      // tsx loads a .ts/.js file as CommonJS unless the nearest package.json says "type": "module".
+      // A .ts/.mts file is always an ES module (cli/agent-hooks.ts); a .js or .cts file may be loaded as CommonJS.
       const cjs = /^ERR_REQUIRE_(ESM|CYCLE_MODULE|ASYNC_MODULE)$/.test(code) || /require\(\) ES Module|import statement outside a module|exports is not defined/.test(message);
-      const hint = cjs ? ' It was loaded as CommonJS: name it .mts/.mjs, or put it in a package whose package.json has "type": "module".' : '';
+      const hint = cjs ? ' It was loaded as CommonJS: name it .ts, .mts or .mjs, or put it in a package whose package.json has "type": "module".' : '';
       throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} could not be loaded: ${message}.${hint}`, { cause, details: { module: spec, path: file } });
     }
     exported = mod.default;
@@ -182,7 +184,7 @@ export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> 
   if (isClass(f)) {
     throw new VncuaError(
       'CLI_ERR_BAD_AGENT',
-      `Agent module ${spec} default-exports ${describe(f)}, which does not extend Agent (import Agent from vncua's harness/agent, the same copy the CLI uses).`,
+      `Agent module ${spec} default-exports ${describe(f)}, which does not extend Agent (import { Agent } from 'vncua').`,
       { details: { module: spec, exported: describe(f) } },
     );
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what vncua needs on a fresh Debian/Ubuntu machine: the desktop's apt packages
 # (Xvnc, a window manager, websockify, Chromium, peers used by tests and benchmarks)
-# and the npm dependencies. Idempotent and quiet when everything is already there.
+# and, in a checkout, the npm dependencies. Idempotent and quiet when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +30,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
 fi
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# Only in a checkout: an installed vncua (node_modules/vncua, no lockfile) got its dependencies from npm install.
+if [ -f package-lock.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   echo "vncua setup: installing npm dependencies (npm ci)" >&2
   npm ci --no-audit --no-fund --loglevel=error
 fi
