@@ -45,6 +45,20 @@ export function parseCommandArgs<T>(command: string, usage: string, parse: () =>
   return { options };
 }
 
+/**
+ * Bad input found after parsing (an --out that cannot be used, a task file that selects nothing, …):
+ * when `e` is a VncuaError with one of `codes`, print `vncua COMMAND: CODE: message` on stderr and
+ * resolve to exit code 2; anything else is rethrown.
+ */
+export function badInputExit(command: string, e: unknown, codes: ReadonlySet<string>): number {
+  if (!(e instanceof VncuaError) || !codes.has(e.code)) throw e;
+  process.stderr.write(`vncua ${command}: ${e.code}: ${e.message}\n`);
+  return 2;
+}
+
+/** The codes of an --out that cannot be used or holds a run (exit 2). */
+export const OUTPUT_ERROR_CODES: ReadonlySet<string> = new Set(['OUTPUT_ERR_NOT_A_DIRECTORY', 'OUTPUT_ERR_NOT_WRITABLE', 'OUTPUT_ERR_PSEUDO_FS', 'OUTPUT_ERR_RUN_EXISTS']);
+
 /** A signal that SIGINT / SIGTERM abort (with AGENT_ERR_CANCELLED); `dispose()` removes the handlers. */
 export interface CancelOnSignals {
   signal: AbortSignal;
