@@ -47,13 +47,19 @@ export function parseCommandArgs<T>(command: string, usage: string, parse: () =>
 
 /**
  * Bad input found after parsing (an --out that cannot be used, a task file that selects nothing, …):
- * when `e` is a VncuaError with one of `codes`, print `vncua COMMAND: CODE: message` on stderr and
- * resolve to exit code 2; anything else is rethrown.
+ * when `e` is a VncuaError with one of `codes`, print `vncua COMMAND: CODE: message` on one line on
+ * stderr and resolve to exit code 2; anything else is rethrown.
  */
 export function badInputExit(command: string, e: unknown, codes: ReadonlySet<string>): number {
   if (!(e instanceof VncuaError) || !codes.has(e.code)) throw e;
-  process.stderr.write(`vncua ${command}: ${e.code}: ${e.message}\n`);
+  process.stderr.write(`vncua ${command}: ${e.code}: ${oneLine(e.message)}\n`);
   return 2;
+}
+
+/** A message on one line: the lines after the first (e.g. one per bad task entry) joined with "; ". */
+export function oneLine(message: string): string {
+  const [first, ...rest] = message.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  return rest.length === 0 ? (first ?? '') : `${first} ${rest.join('; ')}`;
 }
 
 /** The codes of an --out that cannot be used or holds a run (exit 2). */

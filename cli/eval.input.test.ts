@@ -109,6 +109,19 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     expect(existsSync(out)).toBe(false);
   });
 
+  it('a task file that holds no task, or whose entries are bad: EVAL_ERR_BAD_TASKS on one line, exit 2', async () => {
+    const out = join(dir, 'empty');
+    const empty = join(dir, 'empty.json');
+    await writeFile(empty, '[]');
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, JSON.stringify([{ id: 'a' }, { id: 'b', goal: 'x', url: 'p.html', success: {} }]));
+    for (const file of [empty, bad]) {
+      const r = await vncuaEval(['--tasks', file, ...agent, '--out', out]);
+      expect([r.code, codeLine(r)], file).toEqual([2, 'EVAL_ERR_BAD_TASKS']);
+    }
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('--out a file, below a file, or under /proc: OUTPUT_ERR_NOT_A_DIRECTORY / OUTPUT_ERR_PSEUDO_FS, at once', async () => {
     const file = join(dir, 'results.txt');
     await writeFile(file, 'not a directory');

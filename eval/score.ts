@@ -5,7 +5,7 @@
  * A run whose trace, result.json or task.json cannot be read is `invalid` (score-invalid.ts): listed
  * with its reason, excluded from every rate. The semantics are documented in eval/README.md ("Scores").
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { VncuaError } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
