@@ -150,7 +150,7 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     }
   });
 
-  it('a real run of the tasks an --only glob selects, --workers above the recommendation warned; then --repeat 2 on it: EVAL_ERR_LAYOUT_MIXED', async () => {
+  it('a real run of the tasks an --only glob selects, --workers above the recommendation warned; then --repeat 2 on it: EVAL_ERR_LAYOUT_MIXED; a corrupted trace: invalid, exit 1', async () => {
     const out = join(dir, 'only');
     const advice = recommendedWorkers(machineResources());
     const asked = advice.workers + 5;
@@ -166,5 +166,12 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     expect([mixed.code, codeLine(mixed)]).toEqual([2, 'EVAL_ERR_LAYOUT_MIXED']);
     expect(await readdir(join(runs, 'never-1'))).not.toContain('1');
     expect(readFileSync(join(runs, 'never-1', 'task.json'), 'utf8')).toBe(before);
+
+    // A finished run whose trace got corrupted: skipped (its result.json is fine), scored invalid, exit 1.
+    await writeFile(join(runs, 'never-1', 'execution.json'), '[{"index": 0, "act');
+    const again = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out, '--only', 'never-1', '--workers', '1']);
+    expect(again.code, again.stdout + again.stderr).toBe(1);
+    expect(again.stdout).toContain('eval: 1 run could not be read (invalid, not scored; listed in the scores)');
+    expect(JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8')).invalid.map((e: { dir: string }) => e.dir)).toEqual(['click-agent/1280_800/never-1']);
   }, 180_000);
 });
