@@ -135,7 +135,18 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
       expect([r.code, codeLine(r)], out).toEqual([2, code]);
     }
     expect(readFileSync(file, 'utf8')).toBe('not a directory');
-  });
+    // vncua demo is vncua eval with fixed arguments: the same check, the same exit.
+    const demo = await new Promise<Ran>((resolve, reject) => {
+      const child = spawn(process.execPath, [BIN, 'demo', '--out', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error('vncua demo did not exit'))), 120_000);
+      child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr })));
+    });
+    expect([demo.code, /^vncua demo: ([A-Z_]+): /.exec(demo.stderr)?.[1]]).toEqual([2, 'OUTPUT_ERR_NOT_A_DIRECTORY']);
+  }, 180_000);
 
   it('--out not writable (a read-only mount, or permissions): OUTPUT_ERR_NOT_WRITABLE, nothing created', async () => {
     const ro = await unwritableDir();
