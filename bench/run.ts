@@ -27,6 +27,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
+  { name: 'desktop-cost', args: ['8'], about: "one desktop's memory (PSS) and CPU while a task runs: the basis of `vncua eval`'s default --workers" },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
 ];
 

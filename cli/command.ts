@@ -45,6 +45,26 @@ export function parseCommandArgs<T>(command: string, usage: string, parse: () =>
   return { options };
 }
 
+/**
+ * Bad input found after parsing (an --out that cannot be used, a task file that selects nothing, …):
+ * when `e` is a VncuaError with one of `codes`, print `vncua COMMAND: CODE: message` on one line on
+ * stderr and resolve to exit code 2; anything else is rethrown.
+ */
+export function badInputExit(command: string, e: unknown, codes: ReadonlySet<string>): number {
+  if (!(e instanceof VncuaError) || !codes.has(e.code)) throw e;
+  process.stderr.write(`vncua ${command}: ${e.code}: ${oneLine(e.message)}\n`);
+  return 2;
+}
+
+/** A message on one line: the lines after the first (e.g. one per bad task entry) joined with "; ". */
+export function oneLine(message: string): string {
+  const [first, ...rest] = message.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  return rest.length === 0 ? (first ?? '') : `${first} ${rest.join('; ')}`;
+}
+
+/** The codes of an --out that cannot be used or holds a run (exit 2). */
+export const OUTPUT_ERROR_CODES: ReadonlySet<string> = new Set(['OUTPUT_ERR_NOT_A_DIRECTORY', 'OUTPUT_ERR_NOT_WRITABLE', 'OUTPUT_ERR_PSEUDO_FS', 'OUTPUT_ERR_RUN_EXISTS']);
+
 /** A signal that SIGINT / SIGTERM abort (with AGENT_ERR_CANCELLED); `dispose()` removes the handlers. */
 export interface CancelOnSignals {
   signal: AbortSignal;

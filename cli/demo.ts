@@ -8,8 +8,8 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
-import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
-import { runEvalCommand } from './eval.ts';
+import { badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
+import { EVAL_INPUT_ERROR_CODES, runEvalCommand } from './eval.ts';
 
 /** The built-in suite the demo runs (found from cli/ in a checkout, from dist/cli/ in an installed package). */
 export const DEMO_TASKS = fileURLToPath(new URL(`${import.meta.url.endsWith('.ts') ? '..' : '../..'}/eval/suites/basic/tasks.json`, import.meta.url));
@@ -76,6 +76,8 @@ export async function run(argv: string[]): Promise<number> {
     );
     if (scoresHtml) process.stdout.write(`Open the scores: ${scoresHtml}\n`);
     return !summary.cancelled && summary.infraErrors === 0 && summary.successes === summary.ran ? 0 : 1;
+  } catch (e) {
+    return badInputExit('demo', e, EVAL_INPUT_ERROR_CODES);
   } finally {
     cancel.dispose();
   }

@@ -10,22 +10,25 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS } from './agents.ts';
+import { DESKTOP_MEMORY_BYTES, machineResources, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
 import { loadEndpoints, type RemoteEndpoint } from '../eval/providers/remote.ts';
 import { runSuite, type SuiteSummary } from '../eval/runner.ts';
 import { writeScores } from '../eval/score.ts';
+import { parseOnly, selectTasks } from '../eval/select.ts';
 import { startStaticServer, type StaticServer } from '../eval/static-server.ts';
 import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
+import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
-import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
+import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { loadAgentModule } from './run.ts';
 
 const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N]
-                  [--max-steps N] [--retries N] [--rerun] [--shard i/n] [--out DIR]
+                  [--max-steps N] [--retries N] [--repeat K] [--only ID,...] [--rerun] [--shard i/n] [--out DIR]
                   [--provider local|docker|remote] [--endpoints FILE] [--base-url URL]
                   [--process] [--no-score] [--script FILE] [-- ARGS...]
   --tasks       a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's
@@ -33,9 +36,14 @@ const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution 
   --agent       a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module
                 (default export: an Agent subclass or a builder (ctx) => Agent)
   --resolution  screen size, repeatable (default 1280x800)
-  --workers     runs at once (default 1)          --max-steps  per run (default ${DEFAULT_MAX_STEPS})
-  --retries     attempts after an infra failure (default 2)
-  --rerun       run again the runs that already finished (default: skip them)
+  --workers     runs at once (default: what this machine holds: one desktop per core, within
+                the available memory at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)
+  --max-steps   per run (default ${DEFAULT_MAX_STEPS})
+  --retries     attempts after an infra failure, per run (default 2)
+  --repeat K    run every task K times (default 1): OUT/<agent>/<W>_<H>/<task id>/<n>/; scores
+                report pass@1, pass@K, pass^K and the tasks whose result flips
+  --only IDS    run only these task ids (comma-separated, repeatable; globs with * and ?)
+  --rerun       run again the runs that already finished; the old ones move aside to <dir>~N
   --shard i/n   run only the i-th of n deterministic slices (1-based)
   --out         results root (default runs/eval): OUT/<agent>/<W>_<H>/<task id>/
   --provider    local (default) | docker (image vncua-desktop) | remote (--endpoints FILE:
@@ -43,7 +51,8 @@ const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution 
   --base-url    base of relative task URLs; for uitask files, the origin their web URLs move to
   --process     post-process the recordings (step reports) before scoring
   --no-score    do not write scores.json / scores.md / scores.html (written by default)
-exit code: 0 when every run finished, 1 when cancelled or infra errors remain, 2 on bad arguments
+exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
+           2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix)
 `;
 
 /** What `vncua eval` was asked to do. */
@@ -54,6 +63,10 @@ export interface EvalCommandOptions {
   workers?: number;
   maxSteps?: number;
   retries?: number;
+  /** Runs per task (default 1). */
+  repeat?: number;
+  /** --only patterns (ids or globs); empty or absent: every task. */
+  only?: string[];
   rerun: boolean;
   shard?: Shard;
   out: string;
@@ -105,6 +118,15 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
       case '--retries':
         o.retries = int(take(i++, a), a, 0);
         break;
+      case '--repeat':
+        o.repeat = int(take(i++, a), a, 1);
+        break;
+      case '--only': {
+        const patterns = parseOnly([take(i++, a)]);
+        if (patterns.length === 0) throw badArgs('--only needs task ids or globs, comma-separated (e.g. --only "click-*,form-2").', a);
+        o.only = [...(o.only ?? []), ...patterns];
+        break;
+      }
       case '--rerun':
         o.rerun = true;
         break;
@@ -161,17 +183,29 @@ export interface EvalCommandResult {
   summary: SuiteSummary;
   /** scores.html, when scores were written. */
   scoresHtml?: string;
+  /** Scored runs that could not be read (listed in the scores). */
+  invalidRuns?: number;
 }
 
+/** The codes of bad input to `vncua eval` (exit 2, nothing written). */
+export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([...OUTPUT_ERROR_CODES, 'EVAL_ERR_BAD_TASKS', 'EVAL_ERR_NO_TASKS', 'EVAL_ERR_LAYOUT_MIXED', 'EVAL_ERR_BAD_OPTIONS', 'EVAL_ERR_BAD_ENDPOINTS']);
+
 /** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
-export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: AbortSignal; out?: NodeJS.WriteStream } = {}): Promise<EvalCommandResult> {
+export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: AbortSignal; out?: NodeJS.WriteStream; err?: NodeJS.WritableStream } = {}): Promise<EvalCommandResult> {
   const stdout = io.out ?? process.stdout;
+  const stderr = io.err ?? process.stderr;
+  // Bad input is found before anything is written: the output root, the agent, the tasks and the selection.
+  await checkOutputDir(o.out, '--out');
   const mod = await loadAgentModule(o.agent);
   const taskFile = await loadTaskFile(o.tasks, o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {});
   let endpoints: RemoteEndpoint[] | undefined;
   if (o.provider === 'remote') endpoints = await loadEndpoints(o.endpoints!);
   let server: StaticServer | undefined;
-  let tasks = taskFile.tasks;
+  let tasks = selectTasks(taskFile.tasks, o.only ?? []);
+  const advice = recommendedWorkers(machineResources());
+  const workers = o.workers ?? advice.workers;
+  const warning = workersWarning(workers, advice);
+  if (warning) stderr.write(`vncua eval: warning: ${warning}\n`);
   try {
     if (tasks.some((t) => isRelativeUrl(t.url))) {
       // A suite directory: serve it. Docker containers reach the host through its bridge, not 127.0.0.1.
@@ -188,9 +222,10 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         taskFile: taskFile.file,
         agent: mod,
         resolutions: o.resolutions,
-        ...(o.workers !== undefined ? { workers: o.workers } : {}),
+        workers,
         ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}),
         ...(o.retries !== undefined ? { retries: o.retries } : {}),
+        ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
         rerun: o.rerun,
         ...(o.shard ? { shard: o.shard } : {}),
         out: o.out,
@@ -210,7 +245,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     if (o.process) {
       stdout.write('eval: post-processing the recordings (step reports)...\n');
       try {
-        const r = await processRoot(root, { jobs: Math.min(o.workers ?? 1, 2), ...(io.signal ? { signal: io.signal } : {}) });
+        const r = await processRoot(root, { jobs: Math.min(workers, 2), ...(io.signal ? { signal: io.signal } : {}) });
         stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
       } catch (e) {
         // No recordings (the recorder is not registered): the scores link to the traces instead.
@@ -219,9 +254,10 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       }
     }
     if (!o.score) return { summary };
-    const { files } = await writeScores(root, io.signal ? { signal: io.signal } : {});
+    const { report, files } = await writeScores(root, io.signal ? { signal: io.signal } : {});
+    if (report.invalid.length > 0) stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
     stdout.write(`scores: ${files.html}\n`);
-    return { summary, scoresHtml: files.html };
+    return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
   } finally {
     await server?.close();
   }
@@ -233,8 +269,10 @@ export async function run(argv: string[]): Promise<number> {
   if ('exitCode' in parsed) return parsed.exitCode;
   const cancel = cancelOnSignals('eval', 'cancelling: the running tasks stop and their desktops are torn down');
   try {
-    const { summary } = await runEvalCommand(parsed.options, { signal: cancel.signal });
-    return summary.cancelled || summary.infraErrors > 0 ? 1 : 0;
+    const { summary, invalidRuns } = await runEvalCommand(parsed.options, { signal: cancel.signal });
+    return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
+  } catch (e) {
+    return badInputExit('eval', e, EVAL_INPUT_ERROR_CODES);
   } finally {
     cancel.dispose();
   }

@@ -13,22 +13,24 @@ import { pathToFileURL } from 'node:url';
 import '../recorder/register.ts'; // runs record by default (the Agent's record option)
 import { prepareAgentImport } from './agent-loader.ts';
 import { AGENTS } from './agents.ts';
-import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
+import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { SuccessChecker } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
+import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 
-const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR]
+const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR] [--overwrite]
                  [--vnc URL --cdp URL] [--size WxH] [--server xvnc|x11vnc] [--script FILE] [-- ARGS...]
   MODULE   a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent,
            or a built-in agent: ${Object.keys(AGENTS).join(', ')}
   --url    page the local desktop opens (default about:blank)
   --vnc/--cdp  use a running desktop instead of starting one (give both)
-  --out    output directory (default runs/<timestamp>-<agent>/)
+  --out    output directory (default runs/<timestamp>-<agent>/); one that holds a run is refused
+  --overwrite  move the run already in --out aside to DIR.1 (DIR.2, ...) instead; nothing is deleted
   ARGS     after --: passed to the agent's builder as ctx.args
-exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments
+exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments or an unusable --out
 `;
 
 /** What `vncua run` was asked to do. */
@@ -38,6 +40,8 @@ export interface RunCommandOptions {
   url?: string;
   maxSteps?: number;
   out?: string;
+  /** Move a run already in `out` aside (DIR.1, …) instead of refusing it. */
+  overwrite?: boolean;
   vnc?: string;
   cdp?: string;
   size?: string;
@@ -55,6 +59,8 @@ export interface RunCommandResult {
   result: AgentRunResult;
   outputDir: string;
   tracePath: string;
+  /** Where the run that was in the output directory went (--overwrite). */
+  movedAside?: string;
 }
 
 /** Parse `vncua run` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
@@ -82,6 +88,9 @@ export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
         break;
       case '--out':
         o.out = take(i++, a);
+        break;
+      case '--overwrite':
+        o.overwrite = true;
         break;
       case '--vnc':
         o.vnc = take(i++, a);
@@ -206,10 +215,31 @@ function timestamp(): string {
   return new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 }
 
+/** `runs/<timestamp>-<name>`, or `…-2`, `…-3` when a run started in the same second already holds it. */
+async function freshDefaultOut(name: string): Promise<string> {
+  const base = join('runs', `${timestamp()}-${name}`);
+  let dir = base;
+  for (let n = 2; (await runFiles(dir)).length > 0; n++) dir = `${base}-${n}`;
+  return dir;
+}
+
+/**
+ * Check the output directory before anything starts (OUTPUT_ERR_NOT_A_DIRECTORY / _NOT_WRITABLE /
+ * _PSEUDO_FS) and keep a run already in it: OUTPUT_ERR_RUN_EXISTS (nothing touched), or with
+ * `overwrite` moved aside to DIR.1, DIR.2, … Resolves to the absolute directory and where the old run went.
+ */
+export async function prepareRunOutDir(out: string, overwrite: boolean): Promise<{ dir: string; movedAside?: string }> {
+  const dir = await checkOutputDir(out, '--out');
+  const found = await runFiles(dir);
+  if (found.length === 0) return { dir };
+  if (!overwrite) throw runExistsError(dir, found, 'Give --overwrite to move it aside to DIR.1 (nothing is deleted), or another --out.');
+  return { dir, movedAside: await moveAside(dir) };
+}
+
 /** Load the agent, start (or use) a desktop, run the agent, tear the desktop down. Throws only before the run starts. */
 export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandResult> {
   const mod = await loadAgentModule(o.agent);
-  const outputDir = resolve(o.out ?? join('runs', `${timestamp()}-${mod.name}`));
+  const { dir: outputDir, movedAside } = await prepareRunOutDir(o.out ?? (await freshDefaultOut(mod.name)), o.overwrite === true);
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
   let desktop: Desktop | undefined;
   try {
@@ -234,7 +264,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
     const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}) });
     const tracePath = join(agent.options.outputDir, TRACE_FILES.execution);
     if (o.afterRun) await o.afterRun({ vncUrl, cdpUrl, outputDir: agent.options.outputDir, result });
-    return { result, outputDir: agent.options.outputDir, tracePath };
+    return { result, outputDir: agent.options.outputDir, tracePath, ...(movedAside ? { movedAside } : {}) };
   } finally {
     await desktop?.close();
   }
@@ -278,9 +308,12 @@ export async function run(argv: string[]): Promise<number> {
   if ('exitCode' in parsed) return parsed.exitCode;
   const cancel = cancelOnSignals('run', 'cancelling the run');
   try {
-    const { result, tracePath } = await runAgentCommand({ ...parsed.options, signal: cancel.signal });
+    const { result, tracePath, movedAside } = await runAgentCommand({ ...parsed.options, signal: cancel.signal });
+    if (movedAside) process.stdout.write(`the previous run: ${movedAside}\n`);
     process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
     return result.status === 'finished' ? 0 : 1;
+  } catch (e) {
+    return badInputExit('run', e, OUTPUT_ERROR_CODES);
   } finally {
     cancel.dispose();
   }

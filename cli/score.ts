@@ -1,25 +1,36 @@
 /**
  * `vncua score DIR`: score every run under DIR (the --out of `vncua eval`, or any tree of run
  * directories) and write DIR/scores.json, DIR/scores.md and DIR/scores.html (eval/score.ts;
- * the metrics are described in eval/README.md).
+ * the metrics are described in eval/README.md). Runs that cannot be read are listed as invalid and
+ * make the command exit 1, unless --allow-invalid.
  */
 import { pct } from '../eval/score-render.ts';
 import { writeScores } from '../eval/score.ts';
 import { badArgs, parseCommandArgs } from './command.ts';
 
-const USAGE = `usage: vncua score DIR
-  score every run under DIR (OUT/<agent>/<W>_<H>/<task id>/ from vncua eval, or any directories
+const USAGE = `usage: vncua score DIR [--allow-invalid]
+  score every run under DIR (OUT/<agent>/<W>_<H>/<task id>/[<n>/] from vncua eval, or any directories
   holding execution.json / result.json) and write DIR/scores.json, scores.md and scores.html
-exit code: 0 when scores were written, 1 when DIR holds no run, 2 on bad arguments
+  --allow-invalid  exit 0 even when some runs cannot be read (they are listed and never scored)
+exit code: 0 when scores were written, 1 when DIR holds no run or some runs are invalid
+           (unless --allow-invalid), 2 on bad arguments
 `;
 
+/** What `vncua score` was asked to do. */
+export interface ScoreCommandOptions {
+  dir: string;
+  allowInvalid: boolean;
+}
+
 /** Parse `vncua score` arguments; undefined for --help. */
-export function parseScoreArgs(argv: string[]): { dir: string } | undefined {
+export function parseScoreArgs(argv: string[]): ScoreCommandOptions | undefined {
   if (argv.includes('-h') || argv.includes('--help')) return undefined;
-  const unknown = argv.find((a) => a.startsWith('-'));
+  const allowInvalid = argv.includes('--allow-invalid');
+  const rest = argv.filter((a) => a !== '--allow-invalid');
+  const unknown = rest.find((a) => a.startsWith('-'));
   if (unknown) throw badArgs(`unknown argument "${unknown}".`, unknown);
-  if (argv.length !== 1) throw badArgs(argv.length === 0 ? 'DIR is required (the --out directory of vncua eval).' : 'give exactly one DIR.', 'DIR');
-  return { dir: argv[0]! };
+  if (rest.length !== 1) throw badArgs(rest.length === 0 ? 'DIR is required (the --out directory of vncua eval).' : 'give exactly one DIR.', 'DIR');
+  return { dir: rest[0]!, allowInvalid };
 }
 
 /** Run `vncua score DIR`; resolves to the exit code. */
@@ -29,8 +40,18 @@ export async function run(argv: string[]): Promise<number> {
   const o = parsed.options;
   const { report, files } = await writeScores(o.dir);
   for (const a of report.by_agent) {
-    process.stdout.write(`${a.agent}: ${pct(a.success_rate)} success (${a.successes}/${a.runs})${a.infra_errors ? `, ${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'} excluded` : ''}\n`);
+    const apart = [a.infra_errors ? `${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'}` : '', a.invalid ? `${a.invalid} invalid` : ''].filter(Boolean).join(', ');
+    const repeats = a.k > 1 ? `; pass@1 ${pct(a.pass_at_1)}, pass@${a.k} ${pct(a.pass_at_k)}, pass^${a.k} ${pct(a.pass_hat_k)}` : '';
+    process.stdout.write(`${a.agent}: ${pct(a.success_rate)} success (${a.successes}/${a.runs})${apart ? `, ${apart} excluded` : ''}${repeats}\n`);
   }
+  if (report.flaky.length > 0) process.stdout.write(`flaky: ${report.flaky.map((f) => `${f.agent}/${f.resolution}/${f.task_id}`).join(', ')}\n`);
   process.stdout.write(`scores: ${files.html}\n`);
+  if (report.invalid.length > 0 && !o.allowInvalid) {
+    const first = report.invalid[0]!;
+    process.stderr.write(
+      `vncua score: EVAL_ERR_INVALID_RUNS: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read and ${report.invalid.length === 1 ? 'was' : 'were'} not scored (first: ${first.reason.message}); they are listed in the scores; --allow-invalid accepts them.\n`,
+    );
+    return 1;
+  }
   return 0;
 }

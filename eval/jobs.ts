@@ -1,16 +1,21 @@
 /**
  * The runs of a suite: every task at every resolution (a task with its own `resolution` runs at that
- * size only), in file order then resolution order; `--shard i/n` keeps every n-th of them.
+ * size only), `repeat` times each, in file order, then resolution order, then repeat order;
+ * `--shard i/n` keeps every n-th of them.
  */
 import type { ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { resolutionLabel } from './layout.ts';
 import type { EvalTask } from './tasks.ts';
 
-/** One task at one resolution. */
+/** One task at one resolution, one of its repeats. */
 export interface EvalJob {
   task: EvalTask;
   size: ScreenSize;
+  /** Which repeat (1-based) of `repeats`. */
+  repeat: number;
+  /** How many times every task runs (--repeat K; 1: the single-run layout). */
+  repeats: number;
   /** Position in the full (unsharded) job list. */
   index: number;
 }
@@ -31,12 +36,12 @@ export function parseShard(text: string): Shard {
   return shard;
 }
 
-/** Every task at every resolution (or at its own), in file order then resolution order. */
-export function expandJobs(tasks: readonly EvalTask[], resolutions: readonly ScreenSize[]): EvalJob[] {
+/** Every task at every resolution (or at its own), `repeats` times, in file order, then resolution order, then repeat order. */
+export function expandJobs(tasks: readonly EvalTask[], resolutions: readonly ScreenSize[], repeats = 1): EvalJob[] {
   const jobs: EvalJob[] = [];
   for (const task of tasks) {
     const sizes = task.resolution ? [task.resolution] : resolutions;
-    for (const size of sizes) jobs.push({ task, size, index: jobs.length });
+    for (const size of sizes) for (let repeat = 1; repeat <= repeats; repeat++) jobs.push({ task, size, repeat, repeats, index: jobs.length });
   }
   return jobs;
 }
@@ -47,7 +52,7 @@ export function shardJobs(jobs: readonly EvalJob[], shard: Shard | undefined): E
   return jobs.filter((j) => j.index % shard.n === shard.i - 1);
 }
 
-/** `taskId@1280x800`, for logs. */
-export function jobLabel(job: EvalJob): string {
-  return `${job.task.id}@${resolutionLabel(job.size)}`;
+/** `taskId@1280x800`, for logs; `taskId@1280x800#2` for the second of several repeats. */
+export function jobLabel(job: Pick<EvalJob, 'task' | 'size' | 'repeat' | 'repeats'>): string {
+  return `${job.task.id}@${resolutionLabel(job.size)}${job.repeats > 1 ? `#${job.repeat}` : ''}`;
 }

@@ -1,9 +1,11 @@
 /**
  * `runSuite()`: every task at every resolution, each on a fresh desktop, `workers` at a time.
  *
- * Per run (task × resolution), into `OUT/<agent>/<W>_<H>/<task id>/`:
- * 1. skip it if that directory holds a finished result (unless `rerun`); else clear it (a partial
- *    directory left by a killed runner, a cancelled or infra_error run);
+ * Per run (task × resolution × repeat), into `OUT/<agent>/<W>_<H>/<task id>/` (with `repeat` K > 1:
+ * `…/<task id>/<n>/` for n = 1..K; layout.ts):
+ * 1. skip it if that directory holds a finished result; with `rerun`, move that result aside to
+ *    `<dir>~N` (never deleted); else clear it (a partial directory left by a killed runner, a
+ *    cancelled or infra_error run: the runner's own leftovers);
  * 2. write task.json (the task as run, plus attempt, resolution, agent, started_at);
  * 3. get a desktop from the provider at that size, showing the task's page;
  * 4. build the agent with its AgentContext and `run({ maxSteps, signal })` it (recording is on when
@@ -12,6 +14,10 @@
  * 6. release the desktop in `finally`.
  * An infra failure (the desktop did not start, the VNC connection dropped, Chromium died: infra.ts)
  * retries the run up to `retries` times, then writes result.json with status `infra_error`.
+ *
+ * Before anything is written: `out` is checked (harness/trace/out-dir.ts: a file, a pseudo-filesystem,
+ * not writable, or itself a single run's directory are refused) and so is every task directory's layout
+ * (a single run where repeats go, or the other way round: EVAL_ERR_LAYOUT_MIXED).
  *
  * eval/ does not import agents/ or byom/: the caller passes the agent as `{ name, build(ctx) }`.
  * Cancelling `signal` stops taking runs, cancels the running agents and tears their desktops down;
@@ -27,10 +33,11 @@ import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { now, roundMs } from '../harness/trace/clock.ts';
 import { readTrace } from '../harness/trace/reader.ts';
 import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
+import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
 import { infraErrorOf, isInfraErrorCode } from './infra.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
-import { TASK_FILE, readDirState, resolutionLabel, taskDir } from './layout.ts';
+import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { runWorkers } from './pool.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
 import { dockerProvider } from './providers/docker.ts';
@@ -61,8 +68,10 @@ export interface RunSuiteOptions {
   maxSteps?: number;
   /** Extra attempts of a run after an infra failure (default 2). */
   retries?: number;
-  /** Run again runs that already finished (default false: skip them). */
+  /** Run again runs that already finished, moving the old ones aside to `<dir>~N` (default false: skip them). */
   rerun?: boolean;
+  /** Run every task this many times (default 1); K > 1 puts repeat n into `<task id>/<n>/`. */
+  repeat?: number;
   /** Run only shard i of n. */
   shard?: Shard;
   /** Results root. */
@@ -85,7 +94,11 @@ export interface RunOutcome {
   taskId: string;
   /** `WxH`. */
   resolution: string;
+  /** Which repeat (1-based). */
+  repeat: number;
   dir: string;
+  /** Where --rerun moved the finished run that was in `dir`. */
+  movedAside?: string;
   /** The result's status; 'skipped' when an earlier invocation finished it; 'cancelled' when this one was stopped. */
   status: RunStatus | 'skipped';
   /** Whether the success check held at some step (null when unknown: skipped, no trace). */
@@ -109,7 +122,7 @@ export interface SuiteSummary {
   outcomes: RunOutcome[];
 }
 
-const DEFAULTS = { workers: 1, maxSteps: 50, retries: 2 };
+const DEFAULTS = { workers: 1, maxSteps: 50, retries: 2, repeat: 1 };
 /** How long the after-run desktop check may take. */
 const HEALTH_TIMEOUT_MS = 3000;
 
@@ -157,18 +170,23 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const workers = opts.workers ?? DEFAULTS.workers;
   const maxSteps = opts.maxSteps ?? DEFAULTS.maxSteps;
   const retries = opts.retries ?? DEFAULTS.retries;
+  const repeat = opts.repeat ?? DEFAULTS.repeat;
   checkInt('workers', workers, 1);
   checkInt('maxSteps', maxSteps, 1);
   checkInt('retries', retries, 0);
+  checkInt('repeat', repeat, 1);
   if (!TASK_ID_PATTERN.test(opts.agent.name)) throw badOption('agent.name', opts.agent.name, `must match ${TASK_ID_PATTERN} (it names the results directory)`);
   const resolutions = opts.resolutions && opts.resolutions.length > 0 ? opts.resolutions : [DEFAULT_SCREEN_SIZE];
   if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
   const relative = opts.tasks.find((t) => isRelativeUrl(t.url));
   if (relative) throw badOption('tasks', relative.id, `task ${relative.id} has the relative URL "${relative.url}": resolve it against a base URL first (--base-url, or the suite's static server)`);
-  const out = resolve(opts.out);
   const signal = opts.signal;
   const provider = resolveProvider(opts);
-  const jobs = shardJobs(expandJobs(opts.tasks, resolutions), opts.shard);
+  const out = await checkOutputDir(resolve(opts.out), 'out');
+  const holding = await runFiles(out);
+  if (holding.length > 0) throw runExistsError(out, holding, 'It is one run\'s directory, not a results root (OUT/<agent>/<W>_<H>/<task id>/): give another out.');
+  const jobs = shardJobs(expandJobs(opts.tasks, resolutions, repeat), opts.shard);
+  await checkLayouts(jobs.map((j) => taskDir(out, opts.agent.name, j.size, j.task.id)), repeat);
   const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
   await provider.prepare?.({ sizes, ...(signal ? { signal } : {}) });
 
@@ -200,18 +218,24 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   // What is already done on disk.
   const outcomes: RunOutcome[] = [];
   const todo: EvalJob[] = [];
+  const replace = new Set<EvalJob>();
+  const skipped: EvalJob[] = [];
   for (const job of jobs) {
-    const dir = taskDir(out, opts.agent.name, job.size, job.task.id);
+    const dir = jobDir(out, opts.agent.name, job);
     const state = await readDirState(dir);
     if (state.state === 'finished' && !opts.rerun) {
       snapshot.skipped++;
-      outcomes.push({ taskId: job.task.id, resolution: resolutionLabel(job.size), dir, status: 'skipped', success: null, attempts: 0, durationMs: 0 });
-    } else todo.push(job);
+      skipped.push(job);
+      outcomes.push({ taskId: job.task.id, resolution: resolutionLabel(job.size), repeat: job.repeat, dir, status: 'skipped', success: null, attempts: 0, durationMs: 0 });
+    } else {
+      if (state.state === 'finished') replace.add(job);
+      todo.push(job);
+    }
   }
   emit({ type: 'start' });
-  for (const o of outcomes) emit({ type: 'skip', job: `${o.taskId}@${o.resolution}` });
+  for (const job of skipped) emit({ type: 'skip', job: jobLabel(job) });
 
-  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit };
+  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace };
   try {
     await runWorkers(
       todo,
@@ -234,8 +258,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   }
   const cancelled = signal?.aborted === true && outcomes.length < jobs.length;
   emit({ type: 'end', cancelled });
-  const order = new Map(jobs.map((j, i) => [`${j.task.id}@${resolutionLabel(j.size)}`, i]));
-  outcomes.sort((a, b) => order.get(`${a.taskId}@${a.resolution}`)! - order.get(`${b.taskId}@${b.resolution}`)!);
+  const key = (id: string, res: string, n: number) => `${id}@${res}#${n}`;
+  const order = new Map(jobs.map((j, i) => [key(j.task.id, resolutionLabel(j.size), j.repeat), i]));
+  outcomes.sort((a, b) => order.get(key(a.taskId, a.resolution, a.repeat))! - order.get(key(b.taskId, b.resolution, b.repeat))!);
   return {
     agent: opts.agent.name,
     out,
@@ -249,6 +274,11 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   };
 }
 
+/** The directory of one job's run. */
+function jobDir(out: string, agent: string, job: EvalJob): string {
+  return runDir(out, agent, job.size, job.task.id, job.repeat, job.repeats);
+}
+
 interface JobContext {
   opts: RunSuiteOptions;
   out: string;
@@ -258,6 +288,8 @@ interface JobContext {
   signal: AbortSignal | undefined;
   setWorker(w: number, state: WorkerStatus['state'], job?: EvalJob, attempt?: number): void;
   emit(e: ProgressEvent): void;
+  /** Jobs whose finished run is moved aside before running (--rerun). */
+  replace: ReadonlySet<EvalJob>;
 }
 
 /** One infra failure of one attempt (kept in task.json). */
@@ -284,6 +316,8 @@ function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: numbe
       ...(c.opts.taskFile ? { task_file: c.opts.taskFile } : {}),
       agent: c.opts.agent.name,
       resolution: resolutionLabel(job.size),
+      repeat: job.repeat,
+      repeats: job.repeats,
       attempt,
       started_at: startedAt,
       provider: c.provider.name,
@@ -298,8 +332,10 @@ function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: numbe
 /** Run one job: attempts until a non-infra outcome, cancellation, or retries run out. */
 async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcome> {
   const { opts, signal } = c;
-  const dir = taskDir(c.out, opts.agent.name, job.size, job.task.id);
-  const label = { taskId: job.task.id, resolution: resolutionLabel(job.size), dir };
+  const dir = jobDir(c.out, opts.agent.name, job);
+  // --rerun of a finished run: keep it, moved aside to <dir>~N (the runner only ever deletes its own leftovers).
+  const movedAside = c.replace.has(job) ? await moveAside(dir, MOVED_ASIDE_SEP) : undefined;
+  const label = { taskId: job.task.id, resolution: resolutionLabel(job.size), repeat: job.repeat, dir, ...(movedAside ? { movedAside } : {}) };
   const maxSteps = job.task.maxSteps ?? c.maxSteps;
   const infra: InfraRecord[] = [];
   const t0 = performance.now();

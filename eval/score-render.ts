@@ -1,9 +1,10 @@
 /**
  * scores.md and scores.html from a ScoreReport. The HTML is one self-contained file (inline CSS, no
  * scripts, fonts or remote resources): agents side by side per task and resolution, each cell linking
- * to that run's step report (action_screenshots.html) when it exists, else to its trace.
+ * to that run's step report (action_screenshots.html) when it exists, else to its trace (one link per
+ * repeat with --repeat K); then the flaky tasks, the infra errors and the invalid runs.
  */
-import type { Aggregate, RunScore, ScoreReport } from './score.ts';
+import type { AggregateRow, RunScore, ScoreReport } from './score.ts';
 
 /** `83.3%` or `–`. */
 export function pct(x: number | null): string {
@@ -31,24 +32,48 @@ function href(path: string): string {
     .join('/');
 }
 
-const aggCols = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors'];
-const aggCells = (a: Aggregate) => [String(a.runs), `${pct(a.success_rate)} (${a.successes})`, pct(a.proper_stop_rate), pct(a.complete_rate), num(a.avg_steps), secs(a.avg_duration_ms), String(a.infra_errors)];
+const aggCols = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors', 'invalid', 'tasks', 'k', 'pass@1', 'pass@k', 'pass^k'];
+const aggCells = (a: AggregateRow) => [
+  String(a.runs),
+  `${pct(a.success_rate)} (${a.successes})`,
+  pct(a.proper_stop_rate),
+  pct(a.complete_rate),
+  num(a.avg_steps),
+  secs(a.avg_duration_ms),
+  String(a.infra_errors),
+  String(a.invalid),
+  String(a.tasks),
+  String(a.k),
+  pct(a.pass_at_1),
+  pct(a.pass_at_k),
+  pct(a.pass_hat_k),
+];
 
-/** Rows of the side-by-side table: one per (task, resolution), in order. */
-function taskRows(r: ScoreReport): Array<{ task: string; resolution: string; group: string; cells: Map<string, RunScore> }> {
-  const rows = new Map<string, { task: string; resolution: string; group: string; cells: Map<string, RunScore> }>();
-  const sorted = [...r.runs].sort((a, b) => a.group.localeCompare(b.group) || a.task_id.localeCompare(b.task_id) || r.resolutions.indexOf(a.resolution) - r.resolutions.indexOf(b.resolution));
+/** `1, 3` */
+const list = (ns: readonly number[]) => (ns.length === 0 ? '–' : ns.join(', '));
+
+type TaskRow = { task: string; resolution: string; group: string; cells: Map<string, RunScore[]> };
+
+/** Rows of the side-by-side table: one per (task, resolution), in order; each cell holds an agent's runs (its repeats). */
+function taskRows(r: ScoreReport): TaskRow[] {
+  const rows = new Map<string, TaskRow>();
+  const sorted = [...r.runs].sort(
+    (a, b) => a.group.localeCompare(b.group) || a.task_id.localeCompare(b.task_id) || r.resolutions.indexOf(a.resolution) - r.resolutions.indexOf(b.resolution) || a.repeat - b.repeat,
+  );
   for (const run of sorted) {
     const k = `${run.task_id}\0${run.resolution}`;
     let row = rows.get(k);
     if (!row) rows.set(k, (row = { task: run.task_id, resolution: run.resolution, group: run.group, cells: new Map() }));
-    row.cells.set(run.agent, run);
+    const runs = row.cells.get(run.agent);
+    if (runs) runs.push(run);
+    else row.cells.set(run.agent, [run]);
   }
   return [...rows.values()];
 }
 
-/** Short text of one run: `✓ 7 steps` / `✗ 50 steps (max_steps)` / `infra`. */
+/** Short text of one run: `✓ 7 steps` / `✗ 50 steps (max_steps)` / `infra error` / `invalid`. */
 function runText(run: RunScore): string {
+  if (run.invalid) return 'invalid';
   if (run.infra_error) return 'infra error';
   const mark = run.success ? '✓' : '✗';
   const extra = run.status === 'finished' || run.status === 'unknown' ? '' : ` (${run.status})`;
@@ -60,9 +85,18 @@ function mdTable(header: string[], rows: string[][]): string {
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
+/** A cell of the markdown per-task table: one run, or `#n` + the run per repeat. */
+function mdRuns(runs: readonly RunScore[]): string {
+  const one = (run: RunScore) => (run.link ? `[${runText(run)}](${href(run.link)})` : runText(run));
+  if (runs.length === 1 && runs[0]!.repeat === 1) return one(runs[0]!);
+  return runs.map((run) => `#${run.repeat} ${one(run)}`).join('<br>');
+}
+
+const SUMMARY = 'Infra errors and invalid runs are listed apart and excluded from the rates. pass@1: mean per-task success share over its repeats; pass@k / pass^k: share of tasks with k counted repeats that succeeded at least once / every time.';
+
 /** scores.md. */
 export function renderScoresMarkdown(r: ScoreReport): string {
-  const out: string[] = [`# Scores`, '', `${r.runs.length} runs under \`${r.root}\`, scored ${r.generated_at}. Infra errors are listed apart and excluded from the rates.`, ''];
+  const out: string[] = [`# Scores`, '', `${r.runs.length} runs under \`${r.root}\`, scored ${r.generated_at}. ${SUMMARY}`, ''];
   out.push('## Per agent', '', mdTable(['agent', ...aggCols], r.by_agent.map((a) => [a.agent, ...aggCells(a)])), '');
   out.push('## Per resolution', '', mdTable(['agent', 'resolution', ...aggCols], r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a)])), '');
   out.push('## Per task group', '', mdTable(['agent', 'resolution', 'group', ...aggCols], r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a)])), '');
@@ -72,15 +106,21 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     mdTable(
       ['task', 'resolution', ...r.agents],
       taskRows(r).map((row) => [row.task, row.resolution, ...r.agents.map((a) => {
-        const run = row.cells.get(a);
-        return run ? (run.link ? `[${runText(run)}](${href(run.link)})` : runText(run)) : '';
+        const runs = row.cells.get(a);
+        return runs ? mdRuns(runs) : '';
       })]),
     ),
     '',
   );
+  out.push('## Flaky tasks', '');
+  if (r.flaky.length === 0) out.push('None.', '');
+  else out.push(mdTable(['agent', 'resolution', 'task', 'succeeded (repeats)', 'failed (repeats)', 'not counted'], r.flaky.map((f) => [f.agent, f.resolution, f.task_id, list(f.succeeded), list(f.failed), list(f.not_counted)])), '');
   out.push('## Infra errors', '');
   if (r.infra_errors.length === 0) out.push('None.', '');
-  else out.push(mdTable(['agent', 'resolution', 'task', 'error'], r.infra_errors.map((e) => [e.agent, e.resolution, e.task_id, e.error ? `${e.error.code}: ${e.error.message.split('\n')[0]}` : ''])), '');
+  else out.push(mdTable(['agent', 'resolution', 'task', 'repeat', 'error'], r.infra_errors.map((e) => [e.agent, e.resolution, e.task_id, String(e.repeat), e.error ? `${e.error.code}: ${e.error.message.split('\n')[0]}` : ''])), '');
+  out.push('## Invalid runs', '');
+  if (r.invalid.length === 0) out.push('None.', '');
+  else out.push(mdTable(['agent', 'resolution', 'task', 'repeat', 'dir', 'reason'], r.invalid.map((e) => [e.agent, e.resolution, e.task_id, String(e.repeat), e.dir, `${e.reason.code}: ${e.reason.message.split('\n')[0]}`])), '');
   return `${out.join('\n')}\n`;
 }
 
@@ -92,7 +132,8 @@ table{border-collapse:collapse;margin:4px 0 8px}
 th,td{border:1px solid #d5d5d9;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f6;font-weight:600;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.ok{background:#e7f6ea}td.fail{background:#fdecec}td.infra{background:#fff4d6}td.none{background:#fafafa}
+td.ok{background:#e7f6ea}td.fail{background:#fdecec}td.infra{background:#fff4d6}td.none{background:#fafafa}td.invalid{background:#ece7f6}td.flaky{background:#f6f2dc}
+td span.run{display:inline-block;margin-right:6px}
 td a{color:inherit}
 tr.group td{background:#eef0f6;font-weight:600}
 small{color:#666}
@@ -104,30 +145,58 @@ function htmlTable(header: string[], rows: string[][], numeric: Set<number> = ne
   return `<table>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${trs}\n</tbody>\n</table>`;
 }
 
+/** The cell class of one run. */
+function runClass(run: RunScore): string {
+  return run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.success ? 'ok' : 'fail';
+}
+
+/** Hover text of one run. */
+function runTitle(run: RunScore): string {
+  if (run.invalid) return `${run.dir}: invalid: ${run.invalid.message}`;
+  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}`;
+}
+
 function runCell(run: RunScore | undefined): string {
   if (!run) return '<td class="none"></td>';
-  const cls = run.infra_error ? 'infra' : run.success ? 'ok' : 'fail';
   const text = esc(runText(run));
   const time = run.duration_ms === null ? '' : ` <small>${esc(secs(run.duration_ms))}</small>`;
-  const title = esc(`${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}`);
   const body = run.link ? `<a href="${esc(href(run.link))}">${text}</a>` : text;
-  return `<td class="${cls}" title="${title}">${body}${time}</td>`;
+  return `<td class="${runClass(run)}" title="${esc(runTitle(run))}">${body}${time}</td>`;
+}
+
+/** An agent's runs of one task: one run as runCell, repeats as one link each (`#2 ✗`), the cell coloured by their agreement. */
+function runsCell(runs: readonly RunScore[] | undefined): string {
+  if (!runs || runs.length === 0) return '<td class="none"></td>';
+  if (runs.length === 1 && runs[0]!.repeat === 1) return runCell(runs[0]);
+  const counted = runs.filter((x) => !x.invalid && !x.infra_error);
+  const ok = counted.filter((x) => x.success).length;
+  const cls = counted.length === 0 ? runClass(runs[0]!) : ok === counted.length ? 'ok' : ok === 0 ? 'fail' : 'flaky';
+  const parts = runs.map((run) => {
+    const mark = run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.success ? '✓' : '✗';
+    const text = esc(`#${run.repeat} ${mark}`);
+    const body = run.link ? `<a href="${esc(href(run.link))}">${text}</a>` : text;
+    return `<span class="run" title="${esc(runTitle(run))}">${body}</span>`;
+  });
+  return `<td class="${cls}">${parts.join('')} <small>${ok}/${counted.length}</small></td>`;
 }
 
 /** scores.html (self-contained). */
 export function renderScoresHtml(r: ScoreReport): string {
-  const aggNumeric = new Set([1, 2, 3, 4, 5, 6, 7].map((i) => i));
+  const aggNumeric = new Set(aggCols.map((_, i) => i + 1));
   const parts: string[] = [];
-  parts.push(`<h1>Scores</h1><p class="meta">${r.runs.length} runs under <code>${esc(r.root)}</code>, scored ${esc(r.generated_at)}. Infra errors are listed apart and excluded from the rates.</p>`);
+  parts.push(`<h1>Scores</h1><p class="meta">${r.runs.length} runs under <code>${esc(r.root)}</code>, scored ${esc(r.generated_at)}. ${esc(SUMMARY)}</p>`);
   parts.push('<h2>Per agent</h2>', htmlTable(['agent', ...aggCols], r.by_agent.map((a) => [esc(a.agent), ...aggCells(a).map(esc)]), aggNumeric));
   // Resolutions and groups: agents side by side, success rate (runs) per cell.
-  const side = (label: string, keys: Array<{ key: string[]; find: (agent: string) => Aggregate | undefined }>, keyHeader: string[]) =>
+  const side = (label: string, keys: Array<{ key: string[]; find: (agent: string) => AggregateRow | undefined }>, keyHeader: string[]) =>
     `<h2>${esc(label)}</h2>` +
     htmlTable(
       [...keyHeader, ...r.agents],
       keys.map((k) => [...k.key.map(esc), ...r.agents.map((a) => {
         const agg = k.find(a);
-        return agg ? `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${agg.infra_errors ? `, ${agg.infra_errors} infra` : ''})</small>` : '';
+        if (!agg) return '';
+        const apart = [agg.infra_errors ? `${agg.infra_errors} infra` : '', agg.invalid ? `${agg.invalid} invalid` : ''].filter(Boolean).join(', ');
+        const repeats = agg.k > 1 ? `<br><small>pass@1 ${esc(pct(agg.pass_at_1))}, pass@${agg.k} ${esc(pct(agg.pass_at_k))}, pass^${agg.k} ${esc(pct(agg.pass_hat_k))}</small>` : '';
+        return `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${apart ? `, ${apart}` : ''})</small>${repeats}`;
       })]),
     );
   parts.push(
@@ -154,17 +223,38 @@ export function renderScoresHtml(r: ScoreReport): string {
       group = row.group;
       body.push(`<tr class="group"><td colspan="${2 + r.agents.length}">${esc(group)}</td></tr>`);
     }
-    body.push(`<tr><td>${esc(row.task)}</td><td>${esc(row.resolution)}</td>${r.agents.map((a) => runCell(row.cells.get(a))).join('')}</tr>`);
+    body.push(`<tr><td>${esc(row.task)}</td><td>${esc(row.resolution)}</td>${r.agents.map((a) => runsCell(row.cells.get(a))).join('')}</tr>`);
   }
-  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete. Each cell links to the run\'s step report, or to its trace.</p>');
+  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace.</p>');
   parts.push(`<table>\n${head}\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`);
+  const taskLink = (e: { task_id: string; link: string | null }) => (e.link ? `<a href="${esc(href(e.link))}">${esc(e.task_id)}</a>` : esc(e.task_id));
+  parts.push('<h2>Flaky tasks</h2>');
+  if (r.flaky.length === 0) parts.push('<p>None.</p>');
+  else {
+    parts.push(
+      htmlTable(
+        ['agent', 'resolution', 'task', 'succeeded (repeats)', 'failed (repeats)', 'not counted'],
+        r.flaky.map((f) => [esc(f.agent), esc(f.resolution), esc(f.task_id), esc(list(f.succeeded)), esc(list(f.failed)), esc(list(f.not_counted))]),
+      ),
+    );
+  }
   parts.push('<h2>Infra errors</h2>');
   if (r.infra_errors.length === 0) parts.push('<p>None.</p>');
   else {
     parts.push(
       htmlTable(
-        ['agent', 'resolution', 'task', 'error'],
-        r.infra_errors.map((e) => [esc(e.agent), esc(e.resolution), e.link ? `<a href="${esc(href(e.link))}">${esc(e.task_id)}</a>` : esc(e.task_id), e.error ? `<code>${esc(e.error.code)}</code> ${esc(e.error.message)}` : '']),
+        ['agent', 'resolution', 'task', 'repeat', 'error'],
+        r.infra_errors.map((e) => [esc(e.agent), esc(e.resolution), taskLink(e), String(e.repeat), e.error ? `<code>${esc(e.error.code)}</code> ${esc(e.error.message)}` : '']),
+      ),
+    );
+  }
+  parts.push('<h2>Invalid runs</h2>');
+  if (r.invalid.length === 0) parts.push('<p>None.</p>');
+  else {
+    parts.push(
+      htmlTable(
+        ['agent', 'resolution', 'task', 'repeat', 'dir', 'reason'],
+        r.invalid.map((e) => [esc(e.agent), esc(e.resolution), taskLink(e), String(e.repeat), `<code>${esc(e.dir)}</code>`, `<code>${esc(e.reason.code)}</code> ${esc(e.reason.message)}`]),
       ),
     );
   }

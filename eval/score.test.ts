@@ -92,6 +92,7 @@ describe('scoreRun: the metrics of one run', () => {
       avg_steps: 1.5,
       avg_duration_ms: 2000,
       infra_errors: 1,
+      invalid: 0,
     });
     expect(aggregate([]).success_rate).toBeNull();
   });
@@ -183,7 +184,7 @@ describe('scoring a results tree', () => {
       ['1920x1080', 'click', 1, 1],
     ]);
     expect(report.infra_errors).toEqual([
-      { agent: 'alpha', resolution: '1920x1080', task_id: 'click-2', dir: 'alpha/1920_1080/click-2', error: { code: 'EVAL_ERR_DESKTOP_LOST', message: 'Chromium died' }, link: 'alpha/1920_1080/click-2/execution.json' },
+      { agent: 'alpha', resolution: '1920x1080', task_id: 'click-2', repeat: 1, dir: 'alpha/1920_1080/click-2', error: { code: 'EVAL_ERR_DESKTOP_LOST', message: 'Chromium died' }, link: 'alpha/1920_1080/click-2/execution.json' },
     ]);
   });
 

@@ -1,9 +1,11 @@
 /**
  * Scoring (`vncua score DIR`): per run, the uitask scorer's metrics plus ours; aggregates per agent,
- * per resolution and per task group; written as scores.json, scores.md and scores.html (score-render.ts).
- * The semantics are documented in eval/README.md ("Scores").
+ * per resolution and per task group, with pass@1 / pass@k / pass^k over repeats and the flaky tasks
+ * (score-repeat.ts); written as scores.json, scores.md and scores.html (score-render.ts).
+ * A run whose trace, result.json or task.json cannot be read is `invalid` (score-invalid.ts): listed
+ * with its reason, excluded from every rate. The semantics are documented in eval/README.md ("Scores").
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { VncuaError } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
@@ -11,8 +13,10 @@ import { readTrace } from '../harness/trace/reader.ts';
 import { runResultSchema, type RunResult, type RunStatus, type TraceEntry } from '../harness/trace/schema.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
 import { infraErrorOf } from './infra.ts';
-import { TASK_FILE } from './layout.ts';
+import { TASK_FILE, isMovedAsideName } from './layout.ts';
+import { readJsonFile, runReadProblem, type InvalidReason } from './score-invalid.ts';
 import { renderScoresHtml, renderScoresMarkdown } from './score-render.ts';
+import { flakyTasks, passAtK, taskOutcomes, type FlakyTask, type PassAtK } from './score-repeat.ts';
 import { taskGroup } from './tasks.ts';
 
 /** The per-run metrics. */
@@ -44,18 +48,22 @@ export interface RunScore extends RunMetrics {
   resolution: string;
   task_id: string;
   group: string;
+  /** Which repeat of the task this run is (`<task id>/<n>/` with --repeat K; 1 for a single run). */
+  repeat: number;
   /** The run directory, relative to the scored root ('/' separators). */
   dir: string;
-  /** result.json's status; without one: 'partial' (only partial_execution.json: still running, or killed), 'unknown' (a final trace, e.g. uitask's). */
-  status: RunStatus | 'partial' | 'unknown';
+  /** result.json's status; without one: 'partial' (only partial_execution.json: still running, or killed), 'unknown' (a final trace, e.g. uitask's); 'invalid' when a file cannot be read. */
+  status: RunStatus | 'partial' | 'unknown' | 'invalid';
+  /** Why the run cannot be scored (a file not JSON, failing its schema, unreadable); null when it can. Invalid runs are excluded from every rate. */
+  invalid: InvalidReason | null;
   error: { code: string; message: string } | null;
   /** The step report (action_screenshots.html) if it exists, else the trace file, relative to the root. */
   link: string | null;
 }
 
-/** Aggregated metrics of a set of runs (infra errors excluded from everything but `infra_errors`). */
+/** Aggregated metrics of a set of runs (infra errors and invalid runs excluded from everything but their counts). */
 export interface Aggregate {
-  /** Runs counted (infra errors excluded). */
+  /** Runs counted (infra errors and invalid runs excluded). */
   runs: number;
   successes: number;
   /** successes / runs (null when runs is 0). */
@@ -69,7 +77,12 @@ export interface Aggregate {
   /** Mean duration_ms over runs that have one. */
   avg_duration_ms: number | null;
   infra_errors: number;
+  /** Runs that could not be read (see RunScore.invalid). */
+  invalid: number;
 }
+
+/** One row of by_agent / by_resolution / by_group: the run aggregates and the repeat metrics. */
+export type AggregateRow = Aggregate & PassAtK;
 
 /** Everything `vncua score` writes into scores.json. */
 export interface ScoreReport {
@@ -79,10 +92,14 @@ export interface ScoreReport {
   agents: string[];
   resolutions: string[];
   runs: RunScore[];
-  infra_errors: Array<Pick<RunScore, 'agent' | 'resolution' | 'task_id' | 'dir' | 'error' | 'link'>>;
-  by_agent: Array<{ agent: string } & Aggregate>;
-  by_resolution: Array<{ agent: string; resolution: string } & Aggregate>;
-  by_group: Array<{ agent: string; resolution: string; group: string } & Aggregate>;
+  infra_errors: Array<Pick<RunScore, 'agent' | 'resolution' | 'task_id' | 'repeat' | 'dir' | 'error' | 'link'>>;
+  /** Runs that could not be read, with the reason (excluded from every rate). */
+  invalid: Array<Pick<RunScore, 'agent' | 'resolution' | 'task_id' | 'repeat' | 'dir' | 'link'> & { reason: InvalidReason }>;
+  /** Tasks whose counted repeats disagree (some succeeded, some did not). */
+  flaky: FlakyTask[];
+  by_agent: Array<{ agent: string } & AggregateRow>;
+  by_resolution: Array<{ agent: string; resolution: string } & AggregateRow>;
+  by_group: Array<{ agent: string; resolution: string; group: string } & AggregateRow>;
 }
 
 /** What scoreRun() takes: a trace's entries, whether it was partial, and result.json when there is one. */
@@ -124,9 +141,10 @@ export function scoreRun(r: RunInput): RunMetrics {
   };
 }
 
-/** Aggregate runs (infra errors counted apart). */
-export function aggregate(runs: readonly RunMetrics[]): Aggregate {
-  const counted = runs.filter((r) => !r.infra_error);
+/** Aggregate runs (infra errors and invalid runs counted apart). */
+export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidReason | null }>): Aggregate {
+  const invalid = runs.filter((r) => r.invalid).length;
+  const counted = runs.filter((r) => !r.infra_error && !r.invalid);
   const n = counted.length;
   const count = (f: (r: RunMetrics) => boolean) => counted.filter(f).length;
   const rate = (k: number) => (n === 0 ? null : k / n);
@@ -144,7 +162,8 @@ export function aggregate(runs: readonly RunMetrics[]): Aggregate {
     complete_rate: rate(completes),
     avg_steps: n === 0 ? null : counted.reduce((s, r) => s + r.steps_performed, 0) / n,
     avg_duration_ms: durations.length === 0 ? null : durations.reduce((s, d) => s + d, 0) / durations.length,
-    infra_errors: runs.length - n,
+    infra_errors: runs.length - n - invalid,
+    invalid,
   };
 }
 
@@ -152,7 +171,7 @@ const RUN_FILES = [TASK_FILE, TRACE_FILES.result, TRACE_FILES.execution, TRACE_F
 /** Directories that belong to a run and never hold another run. */
 const SKIP_DIRS = new Set(['recording', 'action_screenshots', 'node_modules', '.git']);
 
-/** Every run directory under `root` (a directory holding task.json, result.json or a trace). */
+/** Every run directory under `root` (a directory holding task.json, result.json or a trace); runs moved aside by --rerun (`<dir>~N`) are skipped. */
 export async function findRunDirs(root: string): Promise<string[]> {
   const out: string[] = [];
   const walk = async (dir: string): Promise<void> => {
@@ -167,7 +186,7 @@ export async function findRunDirs(root: string): Promise<string[]> {
       return;
     }
     for (const name of names.sort()) {
-      if (SKIP_DIRS.has(name) || name.startsWith('.')) continue;
+      if (SKIP_DIRS.has(name) || name.startsWith('.') || isMovedAsideName(name)) continue;
       const p = join(dir, name);
       if ((await stat(p).catch(() => null))?.isDirectory()) await walk(p);
     }
@@ -176,55 +195,71 @@ export async function findRunDirs(root: string): Promise<string[]> {
   return out;
 }
 
-async function readJson(file: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 async function exists(file: string): Promise<boolean> {
   return (await stat(file).catch(() => null)) !== null;
 }
 
 const posix = (p: string) => p.split(sep).join('/');
 
+/** Where a run directory sits in the layout: OUT/<agent>/<W>_<H>/<task id>/, or OUT/<agent>/<W>_<H>/<task id>/<n>/ (repeats). */
+function layoutOf(root: string, dir: string): { agent: string; resolution?: string; taskId: string; repeat?: number } {
+  const isRes = (name: string) => /^\d+_\d+$/.test(name);
+  const up = (n: number) => {
+    let d = dir;
+    for (let i = 0; i < n; i++) d = dirname(d);
+    return d;
+  };
+  if (isRes(basename(up(1)))) return { agent: basename(up(2)), resolution: basename(up(1)).replace('_', 'x'), taskId: basename(dir) };
+  if (/^[1-9]\d*$/.test(basename(dir)) && isRes(basename(up(2)))) {
+    return { agent: basename(up(3)), resolution: basename(up(2)).replace('_', 'x'), taskId: basename(up(1)), repeat: Number(basename(dir)) };
+  }
+  return { agent: posix(relative(root, up(1))) || basename(root), taskId: basename(dir) };
+}
+
 /** Score one run directory. */
 export async function scoreRunDir(root: string, dir: string): Promise<RunScore> {
-  const task = (await readJson(join(dir, TASK_FILE))) as { id?: string; agent?: string; resolution?: string; group?: string } | undefined;
-  const parsed = runResultSchema.safeParse(await readJson(join(dir, TRACE_FILES.result)));
-  const result = parsed.success ? parsed.data : null;
+  const rel = (p: string) => posix(relative(root, p)) || '.';
+  const taskRead = await readJsonFile(join(dir, TASK_FILE));
+  const task = (taskRead.state === 'ok' && typeof taskRead.data === 'object' && taskRead.data !== null ? taskRead.data : undefined) as
+    | { id?: string; agent?: string; resolution?: string; group?: string; repeat?: number }
+    | undefined;
+  const resultRead = await readJsonFile(join(dir, TRACE_FILES.result));
+  const parsed = resultRead.state === 'ok' ? runResultSchema.safeParse(resultRead.data) : undefined;
+  const result = parsed?.success ? parsed.data : null;
   let entries: TraceEntry[] = [];
   let partial = true;
   let traceFile: string | null = null;
   let noTrace = false;
+  let traceError: unknown;
   try {
     const t = await readTrace(dir);
     entries = t.entries;
     partial = t.partial;
     traceFile = t.path;
   } catch (e) {
-    // no trace (a run that never started, or an unreadable one): scored as empty and partial
+    // No trace (a run that never started) is scored as empty and partial; an unreadable one is invalid.
     noTrace = (e as { code?: string }).code === 'TRACE_ERR_NOT_FOUND';
+    if (!noTrace) traceError = e;
   }
-  const m = scoreRun({ entries, partial, result, noTrace });
-  // Layout OUT/<agent>/<W>_<H>/<task id>/, unless task.json says otherwise.
-  const resDir = basename(dirname(dir));
-  const resFromPath = /^\d+_\d+$/.test(resDir) ? resDir.replace('_', 'x') : undefined;
-  const agentFromPath = resFromPath ? basename(dirname(dirname(dir))) : posix(relative(root, dirname(dir))) || basename(root);
-  const id = task?.id ?? basename(dir);
+  const invalid = await runReadProblem(dir, { task: taskRead, result: resultRead, resultIssue: parsed?.success === false ? parsed.error.issues[0] : undefined, traceError, rel });
+  // An invalid run is not scored at all: no success, no steps, whatever parts of it could be read.
+  const m = invalid ? { ...scoreRun({ entries: [], partial: true, result: null }), duration_ms: null } : scoreRun({ entries, partial, result, noTrace });
+  // Layout OUT/<agent>/<W>_<H>/<task id>[/<n>]/, unless task.json says otherwise.
+  const at = layoutOf(root, dir);
+  const id = task?.id ?? at.taskId;
   const report = join(dir, 'action_screenshots.html');
   const linkFile = (await exists(report)) ? report : (traceFile ?? ((await exists(join(dir, TRACE_FILES.result))) ? join(dir, TRACE_FILES.result) : null));
   return {
-    agent: task?.agent ?? agentFromPath,
-    resolution: task?.resolution ?? resFromPath ?? 'unknown',
+    agent: task?.agent ?? at.agent,
+    resolution: task?.resolution ?? at.resolution ?? 'unknown',
     task_id: id,
     group: task?.group ?? taskGroup(id),
-    dir: posix(relative(root, dir)) || '.',
-    status: result?.status ?? (partial ? 'partial' : 'unknown'),
+    repeat: typeof task?.repeat === 'number' ? task.repeat : (at.repeat ?? 1),
+    dir: rel(dir),
+    status: invalid ? 'invalid' : (result?.status ?? (partial ? 'partial' : 'unknown')),
+    invalid,
     error: result?.error ?? (m.infra_error ? { code: 'EVAL_ERR_DESKTOP_LOST', message: 'The run never started: no trace and no result.json (the runner was stopped while its desktop started).' } : null),
-    link: linkFile ? posix(relative(root, linkFile)) : null,
+    link: linkFile ? rel(linkFile) : null,
     ...m,
   };
 }
@@ -260,18 +295,19 @@ export async function scoreRoot(rootDir: string, opts: { signal?: AbortSignal } 
     opts.signal?.throwIfAborted();
     runs.push(await scoreRunDir(root, d));
   }
-  runs.sort((a, b) => a.agent.localeCompare(b.agent) || byResolution(a.resolution, b.resolution) || a.task_id.localeCompare(b.task_id));
+  runs.sort((a, b) => a.agent.localeCompare(b.agent) || byResolution(a.resolution, b.resolution) || a.task_id.localeCompare(b.task_id) || a.repeat - b.repeat);
   const agents = [...new Set(runs.map((r) => r.agent))].sort();
   const resolutions = [...new Set(runs.map((r) => r.resolution))].sort(byResolution);
-  const by_agent = [...groupBy(runs, (r) => r.agent)].map(([agent, rs]) => ({ agent, ...aggregate(rs) }));
+  const row = (rs: RunScore[]): AggregateRow => ({ ...aggregate(rs), ...passAtK(taskOutcomes(rs)) });
+  const by_agent = [...groupBy(runs, (r) => r.agent)].map(([agent, rs]) => ({ agent, ...row(rs) }));
   const by_resolution = [...groupBy(runs, (r) => `${r.agent}\0${r.resolution}`)].map(([k, rs]) => {
     const [agent, resolution] = k.split('\0') as [string, string];
-    return { agent, resolution, ...aggregate(rs) };
+    return { agent, resolution, ...row(rs) };
   });
   const by_group = [...groupBy(runs, (r) => `${r.agent}\0${r.resolution}\0${r.group}`)]
     .map(([k, rs]) => {
       const [agent, resolution, group] = k.split('\0') as [string, string, string];
-      return { agent, resolution, group, ...aggregate(rs) };
+      return { agent, resolution, group, ...row(rs) };
     })
     .sort((a, b) => a.agent.localeCompare(b.agent) || byResolution(a.resolution, b.resolution) || a.group.localeCompare(b.group));
   return {
@@ -281,7 +317,9 @@ export async function scoreRoot(rootDir: string, opts: { signal?: AbortSignal } 
     agents,
     resolutions,
     runs,
-    infra_errors: runs.filter((r) => r.infra_error).map(({ agent, resolution, task_id, dir, error, link }) => ({ agent, resolution, task_id, dir, error, link })),
+    infra_errors: runs.filter((r) => r.infra_error).map(({ agent, resolution, task_id, repeat, dir, error, link }) => ({ agent, resolution, task_id, repeat, dir, error, link })),
+    invalid: runs.flatMap(({ agent, resolution, task_id, repeat, dir, link, invalid }) => (invalid ? [{ agent, resolution, task_id, repeat, dir, link, reason: invalid }] : [])),
+    flaky: flakyTasks(taskOutcomes(runs)),
     by_agent,
     by_resolution,
     by_group,

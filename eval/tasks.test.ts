@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../harness/errors.ts';
-import { expandJobs, parseShard, shardJobs } from './jobs.ts';
+import { expandJobs, jobLabel, parseShard, shardJobs } from './jobs.ts';
 import { loadTaskFile, parseTasks, rebaseUrl, parseBaseUrl, resolveTaskUrls, taskGroup, type TaskIssue } from './tasks.ts';
 
 function issuesOf(f: () => unknown): Array<[number, string]> {
@@ -165,5 +165,18 @@ describe('loading files, base URLs, groups, shards', () => {
     ]);
     expect(shardJobs(jobs, parseShard('2/3')).map((j) => j.index)).toEqual(shards[1]);
     for (const bad of ['0/3', '4/3', '1/0', 'x', '1/2/3']) expect(() => parseShard(bad)).toThrow(expect.objectContaining({ code: 'EVAL_ERR_BAD_OPTIONS' }));
+  });
+
+  it('--repeat K: every task at every resolution K times, repeats last; labels carry #n only when K > 1', () => {
+    const { tasks } = parseTasks([ok, { ...ok, id: 'b', resolution: '800x600' }]);
+    const jobs = expandJobs(tasks, [{ width: 1280, height: 800 }], 2);
+    expect(jobs.map((j) => [jobLabel(j), j.index])).toEqual([
+      ['click-1@1280x800#1', 0],
+      ['click-1@1280x800#2', 1],
+      ['b@800x600#1', 2],
+      ['b@800x600#2', 3],
+    ]);
+    expect(shardJobs(jobs, parseShard('2/2')).map(jobLabel)).toEqual(['click-1@1280x800#2', 'b@800x600#2']);
+    expect(expandJobs(tasks, [{ width: 1280, height: 800 }]).map(jobLabel)).toEqual(['click-1@1280x800', 'b@800x600']);
   });
 });

@@ -35,6 +35,11 @@ export const ERROR_CODES = {
   TRACE_ERR_ILLEGAL_STATE: 'A TraceWriter method was called before open() or after finalize().',
   TRACE_ERR_EXPORT: 'A trace entry cannot be written in the requested format (e.g. a middle-button click for uitask, whose MouseButton has only left and right; details: entry index and field).',
   TRACE_ERR_EXISTS: 'vncua export-trace would overwrite a file: the output exists (pass --overwrite) or is the trace being read or a trace file of that run.',
+  // Output directories (harness/trace/out-dir.ts; --out of vncua run and vncua eval)
+  OUTPUT_ERR_NOT_A_DIRECTORY: 'The output path, or one of its parents, is an existing file, not a directory (details: path, file).',
+  OUTPUT_ERR_NOT_WRITABLE: 'The output directory, or the nearest existing parent it would be created in, is not writable (permissions, read-only filesystem; details: path, at, errno), or a run could not be moved aside.',
+  OUTPUT_ERR_PSEUDO_FS: 'The output path is on a kernel pseudo-filesystem (/proc, /sys, cgroup, devpts, ...), where run files cannot live (details: path, fs).',
+  OUTPUT_ERR_RUN_EXISTS: 'The output directory already holds a run (execution.json, result.json; for vncua run also partial_execution.json or recording/); nothing was touched: give --overwrite (the Agent option overwrite) to move it aside to DIR.1, ... (details: path, files).',
   // Agent actions (keys, text, pointer)
   ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
   ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',
@@ -71,6 +76,9 @@ export const ERROR_CODES = {
   EVAL_ERR_DESKTOP_LOST: 'The desktop died or stopped answering during a task (Chromium crashed, CDP gone): an infra error, retried, never counted against the agent.',
   EVAL_ERR_NO_RUNS: 'vncua score found no task run directories (task.json / result.json / execution.json) under the given directory.',
   EVAL_ERR_STATIC_SERVER: 'The static server for a task suite could not start: its root is missing or not a directory, listening failed, or the start timed out or was aborted (details: root).',
+  EVAL_ERR_NO_TASKS: 'The task file selects no task to run: an --only pattern matches none of its task ids (details: patterns, ids).',
+  EVAL_ERR_LAYOUT_MIXED: 'A task directory holds both a single run (--repeat 1: OUT/<agent>/<W>_<H>/<task id>/) and numbered attempts (--repeat K: <task id>/<n>/); nothing was run: use the --repeat it was run with, or another --out (details: dirs).',
+  EVAL_ERR_INVALID_RUNS: 'vncua score found runs whose trace, result or task.json cannot be read (not JSON, fails the schema, unreadable); they are listed in the scores and excluded from the rates; --allow-invalid accepts them.',
   // HTML step report (recorder/report)
   REPORT_ERR_NOT_FOUND: 'No action_screenshots.json exists in the run directory given to the step report (run `vncua process` first).',
   REPORT_ERR_INVALID: 'action_screenshots.json is not valid JSON or does not match its schema (details name the field of the first bad part).',

@@ -43,16 +43,21 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
     await desktop.reset();
   });
 
+  /** Each step's own output directory (a finished run is never written over). */
+  let runs = 0;
+  const runDir = () => join(out.dir, String(runs));
+
   /** Run one agent step that performs `script`; fail the test if the run did not finish. */
   async function step(script: (a: ScriptAgent) => Promise<unknown>): Promise<void> {
-    const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }, script);
+    runs++;
+    const agent = new ScriptAgent({ outputDir: runDir(), vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }, script);
     const result = await agent.run({ maxSteps: 1 });
     expect(result.error).toBeUndefined();
     expect(result.status).toBe('finished');
   }
 
   async function trace() {
-    return parseExecution(JSON.parse(await readFile(join(out.dir, 'execution.json'), 'utf8')));
+    return parseExecution(JSON.parse(await readFile(join(runDir(), 'execution.json'), 'utf8')));
   }
 
   it('mouseMove: the page sees the pointer at exactly that position and no button event', async () => {

@@ -36,6 +36,9 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await desktop.reset();
+  // A fresh output directory per test: run() never writes over a finished run.
+  await out?.remove();
+  out = await tempOutputDir();
 });
 
 async function partial(dir: string) {

@@ -5,7 +5,7 @@
  * no partial_execution.json left behind.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -231,7 +231,6 @@ describe('Agent.run', () => {
 
   it('a run that cannot write its output directory still resolves, with TRACE_ERR_WRITE', async () => {
     const o = await options();
-    const { writeFile } = await import('node:fs/promises');
     const blocker = join(o.outputDir, 'file');
     await writeFile(blocker, 'not a directory');
     const agent = new FnAgent({ ...o, outputDir: join(blocker, 'out') }, async () => true);
@@ -239,4 +238,44 @@ describe('Agent.run', () => {
     expect(r).toMatchObject({ status: 'error', steps: 0, error: { code: 'TRACE_ERR_WRITE' } });
     expect(agent.calls).toBe(0);
   });
+
+  it('never writes over a finished run: OUTPUT_ERR_RUN_EXISTS touching nothing; overwrite moves the old run to outputDir.1', async () => {
+    const o = await options();
+    const first = await new FnAgent(o, async (a) => {
+      await a.wait(0);
+      return true;
+    }).run();
+    expect(first.status).toBe('finished');
+    // What a recorded run leaves beside its trace.
+    await mkdir(join(o.outputDir, 'recording'));
+    await writeFile(join(o.outputDir, 'recording', 'server-0.rfb.bin'), Buffer.from([1, 2, 3, 4]));
+    const before = await snapshot(o.outputDir);
+
+    const again = new FnAgent(o, async () => true);
+    const refused = await again.run();
+    expect(refused).toMatchObject({ status: 'error', steps: 0, error: { code: 'OUTPUT_ERR_RUN_EXISTS' } });
+    expect(again.calls).toBe(0);
+    expect(await snapshot(o.outputDir)).toEqual(before);
+
+    const over = new FnAgent({ ...o, overwrite: true }, async (a) => {
+      await a.wait(0);
+      await a.wait(0);
+      return true;
+    });
+    const r = await over.run();
+    expect(r).toMatchObject({ status: 'finished', steps: 1 });
+    expect(await snapshot(`${o.outputDir}.1`)).toEqual(before);
+    expect(await expectFiles(o.outputDir, r)).toHaveLength(2);
+    await rm(`${o.outputDir}.1`, { recursive: true, force: true });
+  });
 });
+
+/** Every file under `dir` (relative path -> bytes as hex). */
+async function snapshot(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of (await readdir(dir, { recursive: true })).sort()) {
+    const p = join(dir, name);
+    if ((await stat(p)).isFile()) out[name] = (await readFile(p)).toString('hex');
+  }
+  return out;
+}

@@ -19,6 +19,10 @@
  *   were made, the signal fires, or act() throws; it never rejects. It writes `result.json`,
  *   `execution.json` (the finalized trace) and, on error, `error.txt` into `outputDir`.
  *   `steps` in the result is the number of act() calls that returned.
+ * - `run()` never writes over a finished run: when `outputDir` already holds `execution.json` or
+ *   `result.json` it resolves `{ status: 'error', error: { code: 'OUTPUT_ERR_RUN_EXISTS' } }` and
+ *   touches nothing, unless the `overwrite` option is set, which moves that directory aside to
+ *   `outputDir.1` (`.2`, …) first. A directory with only a partial run (a crash) is written over.
  * - Every primitive is recorded as one trace entry (snake_case action and params) with
  *   `started_at` / `ended_at` around the action and `task_marked_complete` from the success check
  *   run after it. A bad argument is recorded as a failed attempt with its `error` and rethrown
@@ -37,6 +41,7 @@ import { VncuaError, isVncuaError } from '../errors.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
 import { roundMs } from '../trace/clock.ts';
 import type { ActionName, RunResult, RunStatus } from '../trace/schema.ts';
+import { finishedRunFiles, moveAside, runExistsError } from '../trace/out-dir.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import {
   BUTTON_BITS,
@@ -217,6 +222,12 @@ export abstract class Agent {
     };
     this.#run = state;
     this.#signal = controller.signal;
+    const refused = await this.#claimOutputDir();
+    if (refused) {
+      this.#run = null;
+      controller.abort(cancelledError('a run that could not start'));
+      return { status: 'error', steps: 0, durationMs: roundMs(performance.now() - t0), error: refused };
+    }
     let status: RunStatus = 'error';
     let error: unknown;
     let endError: { code: string; message: string } | undefined;
@@ -292,12 +303,32 @@ export abstract class Agent {
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
     try {
-      await writer.writeResult(result);
-      if (status === 'error') await writer.writeError(error);
+      // A finished run that appeared after #claimOutputDir() (another process) is not written over.
+      if (!isVncuaError(error, 'OUTPUT_ERR_RUN_EXISTS')) {
+        await writer.writeResult(result);
+        if (status === 'error') await writer.writeError(error);
+      }
     } catch {
       // Nothing more can be recorded (the directory is not writable); the result is still returned.
     }
     return result;
+  }
+
+  /** Null when outputDir holds no finished run, or held one and `overwrite` moved it aside; else the error to resolve with (nothing touched). */
+  async #claimOutputDir(): Promise<{ code: string; message: string } | null> {
+    const dir = this.options.outputDir;
+    const found = await finishedRunFiles(dir);
+    if (found.length === 0) return null;
+    if (!this.options.overwrite) {
+      const e = runExistsError(dir, found, 'Give another outputDir, or the overwrite option to move the old run aside (outputDir.1, ...).');
+      return { code: e.code, message: e.message };
+    }
+    try {
+      await moveAside(dir);
+      return null;
+    } catch (e) {
+      return errorInfo(e, 'OUTPUT_ERR_NOT_WRITABLE');
+    }
   }
 
   /** One act() call, abandoned at once if the run's signal fires or stepTimeoutMs passes. */

@@ -33,6 +33,7 @@ describe('resolveAgentOptions', () => {
       successCheck: 'default',
       task: 'buy milk',
       stepTimeoutMs: Infinity,
+      overwrite: false,
     });
   });
 

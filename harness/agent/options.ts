@@ -37,6 +37,12 @@ export interface AgentOptions {
   task?: string;
   /** Longest time one act() call may take, in ms (default: no limit); past it the run ends with AGENT_ERR_STEP_TIMEOUT. */
   stepTimeoutMs?: number;
+  /**
+   * When outputDir already holds a finished run (execution.json or result.json): false (default) makes
+   * run() end with OUTPUT_ERR_RUN_EXISTS, touching nothing; true moves that directory aside to
+   * `outputDir.1` (`.2`, …) and runs into a fresh one. Nothing is ever deleted.
+   */
+  overwrite?: boolean;
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -49,6 +55,7 @@ export interface ResolvedAgentOptions {
   successCheck: Sentinel;
   task: string | undefined;
   stepTimeoutMs: number;
+  overwrite: boolean;
 }
 
 /** What run() takes. */
@@ -80,6 +87,7 @@ export const agentOptionsSchema = z.strictObject({
   successCheck: z.unknown().optional(),
   task: z.string().optional(),
   stepTimeoutMs: positiveMs.optional(),
+  overwrite: z.boolean().optional(),
 });
 
 /** Schema of run()'s options. */
@@ -159,6 +167,7 @@ export function resolveAgentOptions(input: unknown): ResolvedAgentOptions {
     successCheck,
     task: o.task,
     stepTimeoutMs: o.stepTimeoutMs ?? Infinity,
+    overwrite: o.overwrite ?? false,
   };
 }
 

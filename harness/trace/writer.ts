@@ -1,7 +1,10 @@
 /**
  * `TraceWriter`: records a run's actions into its output directory so that they survive a crash.
  *
- * - `open()` creates the directory and an empty `partial_execution.json` (`[]`).
+ * - `open()` creates the directory and an empty `partial_execution.json` (`[]`). It refuses a directory
+ *   that already holds a finished run (`execution.json` or `result.json`: OUTPUT_ERR_RUN_EXISTS,
+ *   nothing touched) unless `{ overwrite: true }`, and a path on a pseudo-filesystem (/proc, /sys:
+ *   OUTPUT_ERR_PSEUDO_FS, where Node's recursive mkdir would spin forever).
  * - `append(entry)` adds one entry and atomically replaces `partial_execution.json` with every entry
  *   so far: a `kill -9` at any instant leaves a valid JSON array holding at least every entry whose
  *   append had resolved (see atomic.ts for the no-fsync trade-off and `{ durable: true }`).
@@ -20,6 +23,7 @@ import { VncuaError } from '../errors.ts';
 import { writeError, writeFileAtomic, removeFile, type AtomicWriteOptions } from './atomic.ts';
 import { roundMs } from './clock.ts';
 import { formatRunError } from './error-text.ts';
+import { assertNotPseudoFs, finishedRunFiles, runExistsError } from './out-dir.ts';
 import { entryIssue, invalidTrace, issueField } from './parse.ts';
 import { runResultSchema, type ExecutionEntry, type RunResult, type TraceEntryInput } from './schema.ts';
 
@@ -37,6 +41,8 @@ export interface TraceWriterOptions {
   durable?: boolean;
   /** Check each entry against the zod schema before writing (TRACE_ERR_INVALID if bad). Default true. */
   validate?: boolean;
+  /** Let open() write over a finished run's execution.json / result.json in the directory. Default false: OUTPUT_ERR_RUN_EXISTS. */
+  overwrite?: boolean;
 }
 
 type State = 'new' | 'opening' | 'open' | 'finalizing' | 'finalized';
@@ -50,6 +56,7 @@ export class TraceWriter {
 
   readonly #write: AtomicWriteOptions;
   readonly #validate: boolean;
+  readonly #overwrite: boolean;
   #state: State = 'new';
   #opening: Promise<void> | undefined;
   #finalizing: Promise<void> | undefined;
@@ -70,6 +77,7 @@ export class TraceWriter {
     };
     this.#write = { durable: options.durable ?? false };
     this.#validate = options.validate ?? true;
+    this.#overwrite = options.overwrite ?? false;
   }
 
   /** Number of entries appended so far. */
@@ -77,12 +85,16 @@ export class TraceWriter {
     return this.#count;
   }
 
-  /** Creates the output directory and an empty partial_execution.json; idempotent. */
+  /** Creates the output directory and an empty partial_execution.json; idempotent. OUTPUT_ERR_RUN_EXISTS when it holds a finished run (unless overwrite). */
   open(): Promise<void> {
     if (this.#opening) return this.#opening;
     this.#state = 'opening';
     this.#opening = (async () => {
       try {
+        if (!this.#overwrite) {
+          const found = await finishedRunFiles(this.outputDir);
+          if (found.length > 0) throw runExistsError(this.outputDir, found, 'Write into another directory, move it away, or pass overwrite: true.');
+        }
         await this.#ensureDir();
         await writeFileAtomic(this.paths.partial, render('', 0), this.#write);
         this.#state = 'open';
@@ -161,6 +173,7 @@ export class TraceWriter {
   }
 
   async #ensureDir(): Promise<void> {
+    await assertNotPseudoFs(this.outputDir);
     try {
       await mkdir(this.outputDir, { recursive: true });
     } catch (cause) {
