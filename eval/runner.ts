@@ -10,8 +10,11 @@
  *    recorder/register.ts, imported below, registers the recording proxy);
  * 5. check the desktop still works (its process alive, CDP answering);
  * 6. release the desktop in `finally`.
- * An infra failure (the desktop did not start, the VNC connection dropped, Chromium died: infra.ts)
- * retries the run up to `retries` times, then writes result.json with status `infra_error`.
+ * An infra failure (the desktop did not start, the task page never became ready, the VNC connection
+ * dropped, Chromium died: infra.ts) retries the run up to `retries` times, then writes result.json
+ * with status `infra_error`. A configuration error (infra.ts CONFIG_ERROR_CODES: a wrong API key, an
+ * unknown model, an agent that cannot be built) stops the suite like a cancellation: no new run
+ * starts, the running ones are cancelled, and `configError` says why (the CLI exits non-zero).
  *
  * eval/ does not import agents/ or byom/: the caller passes the agent as `{ name, build(ctx) }`.
  * Cancelling `signal` stops taking runs, cancels the running agents and tears their desktops down;
@@ -28,7 +31,7 @@ import { now, roundMs } from '../harness/trace/clock.ts';
 import { readTrace } from '../harness/trace/reader.ts';
 import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
-import { infraErrorOf, isInfraErrorCode } from './infra.ts';
+import { infraErrorOf, isConfigErrorCode, isInfraErrorCode } from './infra.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
 import { TASK_FILE, readDirState, resolutionLabel, taskDir } from './layout.ts';
 import { runWorkers } from './pool.ts';
@@ -92,6 +95,15 @@ export interface RunOutcome {
   success: boolean | null;
   attempts: number;
   durationMs: number;
+  /** The error the run ended with (for infra_error: the last attempt's infra error). */
+  error?: { code: string; message: string };
+}
+
+/** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
+export interface ConfigError {
+  code: string;
+  message: string;
+  job: string;
 }
 
 /** What runSuite() resolves to. */
@@ -106,6 +118,8 @@ export interface SuiteSummary {
   successes: number;
   infraErrors: number;
   cancelled: boolean;
+  /** Set when a configuration error stopped the suite (the unfinished runs are left to a later invocation). */
+  configError?: ConfigError;
   outcomes: RunOutcome[];
 }
 
@@ -166,7 +180,15 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const relative = opts.tasks.find((t) => isRelativeUrl(t.url));
   if (relative) throw badOption('tasks', relative.id, `task ${relative.id} has the relative URL "${relative.url}": resolve it against a base URL first (--base-url, or the suite's static server)`);
   const out = resolve(opts.out);
-  const signal = opts.signal;
+  // The user's signal, or the first configuration error: either stops the suite.
+  const stop = new AbortController();
+  let configError: ConfigError | undefined;
+  const stopSuite = (e: ConfigError) => {
+    if (configError || opts.signal?.aborted) return;
+    configError = e;
+    stop.abort(new VncuaError('AGENT_ERR_CANCELLED', `the suite stopped on a configuration error (${e.code})`));
+  };
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
   const provider = resolveProvider(opts);
   const jobs = shardJobs(expandJobs(opts.tasks, resolutions), opts.shard);
   const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
@@ -179,6 +201,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     done: 0,
     successes: 0,
     infraErrors: 0,
+    infraCodes: {},
     startedAt: Date.now(),
     etaMs: null,
     workers: Array.from({ length: nWorkers }, (_, worker): WorkerStatus => ({ worker, state: 'idle', since: Date.now() })),
@@ -211,7 +234,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   emit({ type: 'start' });
   for (const o of outcomes) emit({ type: 'skip', job: `${o.taskId}@${o.resolution}` });
 
-  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit };
+  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, stopSuite };
   try {
     await runWorkers(
       todo,
@@ -223,8 +246,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
         outcomes.push(o);
         snapshot.done++;
         if (o.success === true) snapshot.successes++;
-        if (o.status === 'infra_error') snapshot.infraErrors++;
-        emit({ type: 'done', job: jobLabel(job), status: o.status, success: o.success, attempts: o.attempts, durationMs: o.durationMs, dir: o.dir });
+        if (o.status === 'infra_error') {
+          snapshot.infraErrors++;
+          const code = o.error?.code ?? 'EVAL_ERR_DESKTOP_LOST';
+          snapshot.infraCodes[code] = (snapshot.infraCodes[code] ?? 0) + 1;
+        }
+        emit({ type: 'done', job: jobLabel(job), status: o.status, success: o.success, attempts: o.attempts, durationMs: o.durationMs, dir: o.dir, ...(o.error ? { error: o.error } : {}) });
       },
       signal,
     );
@@ -232,8 +259,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     await provider.close?.().catch(() => {});
     for (const w of snapshot.workers) w.state = 'done';
   }
-  const cancelled = signal?.aborted === true && outcomes.length < jobs.length;
-  emit({ type: 'end', cancelled });
+  const cancelled = opts.signal?.aborted === true && outcomes.length < jobs.length;
+  emit({ type: 'end', cancelled, ...(configError ? { configError } : {}) });
   const order = new Map(jobs.map((j, i) => [`${j.task.id}@${resolutionLabel(j.size)}`, i]));
   outcomes.sort((a, b) => order.get(`${a.taskId}@${a.resolution}`)! - order.get(`${b.taskId}@${b.resolution}`)!);
   return {
@@ -245,6 +272,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     successes: snapshot.successes,
     infraErrors: snapshot.infraErrors,
     cancelled,
+    ...(configError ? { configError } : {}),
     outcomes,
   };
 }
@@ -258,6 +286,8 @@ interface JobContext {
   signal: AbortSignal | undefined;
   setWorker(w: number, state: WorkerStatus['state'], job?: EvalJob, attempt?: number): void;
   emit(e: ProgressEvent): void;
+  /** Stop the suite on a configuration error. */
+  stopSuite(e: ConfigError): void;
 }
 
 /** One infra failure of one attempt (kept in task.json). */
@@ -351,6 +381,11 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         agent = await opts.agent.build(ctx);
       } catch (e) {
         const err = errorInfo(e, 'CLI_ERR_BAD_AGENT');
+        // Only a coded error says the configuration is wrong (anything else may be this task's).
+        if (e instanceof VncuaError && isConfigErrorCode(err.code)) {
+          c.stopSuite({ ...err, job: jobLabel(job) });
+          return cancelled(attempt);
+        }
         if (isInfraErrorCode(err.code)) problem = err;
         else result = { status: 'error', steps: 0, durationMs: 0, error: err };
         if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
@@ -358,6 +393,10 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       if (agent) {
         result = await agent.run({ maxSteps, ...(signal ? { signal } : {}) });
         lastSteps = result.steps;
+        if (result.status === 'error' && isConfigErrorCode(result.error?.code)) {
+          c.stopSuite({ ...result.error!, job: jobLabel(job) });
+          return cancelled(attempt);
+        }
         if (signal?.aborted && result.status === 'cancelled') return cancelled(attempt);
         problem = infraErrorOf(result);
         if (!problem) {
@@ -377,7 +416,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
     }
     const r = result!;
     await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { desktop: desktop.info, ended_at: now(), status: r.status }));
-    return { ...label, status: r.status, success: await traceSuccess(dir), attempts: attempt, durationMs: roundMs(performance.now() - t0) };
+    return { ...label, status: r.status, success: await traceSuccess(dir), attempts: attempt, durationMs: roundMs(performance.now() - t0), ...(r.error ? { error: r.error } : {}) };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.
   const last = infra[infra.length - 1]!;
@@ -390,5 +429,5 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
   await mkdir(dir, { recursive: true });
   await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, c.retries + 1, lastStartedAt, infra, { ended_at: now(), status: 'infra_error' }));
   await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
-  return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs };
+  return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs, error: { code: last.code, message: last.message } };
 }

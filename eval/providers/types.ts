@@ -9,7 +9,7 @@ import type { ScreenSize } from '../../harness/desktop/size.ts';
 export interface DesktopRequest {
   /** Screen size. */
   size: ScreenSize;
-  /** The task's page (absolute URL): the desktop shows it, loaded, when acquire() resolves. */
+  /** The task's page (absolute URL): the desktop shows it, loaded and settled, when acquire() resolves (else acquire() rejects with PAGE_ERR_*). */
   url: string;
   signal?: AbortSignal;
   /** Give up starting after this many ms (the provider's default otherwise). */
