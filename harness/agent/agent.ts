@@ -237,7 +237,7 @@ export abstract class Agent {
           if (isVncuaError(e)) throw e;
           throw new VncuaError('RECORDER_ERR_NOT_STARTED', `The recording proxy could not be started: ${(e as Error)?.message ?? String(e)}. Pass record: false to run without recording.`, { cause: e });
         }
-        this.#connection.redirect(recording.url);
+        this.#connection.redirect(recording.url, recording);
         // Record from the start of the run, not from the first action that needs the screen (a first
         // `wait` would have no "before" frame). A failure here shows again at that first action.
         await this.#connection.driver(controller.signal).catch(() => {});
