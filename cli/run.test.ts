@@ -185,13 +185,15 @@ export default class Sleepy extends Agent {
     }
   });
 
-  it('a --url whose server is down: PAGE_ERR_UNREACHABLE naming the URL before the agent starts, exit 1', async () => {
+  it('a --url whose server is down: the run ends before its first act() with PAGE_ERR_UNREACHABLE naming the URL, exit 1', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/task.html`;
     const out = join(dir, 'out-dead-url');
     const r = await vncua(['--agent', join(dir, 'echo.ts'), '--url', url, '--out', out]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`vncua run: PAGE_ERR_UNREACHABLE: the task page ${url} could not be loaded: net::ERR_CONNECTION_REFUSED`);
-    expect(existsSync(join(out, 'execution.json'))).toBe(false);
+    expect(r.stdout).toMatch(/result: error \(0 steps, \d+ ms\): PAGE_ERR_UNREACHABLE: /);
+    expect(r.stdout).toContain(`the task page ${url} could not be loaded: net::ERR_CONNECTION_REFUSED`);
+    expect(await readResult(out)).toMatchObject({ status: 'error', steps: 0, error: { code: 'PAGE_ERR_UNREACHABLE' } });
+    expect((await readTrace(out)).entries).toEqual([]);
   });
 
   it('a --vnc that refuses, with recording on: the run ends RFB_ERR_CONNECT naming that URL (not the recording proxy\'s), exit 1', async () => {

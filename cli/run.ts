@@ -4,9 +4,9 @@
  * The agent is a module (a .ts/.js path resolved from the cwd, or a built-in name such as
  * `scripted`) whose default export is an `Agent` subclass (constructed with
  * `{ task, outputDir, vncUrl, cdpUrl }`) or a builder `(ctx: AgentContext) => Agent | Promise<Agent>`.
- * The desktop is started locally (launchDesktop at --url; the agent starts once that page is ready,
- * harness/cdp/page-ready.ts) unless --vnc and --cdp name a running one. A page that never becomes
- * ready (refused, 404, blank...) is a PAGE_ERR_* before the run: `vncua run: CODE: message`, exit 1.
+ * The desktop is started locally (launchDesktop at --url; the agent's first act() comes once that
+ * page is ready, harness/cdp/page-ready.ts) unless --vnc and --cdp name a running one. A page that
+ * never becomes ready (refused, 404, blank...) ends the run with status error and PAGE_ERR_*, exit 1.
  * Ctrl-C cancels the run (status `cancelled`); the desktop is always torn down.
  */
 import { existsSync } from 'node:fs';
@@ -212,6 +212,10 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
   const outputDir = resolve(o.out ?? join('runs', `${timestamp()}-${mod.name}`));
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
   let desktop: Desktop | undefined;
+  let ready: Promise<unknown> | undefined;
+  const pageWait = new AbortController();
+  const stopPageWait = () => pageWait.abort(o.signal?.reason);
+  o.signal?.addEventListener('abort', stopPageWait, { once: true });
   try {
     let vncUrl: string;
     let cdpUrl: string;
@@ -226,17 +230,23 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
         ...(o.signal ? { signal: o.signal } : {}),
       });
       ({ vncUrl, cdpUrl } = desktop);
-      // The agent starts on a ready page: loaded, showing something, DOM settled; else PAGE_ERR_* naming the URL.
-      if (o.url !== undefined) await waitForPageReady(cdpUrl, { url: o.url, ...(o.signal ? { signal: o.signal } : {}) });
+      // The first act() comes on a ready page (loaded, showing something, DOM settled); the agent
+      // connects meanwhile. A page that never gets ready ends the run with PAGE_ERR_* naming the URL.
+      if (o.url !== undefined) {
+        ready = waitForPageReady(cdpUrl, { url: o.url, signal: pageWait.signal });
+        ready.catch(() => {});
+      }
     }
     const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);
-    const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}) });
+    const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}), ...(ready ? { ready } : {}) });
     const tracePath = join(agent.options.outputDir, TRACE_FILES.execution);
     if (o.afterRun) await o.afterRun({ vncUrl, cdpUrl, outputDir: agent.options.outputDir, result });
     return { result, outputDir: agent.options.outputDir, tracePath };
   } finally {
+    o.signal?.removeEventListener('abort', stopPageWait);
+    pageWait.abort();
     await desktop?.close();
   }
 }

@@ -1,10 +1,11 @@
 /**
  * What the providers need on a desktop's browser beyond the page readiness wait
- * (harness/cdp/page-ready.ts): "does the browser answer", and "show the task's page" on a remote
- * desktop (one page left, navigated to the task URL, ready).
+ * (harness/cdp/page-ready.ts): "does the browser answer", "show the task's page" on a remote
+ * desktop (one page left, navigated to the task URL, ready), and a lease whose `ready` is that wait.
  */
 import { waitForPageReady, type PageReady, type PageReadyOptions } from '../harness/cdp/page-ready.ts';
 import { cdpAnswers, cdpHttp, pageTargets, withTimeout } from '../harness/cdp/page-socket.ts';
+import type { LeasedDesktop } from './providers/types.ts';
 
 export { cdpAnswers };
 
@@ -26,4 +27,22 @@ export async function navigatePage(cdpUrl: string, url: string, opts: NavigatePa
   }
   for (const t of pages.slice(1)) await cdpHttp(cdpUrl, `/json/close/${t.id}`, { signal }).catch(() => {});
   return waitForPageReady(cdpUrl, { ...opts, url, navigate: true });
+}
+
+/**
+ * `lease` with `ready`: the page wait `wait(signal)` started now, its rejection handled (the runner
+ * reads it through agent.run), stopped by release() or `signal`.
+ */
+export function withPageReady(lease: LeasedDesktop, wait: (signal: AbortSignal) => Promise<unknown>, signal?: AbortSignal): LeasedDesktop {
+  const stop = new AbortController();
+  const ready = wait(signal ? AbortSignal.any([signal, stop.signal]) : stop.signal);
+  ready.catch(() => {});
+  return {
+    ...lease,
+    ready,
+    release: () => {
+      stop.abort();
+      return lease.release();
+    },
+  };
 }

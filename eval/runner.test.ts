@@ -5,7 +5,7 @@
  * - skipping finished runs, clearing a partial one, --rerun;
  * - infra failures: a desktop that cannot start (retried, then infra_error); Chromium killed mid-task
  *   (retried, then success); task pages that never load (a dead server, a 404: PAGE_ERR_*, retried,
- *   then infra_error, the agent never built);
+ *   then infra_error, no act() ever);
  * - a configuration error (MODEL_ERR_AUTH) stops the suite: no run left on disk, none started after;
  * - cancelling through the signal: the running task's directory is removed, its desktop is gone;
  * - the remote provider: two tasks one after the other on one given desktop, navigated over CDP.
@@ -218,9 +218,10 @@ describe('infra failures', () => {
 });
 
 describe('task pages that never load', () => {
-  it('a dead task server and a 404 are infra errors naming the URL and the cause: retried, never given to the agent, listed apart in scores', async () => {
+  it('a dead task server and a 404 are infra errors naming the URL and the cause: retried, no act() ever, listed apart in scores', async () => {
     const out = join(root, 'dead-pages');
-    const { agent, contexts } = clicker();
+    let acted = 0;
+    const { agent, contexts } = clicker(() => ({ beforeClick: () => void acted++ }));
     const progress = recorder();
     const refused = `http://127.0.0.1:${await closedPort()}/task.html`;
     const missing = `${pages.url}no/such-page.html`;
@@ -229,7 +230,9 @@ describe('task pages that never load', () => {
       { id: 'missing-1', goal: 'Click', url: missing, success: { sentinel: '>code#1<' }, group: 'dead' },
     ];
     const summary = await runSuite({ out, tasks: dead, agent, retries: 1, workers: 2, onProgress: progress.onProgress });
-    expect([summary.ran, summary.infraErrors, summary.successes, contexts.length]).toEqual([2, 2, 0, 0]);
+    expect([summary.ran, summary.infraErrors, summary.successes]).toEqual([2, 2, 0]);
+    // Each attempt's agent was built and connected while the page loaded, but never acted.
+    expect([contexts.length, acted]).toEqual([4, 0]);
     expect(progress.events.filter((e) => e.type === 'retry').length).toBe(2);
     const expected = { 'dead-1': ['PAGE_ERR_UNREACHABLE', refused], 'missing-1': ['PAGE_ERR_HTTP_STATUS', missing] } as const;
     for (const [id, [code, url]] of Object.entries(expected)) {
@@ -237,10 +240,12 @@ describe('task pages that never load', () => {
       const result = json(join(d, 'result.json'));
       expect([result.status, result.error.code]).toEqual(['infra_error', code]);
       expect(result.error.message).toContain(url);
-      expect(json(join(d, 'task.json')).infra_errors.map((e: { attempt: number; code: string }) => [e.attempt, e.code])).toEqual([
+      const infra = json(join(d, 'task.json')).infra_errors;
+      expect(infra.map((e: { attempt: number; code: string }) => [e.attempt, e.code])).toEqual([
         [1, code],
         [2, code],
       ]);
+      expect(infra[0].agent_result).toMatchObject({ status: 'error', steps: 0, error: { code } });
       // The progress line gets the code and the cause.
       const done = progress.events.find((e) => e.type === 'done' && e.job === `${id}@1280x800`);
       expect(done).toMatchObject({ status: 'infra_error', error: { code } });

@@ -5,9 +5,10 @@
  * 1. skip it if that directory holds a finished result (unless `rerun`); else clear it (a partial
  *    directory left by a killed runner, a cancelled or infra_error run);
  * 2. write task.json (the task as run, plus attempt, resolution, agent, started_at);
- * 3. get a desktop from the provider at that size, showing the task's page;
- * 4. build the agent with its AgentContext and `run({ maxSteps, signal })` it (recording is on when
- *    recorder/register.ts, imported below, registers the recording proxy);
+ * 3. get a desktop from the provider at that size, opening the task's page;
+ * 4. build the agent with its AgentContext and `run({ maxSteps, signal, ready })` it: it connects (and
+ *    records, when recorder/register.ts, imported below, registers the recording proxy) while the page
+ *    loads, and its first act() comes once the page is ready (the provider's `ready`: PAGE_ERR_* if never);
  * 5. check the desktop still works (its process alive, CDP answering);
  * 6. release the desktop in `finally`.
  * An infra failure (the desktop did not start, the task page never became ready, the VNC connection
@@ -391,7 +392,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
       }
       if (agent) {
-        result = await agent.run({ maxSteps, ...(signal ? { signal } : {}) });
+        result = await agent.run({ maxSteps, ...(signal ? { signal } : {}), ...(desktop.ready ? { ready: desktop.ready } : {}) });
         lastSteps = result.steps;
         if (result.status === 'error' && isConfigErrorCode(result.error?.code)) {
           c.stopSuite({ ...result.error!, job: jobLabel(job) });

@@ -1,13 +1,13 @@
 /**
  * The `local` provider: one fresh desktop per task attempt from launchDesktop() (docker/start.sh),
- * at the task's size, opened at the task's URL, handed out once that page is ready
- * (harness/cdp/page-ready.ts: PAGE_ERR_* when it never is). The OS allocates every port; the desktop dies with
- * this process even on SIGKILL (start.sh watches its stdin pipe).
+ * at the task's size, opened at the task's URL, handed out as soon as it runs with `ready` waiting
+ * for that page (harness/cdp/page-ready.ts: PAGE_ERR_* when it never is ready). The OS allocates
+ * every port; the desktop dies with this process even on SIGKILL (start.sh watches its stdin pipe).
  */
 import { launchDesktop, type Desktop, type LaunchDesktopOptions } from '../../harness/desktop/index.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
-import { cdpAnswers } from '../cdp-page.ts';
+import { cdpAnswers, withPageReady } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
 /** Options of the local provider. */
@@ -61,14 +61,8 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         timeoutMs: req.timeoutMs ?? opts.timeoutMs ?? 45_000,
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      try {
-        // Loaded, showing something, DOM settled; else PAGE_ERR_* naming the URL and the cause (infra.ts).
-        await waitForPageReady(d.cdpUrl, { url: req.url, loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
-      } catch (e) {
-        await d.close();
-        throw e;
-      }
-      return leaseLocal(d);
+      const lease = leaseLocal(d);
+      return withPageReady(lease, (signal) => waitForPageReady(d.cdpUrl, { url: req.url, loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal }), req.signal);
     },
   };
 }

@@ -13,7 +13,7 @@ import { parseScreenSize, type ScreenSize } from '../../harness/desktop/size.ts'
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { parseVncUrl } from '../../harness/rfb/transport.ts';
 import { issueField } from '../../harness/trace/parse.ts';
-import { cdpAnswers, navigatePage } from '../cdp-page.ts';
+import { cdpAnswers, navigatePage, withPageReady } from '../cdp-page.ts';
 import type { TaskIssue } from '../tasks.ts';
 import type { DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
@@ -137,16 +137,17 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         busy.delete(i);
         wake();
       };
-      try {
-        await navigatePage(e.cdpUrl, req.url, { loadTimeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
-      } catch (cause) {
-        await release();
-        if (req.signal?.aborted) throw req.signal.reason;
-        // The task page's own problem (refused, 404, blank, never settles) names the URL and the cause.
-        if (isVncuaError(cause) && cause.code !== 'PAGE_ERR_NO_PAGE') throw cause;
-        throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${e.cdpUrl}) could not open ${req.url}: ${(cause as Error).message}`, { cause, details: { endpoint: i } });
-      }
-      return {
+      // Navigate while the agent starts (LeasedDesktop.ready).
+      const open = async (signal: AbortSignal) => {
+        try {
+          return await navigatePage(e.cdpUrl, req.url, { loadTimeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, signal });
+        } catch (cause) {
+          // The task page's own problem (refused, 404, blank, never settles) names the URL and the cause.
+          if (isVncuaError(cause) && cause.code !== 'PAGE_ERR_NO_PAGE') throw cause;
+          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${e.cdpUrl}) could not open ${req.url}: ${(cause as Error).message}`, { cause, details: { endpoint: i } });
+        }
+      };
+      const lease: LeasedDesktop = {
         vncUrl: e.vncUrl,
         cdpUrl: e.cdpUrl,
         width: e.size?.width ?? req.size.width,
@@ -158,6 +159,7 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         },
         release,
       };
+      return withPageReady(lease, open, req.signal);
     },
   };
 }
