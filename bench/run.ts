@@ -24,6 +24,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
   { name: 'post-process', args: [], about: 'post-processing a 100-action session at 1280x800, also stretched to 5 minutes: time against the session, actions per second' },
   { name: 'post-process-real', script: 'post-process', args: ['--real-minutes', '5', '--runs', '3'], about: 'post-processing a real 5-minute, 100-action session at 1280x800 (paced, not stretched)' },
+  { name: 'page-ready', args: ['15'], about: "a task page's load until the agent's first act(): the page readiness wait against the fixed wait it replaced" },
   { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },

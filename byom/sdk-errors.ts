@@ -9,6 +9,7 @@
  * | 401, 403 | MODEL_ERR_AUTH |
  * | 429 (after the SDK's retries) | MODEL_ERR_RATE_LIMITED |
  * | 5xx (after retries) | MODEL_ERR_SERVER |
+ * | 404 (unknown model, or not the API at that base URL) | MODEL_ERR_NOT_FOUND |
  * | other 4xx | MODEL_ERR_REQUEST |
  * | request timeout (after retries) | MODEL_ERR_TIMEOUT |
  * | connection refused / reset | MODEL_ERR_CONNECT |
@@ -80,6 +81,9 @@ export function mapSdkError(sdk: SdkErrors, e: unknown, ctx: CallContext, signal
     }
     if (status === 429) {
       return new VncuaError('MODEL_ERR_RATE_LIMITED', `${sdk.api} still answered 429 after ${retries} (${msg}); wait, lower the number of workers, or raise maxRetries.`, { cause: e, details });
+    }
+    if (status === 404) {
+      return new VncuaError('MODEL_ERR_NOT_FOUND', `${sdk.api} at ${ctx.baseURL} answered 404 (${msg}): no model "${ctx.model}" there, or that base URL is not the API's. Check the model name and baseURL / ${sdk.baseUrlEnv}.`, { cause: e, details });
     }
     if (status !== undefined && status >= 500) {
       return new VncuaError('MODEL_ERR_SERVER', `${sdk.api} still answered HTTP ${status} after ${retries} (${msg}); try again later.`, { cause: e, details });

@@ -2,7 +2,9 @@
  * `vncua eval`: argument parsing, and the reliability contract on real desktops with the runner in a
  * child process: SIGKILL it in the middle of a suite, check /proc that no desktop process is left,
  * run it again, and check every task ran to a finished result exactly once (nothing lost, nothing
- * finished run twice) and the scores were written.
+ * finished run twice) and the scores were written. A dead task server: every run infra_error with the
+ * code, exit 1. A wrong API key (the chat agent against a local server answering 401 through the
+ * official SDK): the suite stops at once, exit 2, one coded line, nothing half-written.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -11,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChatServer } from '../byom/chat/test-helpers/chat-server.ts';
 import { serveTestPages } from '../eval/test-fixtures/pages.ts';
+import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { parseEvalArgs, run } from './eval.ts';
 
@@ -189,5 +193,74 @@ describe('vncua eval: SIGKILL in the middle of a suite, then resume', () => {
     expect(scoresHtml).toBe(join(out, 'scores.html'));
     const scores = JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8'));
     expect(scores.by_agent).toMatchObject([{ agent: 'click-agent', runs: 4, successes: 4, infra_errors: 0 }]);
+  });
+});
+
+/** Run `vncua eval ARGS` in a child to its end. */
+function evalChild(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, evalCommand(args), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('vncua eval: task pages that never load, and configuration errors', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'vncua-eval-cli-pages-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a dead task server: every run infra_error with PAGE_ERR_UNREACHABLE, retried, said in the progress lines and the scores; exit 1', async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}/`;
+    const tasksFile = join(dir, 'dead.json');
+    await writeFile(tasksFile, JSON.stringify(['a', 'b'].map((id) => ({ id, goal: 'Click the button', url: `${dead}${id}.html`, success: { sentinel: '>code#1<' } }))));
+    const out = join(dir, 'dead-out');
+    const r = await evalChild(['--tasks', tasksFile, '--agent', 'eval/test-fixtures/click-agent.ts', '--retries', '1', '--out', out]);
+    const text = r.stdout + r.stderr;
+    expect(r.code, text).toBe(1);
+    for (const id of ['a', 'b']) {
+      expect(text).toContain(`${id}@1280x800: infra failure on attempt 1 (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded: net::ERR_CONNECTION_REFUSED`);
+      expect(text).toContain(`${id}@1280x800: infra_error (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded: net::ERR_CONNECTION_REFUSED), success unknown`);
+      expect(JSON.parse(readFileSync(join(out, 'click-agent', '1280_800', id, 'result.json'), 'utf8'))).toMatchObject({ status: 'infra_error', steps: 0, error: { code: 'PAGE_ERR_UNREACHABLE' } });
+    }
+    expect(text).toContain('0 succeeded, 2 infra errors (PAGE_ERR_UNREACHABLE ×2)');
+    const scores = JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8'));
+    expect(scores.by_agent).toMatchObject([{ agent: 'click-agent', runs: 0, infra_errors: 2, success_rate: null }]);
+    expect(readFileSync(join(out, 'scores.md'), 'utf8')).toContain(`PAGE_ERR_UNREACHABLE: 2 attempts failed on infrastructure; the last: the task page ${dead}a.html could not be loaded: net::ERR_CONNECTION_REFUSED`);
+  });
+
+  it('a wrong API key stops the suite at once: exit 2, one line naming MODEL_ERR_AUTH, no run left half-written, nothing scored', async () => {
+    const pages = await serveTestPages();
+    const api = await startChatServer(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+    try {
+      const tasksFile = join(dir, 'three.json');
+      await writeFile(tasksFile, JSON.stringify(['a', 'b', 'c'].map((id) => ({ id, goal: 'Click the button', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+      const out = join(dir, 'auth-out');
+      const r = await evalChild(['--tasks', tasksFile, '--agent', 'chat', '--out', out, '--', '--base-url', api.baseURL, '--model', 'test-vlm'], { VNCUA_CHAT_API_KEY: 'sk-wrong' });
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith('vncua eval:'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^vncua eval: MODEL_ERR_AUTH: .*HTTP 401.* \(met by a@1280x800; the suite stopped/);
+      // One call: the first run's first step; the other runs never started.
+      expect(api.bodies).toHaveLength(1);
+      const runs = join(out, 'chat', '1280_800');
+      expect(existsSync(runs) ? readdirSync(runs) : []).toEqual([]);
+      expect(existsSync(join(out, 'scores.json'))).toBe(false);
+    } finally {
+      await api.close();
+      await pages.close();
+    }
   });
 });

@@ -51,8 +51,12 @@ const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution 
   --base-url    base of relative task URLs; for uitask files, the origin their web URLs move to
   --process     post-process the recordings (step reports) before scoring
   --no-score    do not write scores.json / scores.md / scores.html (written by default)
+A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
+infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
+(MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
 exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
-           2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix)
+           2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix) or a
+           configuration error
 `;
 
 /** What `vncua eval` was asked to do. */
@@ -240,7 +244,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       progress.stop();
     }
     stdout.write(`results: ${summary.out}\n`);
-    if (summary.cancelled) return { summary };
+    if (summary.cancelled || summary.configError) return { summary };
     const root = resolve(o.out);
     if (o.process) {
       stdout.write('eval: post-processing the recordings (step reports)...\n');
@@ -270,6 +274,12 @@ export async function run(argv: string[]): Promise<number> {
   const cancel = cancelOnSignals('eval', 'cancelling: the running tasks stop and their desktops are torn down');
   try {
     const { summary, invalidRuns } = await runEvalCommand(parsed.options, { signal: cancel.signal });
+    const c = summary.configError;
+    if (c) {
+      // Every run would fail the same way: one coded line, and the unfinished runs are left for the next invocation.
+      process.stderr.write(`vncua eval: ${c.code}: ${c.message.replace(/\s*\n\s*/g, ' ')} (met by ${c.job}; the suite stopped, nothing was scored: fix the configuration and run the same command again, it resumes)\n`);
+      return 2;
+    }
     return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
   } catch (e) {
     return badInputExit('eval', e, EVAL_INPUT_ERROR_CODES);

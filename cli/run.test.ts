@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveEventsPage, startEventsDesktop, type EventsDesktop } from '../harness/agent/test-helpers/desktops.ts';
+import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { readResult, readTrace } from '../harness/trace/index.ts';
 
 const bin = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
@@ -181,6 +182,29 @@ export default class Sleepy extends Agent {
       expect(r.stderr, mod).toContain('CLI_ERR_BAD_AGENT');
       expect(existsSync(join(out, 'execution.json')), mod).toBe(false);
     }
+  });
+
+  it('a --url whose server is down: the run ends before its first act() with PAGE_ERR_UNREACHABLE naming the URL, exit 1', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/task.html`;
+    const out = join(dir, 'out-dead-url');
+    const r = await vncua(['--agent', join(dir, 'echo.ts'), '--url', url, '--out', out]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/result: error \(0 steps, \d+ ms\): PAGE_ERR_UNREACHABLE: /);
+    expect(r.stdout).toContain(`the task page ${url} could not be loaded: net::ERR_CONNECTION_REFUSED`);
+    expect(await readResult(out)).toMatchObject({ status: 'error', steps: 0, error: { code: 'PAGE_ERR_UNREACHABLE' } });
+    expect((await readTrace(out)).entries).toEqual([]);
+  });
+
+  it('a --vnc that refuses, with recording on: the run ends RFB_ERR_CONNECT naming that URL (not the recording proxy\'s), exit 1', async () => {
+    const vnc = `ws://127.0.0.1:${await closedPort()}`;
+    const out = join(dir, 'out-dead-vnc');
+    const r = await vncua(['--agent', join(dir, 'sleepy.ts'), '--vnc', vnc, '--cdp', `http://127.0.0.1:${await closedPort()}`, '--out', out]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(new RegExp(`result: error \\(\\d+ steps?, \\d+ ms\\): RFB_ERR_CONNECT: could not connect to ${vnc.replace(/[.:/]/g, '\\$&')}/: .*ECONNREFUSED`));
+    expect(r.stdout).not.toContain('tcp://127.0.0.1');
+    expect((await readResult(out)).error?.code).toBe('RFB_ERR_CONNECT');
+    // The recording is there, with the proxy's own account of the failure.
+    expect(existsSync(join(out, 'recording', 'recording.json'))).toBe(true);
   });
 
   it('bad arguments: CLI_ERR_BAD_ARGS, exit 2 (--vnc without --cdp, no --agent, an unknown flag)', async () => {

@@ -4,7 +4,9 @@
  * The agent is a module (a .ts/.js path resolved from the cwd, or a built-in name such as
  * `scripted`) whose default export is an `Agent` subclass (constructed with
  * `{ task, outputDir, vncUrl, cdpUrl }`) or a builder `(ctx: AgentContext) => Agent | Promise<Agent>`.
- * The desktop is started locally (launchDesktop at --url) unless --vnc and --cdp name a running one.
+ * The desktop is started locally (launchDesktop at --url; the agent's first act() comes once that
+ * page is ready, harness/cdp/page-ready.ts) unless --vnc and --cdp name a running one. A page that
+ * never becomes ready (refused, 404, blank...) ends the run with status error and PAGE_ERR_*, exit 1.
  * Ctrl-C cancels the run (status `cancelled`); the desktop is always torn down.
  */
 import { existsSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { prepareAgentImport } from './agent-loader.ts';
 import { AGENTS } from './agents.ts';
 import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
-import { SuccessChecker } from '../harness/cdp/success.ts';
+import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
@@ -242,6 +244,10 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
   const { dir: outputDir, movedAside } = await prepareRunOutDir(o.out ?? (await freshDefaultOut(mod.name)), o.overwrite === true);
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
   let desktop: Desktop | undefined;
+  let ready: Promise<unknown> | undefined;
+  const pageWait = new AbortController();
+  const stopPageWait = () => pageWait.abort(o.signal?.reason);
+  o.signal?.addEventListener('abort', stopPageWait, { once: true });
   try {
     let vncUrl: string;
     let cdpUrl: string;
@@ -256,43 +262,24 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
         ...(o.signal ? { signal: o.signal } : {}),
       });
       ({ vncUrl, cdpUrl } = desktop);
-      if (o.url !== undefined) await waitForPageLoad(cdpUrl, o.signal);
+      // The first act() comes on a ready page (loaded, showing something, DOM settled); the agent
+      // connects meanwhile. A page that never gets ready ends the run with PAGE_ERR_* naming the URL.
+      if (o.url !== undefined) {
+        ready = waitForPageReady(cdpUrl, { url: o.url, signal: pageWait.signal });
+        ready.catch(() => {});
+      }
     }
     const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);
-    const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}) });
+    const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}), ...(ready ? { ready } : {}) });
     const tracePath = join(agent.options.outputDir, TRACE_FILES.execution);
     if (o.afterRun) await o.afterRun({ vncUrl, cdpUrl, outputDir: agent.options.outputDir, result });
     return { result, outputDir: agent.options.outputDir, tracePath, ...(movedAside ? { movedAside } : {}) };
   } finally {
+    o.signal?.removeEventListener('abort', stopPageWait);
+    pageWait.abort();
     await desktop?.close();
-  }
-}
-
-/** How long `vncua run` waits for the --url page to load on a desktop it started. */
-const PAGE_LOAD_TIMEOUT_MS = 15_000;
-/** Time given to the loaded page to paint before the agent's first look. */
-const FIRST_PAINT_MS = 150;
-
-/**
- * launchDesktop() resolves when CDP answers, which can be before the page has loaded: wait until the
- * active page's document is complete, so the agent's first action does not land on a blank window.
- * Gives up quietly after PAGE_LOAD_TIMEOUT_MS (the agent then sees whatever is on screen).
- */
-async function waitForPageLoad(cdpUrl: string, signal: AbortSignal | undefined): Promise<void> {
-  const checker = new SuccessChecker(cdpUrl, { expression: "document.readyState === 'complete' && location.href !== 'about:blank'" });
-  const end = Date.now() + PAGE_LOAD_TIMEOUT_MS;
-  try {
-    while (Date.now() < end && !signal?.aborted) {
-      if ((await checker.check({ timeoutMs: 2000, ...(signal ? { signal } : {}) }).catch(() => null)) === true) {
-        await new Promise((r) => setTimeout(r, FIRST_PAINT_MS));
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  } finally {
-    await checker.close().catch(() => {});
   }
 }
 

@@ -28,6 +28,8 @@ export interface ProgressSnapshot {
   successes: number;
   /** Of those, runs that ended infra_error. */
   infraErrors: number;
+  /** Those infra errors by code (the last attempt's). */
+  infraCodes: Record<string, number>;
   /** Epoch ms when the suite started. */
   startedAt: number;
   /** Estimated ms until every remaining run is done (null until one finished). */
@@ -41,8 +43,8 @@ export type ProgressEvent =
   | { type: 'skip'; job: string }
   | { type: 'worker'; worker: number }
   | { type: 'retry'; job: string; attempt: number; error: { code: string; message: string } }
-  | { type: 'done'; job: string; status: string; success: boolean | null; attempts: number; durationMs: number; dir: string }
-  | { type: 'end'; cancelled: boolean };
+  | { type: 'done'; job: string; status: string; success: boolean | null; attempts: number; durationMs: number; dir: string; error?: { code: string; message: string } }
+  | { type: 'end'; cancelled: boolean; configError?: { code: string; message: string; job: string } };
 
 /** The runner's progress callback. */
 export type ProgressListener = (event: ProgressEvent, snapshot: ProgressSnapshot) => void;
@@ -63,10 +65,24 @@ export function formatDuration(ms: number | null): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
-/** The headline: `12/40 done (3 skipped), 9 succeeded, 1 infra error, ETA 2m10s`. */
+/** The start of an error message: up to its first `; ` (the facts; the hint follows), at most 200 characters. */
+export function errorGist(message: string): string {
+  const first = message.split('\n')[0]!.split('; ')[0]!;
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first;
+}
+
+/** What a finished run's line says about its error: `PAGE_ERR_HTTP_STATUS: the task page … answered HTTP 404`. */
+export function errorNote(error: { code: string; message: string } | undefined): string {
+  return error ? `${error.code}: ${errorGist(error.message)}` : '';
+}
+
+/** The headline: `12/40 done (3 skipped), 9 succeeded, 1 infra error (PAGE_ERR_UNREACHABLE), ETA 2m10s`. */
 export function summaryLine(s: ProgressSnapshot): string {
   const parts = [`${s.done + s.skipped}/${s.total} done${s.skipped ? ` (${s.skipped} skipped)` : ''}`, `${s.successes} succeeded`];
-  if (s.infraErrors) parts.push(`${s.infraErrors} infra error${s.infraErrors === 1 ? '' : 's'}`);
+  if (s.infraErrors) {
+    const codes = Object.entries(s.infraCodes ?? {}).map(([code, n]) => (n > 1 ? `${code} ×${n}` : code));
+    parts.push(`${s.infraErrors} infra error${s.infraErrors === 1 ? '' : 's'}${codes.length ? ` (${codes.join(', ')})` : ''}`);
+  }
   parts.push(`elapsed ${formatDuration(Date.now() - s.startedAt)}`, `ETA ${formatDuration(s.etaMs)}`);
   return parts.join(', ');
 }
@@ -85,8 +101,12 @@ export function plainProgress(out: Writable): ProgressRenderer {
       else if (e.type === 'retry') out.write(`eval: ${e.job}: infra failure on attempt ${e.attempt} (${e.error.code}: ${e.error.message.split('\n')[0]}); retrying\n`);
       else if (e.type === 'done') {
         const ok = e.success === true ? 'success' : e.success === false ? 'no success' : 'success unknown';
-        out.write(`eval: [${s.done + s.skipped}/${s.total}] ${e.job}: ${e.status}, ${ok}, ${formatDuration(e.durationMs)}${e.attempts > 1 ? `, ${e.attempts} attempts` : ''}\n`);
-      } else if (e.type === 'end') out.write(`eval: ${e.cancelled ? 'cancelled; ' : ''}${summaryLine(s)}\n`);
+        const note = errorNote(e.error);
+        out.write(`eval: [${s.done + s.skipped}/${s.total}] ${e.job}: ${e.status}${note ? ` (${note})` : ''}, ${ok}, ${formatDuration(e.durationMs)}${e.attempts > 1 ? `, ${e.attempts} attempts` : ''}\n`);
+      } else if (e.type === 'end') {
+        const why = e.configError ? `stopped by ${e.configError.code} (${e.configError.job}); ` : e.cancelled ? 'cancelled; ' : '';
+        out.write(`eval: ${why}${summaryLine(s)}\n`);
+      }
     },
     stop() {},
   };
@@ -116,7 +136,10 @@ export function ttyProgress(out: Writable & { columns?: number }, refreshMs = 50
     listener(e, s) {
       last = s;
       if (e.type === 'retry') log.push(`retry ${e.job}: attempt ${e.attempt} hit ${e.error.code}`);
-      else if (e.type === 'done') log.push(`${e.success === true ? 'ok  ' : e.status === 'infra_error' ? 'INFR' : 'fail'} ${e.job} (${e.status}, ${formatDuration(e.durationMs)})`);
+      else if (e.type === 'done') {
+        const note = errorNote(e.error);
+        log.push(`${e.success === true ? 'ok  ' : e.status === 'infra_error' ? 'INFR' : 'fail'} ${e.job} (${e.status}, ${formatDuration(e.durationMs)})${note ? ` ${note}` : ''}`);
+      } else if (e.type === 'end' && e.configError) log.push(`stopped by ${e.configError.code} (${e.configError.job})`);
       draw();
     },
     stop() {

@@ -4,7 +4,9 @@
  * - 3 tasks x 2 resolutions on 2 workers: directories, task.json, results, the agent's context, scores;
  * - skipping finished runs, clearing a partial one, --rerun;
  * - infra failures: a desktop that cannot start (retried, then infra_error); Chromium killed mid-task
- *   (retried, then success);
+ *   (retried, then success); task pages that never load (a dead server, a 404: PAGE_ERR_*, retried,
+ *   then infra_error, no act() ever);
+ * - a configuration error (MODEL_ERR_AUTH) stops the suite: no run left on disk, none started after;
  * - cancelling through the signal: the running task's directory is removed, its desktop is gone;
  * - the remote provider: two tasks one after the other on one given desktop, navigated over CDP.
  */
@@ -14,6 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentContext } from '../harness/agent/context.ts';
+import { closedPort } from '../harness/cdp/test-helpers.ts';
+import { VncuaError } from '../harness/errors.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
 import { groupMembers, isAlive, procStat } from '../harness/desktop/procs.ts';
 import { isInfraErrorCode } from './infra.ts';
@@ -210,6 +214,79 @@ describe('infra failures', () => {
     expect(json(join(d, 'result.json')).status).toBe('finished');
     // Both desktops are gone.
     for (const pid of desktopPid.values()) expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe('task pages that never load', () => {
+  it('a dead task server and a 404 are infra errors naming the URL and the cause: retried, no act() ever, listed apart in scores', async () => {
+    const out = join(root, 'dead-pages');
+    let acted = 0;
+    const { agent, contexts } = clicker(() => ({ beforeClick: () => void acted++ }));
+    const progress = recorder();
+    const refused = `http://127.0.0.1:${await closedPort()}/task.html`;
+    const missing = `${pages.url}no/such-page.html`;
+    const dead: EvalTask[] = [
+      { id: 'dead-1', goal: 'Click', url: refused, success: { sentinel: '>code#1<' }, group: 'dead' },
+      { id: 'missing-1', goal: 'Click', url: missing, success: { sentinel: '>code#1<' }, group: 'dead' },
+    ];
+    const summary = await runSuite({ out, tasks: dead, agent, retries: 1, workers: 2, onProgress: progress.onProgress });
+    expect([summary.ran, summary.infraErrors, summary.successes]).toEqual([2, 2, 0]);
+    // Each attempt's agent was built and connected while the page loaded, but never acted.
+    expect([contexts.length, acted]).toEqual([4, 0]);
+    expect(progress.events.filter((e) => e.type === 'retry').length).toBe(2);
+    const expected = { 'dead-1': ['PAGE_ERR_UNREACHABLE', refused], 'missing-1': ['PAGE_ERR_HTTP_STATUS', missing] } as const;
+    for (const [id, [code, url]] of Object.entries(expected)) {
+      const d = join(out, 'clicker', '1280_800', id);
+      const result = json(join(d, 'result.json'));
+      expect([result.status, result.error.code]).toEqual(['infra_error', code]);
+      expect(result.error.message).toContain(url);
+      const infra = json(join(d, 'task.json')).infra_errors;
+      expect(infra.map((e: { attempt: number; code: string }) => [e.attempt, e.code])).toEqual([
+        [1, code],
+        [2, code],
+      ]);
+      expect(infra[0].agent_result).toMatchObject({ status: 'error', steps: 0, error: { code } });
+      // The progress line gets the code and the cause.
+      const done = progress.events.find((e) => e.type === 'done' && e.job === `${id}@1280x800`);
+      expect(done).toMatchObject({ status: 'infra_error', error: { code } });
+    }
+    expect(json(join(out, 'clicker', '1280_800', 'missing-1', 'result.json')).error.message).toContain('HTTP 404');
+    const { report } = await writeScores(out);
+    expect(report.by_agent[0]).toMatchObject({ runs: 0, infra_errors: 2, success_rate: null });
+    expect(report.infra_errors.map((e) => [e.task_id, e.error?.code])).toEqual([
+      ['dead-1', 'PAGE_ERR_UNREACHABLE'],
+      ['missing-1', 'PAGE_ERR_HTTP_STATUS'],
+    ]);
+  });
+});
+
+describe('a configuration error', () => {
+  it('MODEL_ERR_AUTH stops the suite: the running runs are cancelled and removed, no other run starts', async () => {
+    const out = join(root, 'config-error');
+    const started: string[] = [];
+    const { agent, contexts } = clicker((ctx) => {
+      started.push(ctx.taskId!);
+      if (ctx.taskId === 'ok-1') {
+        return {
+          beforeClick: async () => {
+            // Fail once the other worker's agent is running too.
+            const until = Date.now() + 60_000;
+            while (!existsSync(join(out, 'clicker', '1280_800', 'ok-2', 'partial_execution.json')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+            throw new VncuaError('MODEL_ERR_AUTH', 'The model API refused the credentials (HTTP 401).');
+          },
+        };
+      }
+      return { waitMs: 30_000 };
+    });
+    const progress = recorder();
+    const summary = await runSuite({ out, tasks: tasks(), agent, workers: 2, retries: 2, onProgress: progress.onProgress });
+    expect(summary.configError).toEqual({ code: 'MODEL_ERR_AUTH', message: 'The model API refused the credentials (HTTP 401).', job: 'ok-1@1280x800' });
+    expect([summary.cancelled, summary.ran, summary.outcomes.length]).toEqual([false, 0, 0]);
+    expect(started.sort()).toEqual(['ok-1', 'ok-2']);
+    expect(contexts).toHaveLength(2);
+    // Nothing half-written: neither run's directory is left, and never-1 never started.
+    for (const id of ['ok-1', 'ok-2', 'never-1']) expect(existsSync(join(out, 'clicker', '1280_800', id))).toBe(false);
+    expect(progress.events.at(-1)).toEqual({ type: 'end', cancelled: false, configError: summary.configError });
   });
 });
 

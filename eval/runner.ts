@@ -7,13 +7,17 @@
  *    `<dir>~N` (never deleted); else clear it (a partial directory left by a killed runner, a
  *    cancelled or infra_error run: the runner's own leftovers);
  * 2. write task.json (the task as run, plus attempt, resolution, agent, started_at);
- * 3. get a desktop from the provider at that size, showing the task's page;
- * 4. build the agent with its AgentContext and `run({ maxSteps, signal })` it (recording is on when
- *    recorder/register.ts, imported below, registers the recording proxy);
+ * 3. get a desktop from the provider at that size, opening the task's page;
+ * 4. build the agent with its AgentContext and `run({ maxSteps, signal, ready })` it: it connects (and
+ *    records, when recorder/register.ts, imported below, registers the recording proxy) while the page
+ *    loads, and its first act() comes once the page is ready (the provider's `ready`: PAGE_ERR_* if never);
  * 5. check the desktop still works (its process alive, CDP answering);
  * 6. release the desktop in `finally`.
- * An infra failure (the desktop did not start, the VNC connection dropped, Chromium died: infra.ts)
- * retries the run up to `retries` times, then writes result.json with status `infra_error`.
+ * An infra failure (the desktop did not start, the task page never became ready, the VNC connection
+ * dropped, Chromium died: infra.ts) retries the run up to `retries` times, then writes result.json
+ * with status `infra_error`. A configuration error (infra.ts CONFIG_ERROR_CODES: a wrong API key, an
+ * unknown model, an agent that cannot be built) stops the suite like a cancellation: no new run
+ * starts, the running ones are cancelled, and `configError` says why (the CLI exits non-zero).
  *
  * Before anything is written: `out` is checked (harness/trace/out-dir.ts: a file, a pseudo-filesystem,
  * not writable, or itself a single run's directory are refused) and so is every task directory's layout
@@ -35,7 +39,7 @@ import { readTrace } from '../harness/trace/reader.ts';
 import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
-import { infraErrorOf, isInfraErrorCode } from './infra.ts';
+import { infraErrorOf, isConfigErrorCode, isInfraErrorCode } from './infra.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { runWorkers } from './pool.ts';
@@ -105,6 +109,15 @@ export interface RunOutcome {
   success: boolean | null;
   attempts: number;
   durationMs: number;
+  /** The error the run ended with (for infra_error: the last attempt's infra error). */
+  error?: { code: string; message: string };
+}
+
+/** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
+export interface ConfigError {
+  code: string;
+  message: string;
+  job: string;
 }
 
 /** What runSuite() resolves to. */
@@ -119,6 +132,8 @@ export interface SuiteSummary {
   successes: number;
   infraErrors: number;
   cancelled: boolean;
+  /** Set when a configuration error stopped the suite (the unfinished runs are left to a later invocation). */
+  configError?: ConfigError;
   outcomes: RunOutcome[];
 }
 
@@ -180,7 +195,15 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
   const relative = opts.tasks.find((t) => isRelativeUrl(t.url));
   if (relative) throw badOption('tasks', relative.id, `task ${relative.id} has the relative URL "${relative.url}": resolve it against a base URL first (--base-url, or the suite's static server)`);
-  const signal = opts.signal;
+  // The user's signal, or the first configuration error: either stops the suite.
+  const stop = new AbortController();
+  let configError: ConfigError | undefined;
+  const stopSuite = (e: ConfigError) => {
+    if (configError || opts.signal?.aborted) return;
+    configError = e;
+    stop.abort(new VncuaError('AGENT_ERR_CANCELLED', `the suite stopped on a configuration error (${e.code})`));
+  };
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
   const provider = resolveProvider(opts);
   const out = await checkOutputDir(resolve(opts.out), 'out');
   const holding = await runFiles(out);
@@ -197,6 +220,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     done: 0,
     successes: 0,
     infraErrors: 0,
+    infraCodes: {},
     startedAt: Date.now(),
     etaMs: null,
     workers: Array.from({ length: nWorkers }, (_, worker): WorkerStatus => ({ worker, state: 'idle', since: Date.now() })),
@@ -235,7 +259,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   emit({ type: 'start' });
   for (const job of skipped) emit({ type: 'skip', job: jobLabel(job) });
 
-  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace };
+  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace, stopSuite };
   try {
     await runWorkers(
       todo,
@@ -247,8 +271,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
         outcomes.push(o);
         snapshot.done++;
         if (o.success === true) snapshot.successes++;
-        if (o.status === 'infra_error') snapshot.infraErrors++;
-        emit({ type: 'done', job: jobLabel(job), status: o.status, success: o.success, attempts: o.attempts, durationMs: o.durationMs, dir: o.dir });
+        if (o.status === 'infra_error') {
+          snapshot.infraErrors++;
+          const code = o.error?.code ?? 'EVAL_ERR_DESKTOP_LOST';
+          snapshot.infraCodes[code] = (snapshot.infraCodes[code] ?? 0) + 1;
+        }
+        emit({ type: 'done', job: jobLabel(job), status: o.status, success: o.success, attempts: o.attempts, durationMs: o.durationMs, dir: o.dir, ...(o.error ? { error: o.error } : {}) });
       },
       signal,
     );
@@ -256,8 +284,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     await provider.close?.().catch(() => {});
     for (const w of snapshot.workers) w.state = 'done';
   }
-  const cancelled = signal?.aborted === true && outcomes.length < jobs.length;
-  emit({ type: 'end', cancelled });
+  const cancelled = opts.signal?.aborted === true && outcomes.length < jobs.length;
+  emit({ type: 'end', cancelled, ...(configError ? { configError } : {}) });
   const key = (id: string, res: string, n: number) => `${id}@${res}#${n}`;
   const order = new Map(jobs.map((j, i) => [key(j.task.id, resolutionLabel(j.size), j.repeat), i]));
   outcomes.sort((a, b) => order.get(key(a.taskId, a.resolution, a.repeat))! - order.get(key(b.taskId, b.resolution, b.repeat))!);
@@ -270,6 +298,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     successes: snapshot.successes,
     infraErrors: snapshot.infraErrors,
     cancelled,
+    ...(configError ? { configError } : {}),
     outcomes,
   };
 }
@@ -290,6 +319,8 @@ interface JobContext {
   emit(e: ProgressEvent): void;
   /** Jobs whose finished run is moved aside before running (--rerun). */
   replace: ReadonlySet<EvalJob>;
+  /** Stop the suite on a configuration error. */
+  stopSuite(e: ConfigError): void;
 }
 
 /** One infra failure of one attempt (kept in task.json). */
@@ -387,13 +418,22 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         agent = await opts.agent.build(ctx);
       } catch (e) {
         const err = errorInfo(e, 'CLI_ERR_BAD_AGENT');
+        // Only a coded error says the configuration is wrong (anything else may be this task's).
+        if (e instanceof VncuaError && isConfigErrorCode(err.code)) {
+          c.stopSuite({ ...err, job: jobLabel(job) });
+          return cancelled(attempt);
+        }
         if (isInfraErrorCode(err.code)) problem = err;
         else result = { status: 'error', steps: 0, durationMs: 0, error: err };
         if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
       }
       if (agent) {
-        result = await agent.run({ maxSteps, ...(signal ? { signal } : {}) });
+        result = await agent.run({ maxSteps, ...(signal ? { signal } : {}), ...(desktop.ready ? { ready: desktop.ready } : {}) });
         lastSteps = result.steps;
+        if (result.status === 'error' && isConfigErrorCode(result.error?.code)) {
+          c.stopSuite({ ...result.error!, job: jobLabel(job) });
+          return cancelled(attempt);
+        }
         if (signal?.aborted && result.status === 'cancelled') return cancelled(attempt);
         problem = infraErrorOf(result);
         if (!problem) {
@@ -413,7 +453,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
     }
     const r = result!;
     await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { desktop: desktop.info, ended_at: now(), status: r.status }));
-    return { ...label, status: r.status, success: await traceSuccess(dir), attempts: attempt, durationMs: roundMs(performance.now() - t0) };
+    return { ...label, status: r.status, success: await traceSuccess(dir), attempts: attempt, durationMs: roundMs(performance.now() - t0), ...(r.error ? { error: r.error } : {}) };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.
   const last = infra[infra.length - 1]!;
@@ -426,5 +466,5 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
   await mkdir(dir, { recursive: true });
   await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, c.retries + 1, lastStartedAt, infra, { ended_at: now(), status: 'infra_error' }));
   await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
-  return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs };
+  return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs, error: { code: last.code, message: last.message } };
 }

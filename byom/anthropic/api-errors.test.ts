@@ -63,14 +63,17 @@ describe('AnthropicCuaAgent: API errors end the run with a clear status and a va
     expect(server.requests.map((q) => q.headers['x-stainless-retry-count'])).toEqual(['0', '1']);
   });
 
-  it('500 and 529 (overloaded) after the retries are MODEL_ERR_SERVER; another 4xx is MODEL_ERR_REQUEST', async () => {
+  it('500 and 529 (overloaded) after the retries are MODEL_ERR_SERVER; 404 is MODEL_ERR_NOT_FOUND; another 4xx is MODEL_ERR_REQUEST', async () => {
     const a = await runWith([{ httpError: 500 }], { maxRetries: 1 });
     expect(a.result.error?.code).toBe('MODEL_ERR_SERVER');
     expect(a.server.requests).toHaveLength(2);
     const b = await runWith([{ httpError: 529 }]);
     expect(b.result.error?.code).toBe('MODEL_ERR_SERVER');
-    const c = await runWith([{ httpError: 400, message: 'model: unknown model' }]);
+    const c = await runWith([{ httpError: 400, message: 'messages: too many images' }]);
     expect(c.result.error?.code).toBe('MODEL_ERR_REQUEST');
+    // An unknown model is a 404 (not_found_error): a configuration error of its own.
+    const d = await runWith([{ httpError: 404, message: 'model: claude-nope' }]);
+    expect(d.result.error?.code).toBe('MODEL_ERR_NOT_FOUND');
   });
 
   it('no answer within requestTimeoutMs is MODEL_ERR_TIMEOUT', async () => {

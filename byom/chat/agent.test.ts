@@ -211,6 +211,7 @@ describe('ChatAgent on the events page', () => {
   describe('API errors end the run with a clear code and a valid trace', () => {
     const cases: Array<{ name: string; reply: ChatReply; code: string; options?: Partial<ChatAgentOptions>; calls: number }> = [
       { name: '401', reply: { status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } }, code: 'MODEL_ERR_AUTH', calls: 1 },
+      { name: '404: an unknown model', reply: { status: 404, body: { error: { message: 'The model `nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }, code: 'MODEL_ERR_NOT_FOUND', calls: 1 },
       { name: '429 (after the SDK retries)', reply: { status: 429, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'Rate limit reached' } } }, code: 'MODEL_ERR_RATE_LIMITED', options: { maxRetries: 2 }, calls: 3 },
       { name: '500 (after the SDK retries)', reply: { status: 500, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'boom' } } }, code: 'MODEL_ERR_SERVER', options: { maxRetries: 1 }, calls: 2 },
       { name: 'timeout', reply: { hang: true }, code: 'MODEL_ERR_TIMEOUT', options: { requestTimeoutMs: 300, maxRetries: 0 }, calls: 1 },

@@ -103,6 +103,9 @@ describe('PlannerClient', () => {
     const s400 = await server(() => ({ status: 400, body: { error: 'bad screenshot' } }));
     await expect(client(s400).plan(request)).rejects.toMatchObject({ code: 'MODEL_ERR_REQUEST', details: { attempts: 1, status: 400 } });
     expect(s400.requests.length).toBe(1);
+    const s404 = await server(() => ({ status: 404 }));
+    await expect(client(s404).plan(request)).rejects.toMatchObject({ code: 'MODEL_ERR_NOT_FOUND', details: { attempts: 1, status: 404 } });
+    expect(s404.requests.length).toBe(1);
     const s403 = await server(() => ({ status: 403 }));
     await expect(client(s403).plan(request)).rejects.toMatchObject({ code: 'MODEL_ERR_AUTH', details: { attempts: 1 } });
   });

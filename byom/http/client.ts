@@ -5,7 +5,7 @@
  * connections, and one re-authentication on 401.
  *
  * Outcomes: 401 twice (or once with a token that cannot be renewed), or 403 → MODEL_ERR_AUTH;
- * other 4xx → MODEL_ERR_REQUEST; 5xx / 429 / timeout / connection / bad JSON after the last
+ * 404 → MODEL_ERR_NOT_FOUND; other 4xx → MODEL_ERR_REQUEST; 5xx / 429 / timeout / connection / bad JSON after the last
  * attempt → MODEL_ERR_SERVER / MODEL_ERR_RATE_LIMITED / MODEL_ERR_TIMEOUT / MODEL_ERR_CONNECT /
  * MODEL_ERR_BAD_RESPONSE; JSON that does not match the wire format → MODEL_ERR_BAD_RESPONSE at once.
  */
@@ -103,6 +103,9 @@ export class PlannerClient {
     if (res.status === 429 || res.status >= 500) {
       const code = res.status === 429 ? 'MODEL_ERR_RATE_LIMITED' : 'MODEL_ERR_SERVER';
       return { ok: false, retryable: true, status: res.status, retryAfterMs: parseRetryAfter(res.headers['retry-after']), error: new VncuaError(code, `${where} answered HTTP ${res.status}.`, { details }) };
+    }
+    if (res.status === 404) {
+      return { ok: false, retryable: false, status: 404, error: new VncuaError('MODEL_ERR_NOT_FOUND', `${where} answered 404: no planner at that URL; check --endpoint / VNCUA_PLANNER_ENDPOINT.`, { details }) };
     }
     if (res.status < 200 || res.status >= 300) {
       return { ok: false, retryable: false, status: res.status, error: new VncuaError('MODEL_ERR_REQUEST', `${where} rejected the request with HTTP ${res.status}: ${res.body.slice(0, 300)}`, { details }) };

@@ -11,9 +11,10 @@
  */
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { VncuaError } from '../../harness/errors.ts';
-import { cdpAnswers, waitForPageLoad } from '../cdp-page.ts';
+import { cdpAnswers, withPageReady } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
 /** Options of the docker provider. */
@@ -173,10 +174,7 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
         const wsPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_WS_PORT}/tcp`], req.signal));
         const cdpPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_CDP_PORT}/tcp`], req.signal));
         const cdpUrl = `http://127.0.0.1:${cdpPort}`;
-        if (!(await waitForPageLoad(cdpUrl, { timeoutMs: Math.max(1000, deadline - Date.now()), ...(req.signal ? { signal: req.signal } : {}) }))) {
-          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `The task page ${containerUrl(req.url)} did not load in the container ${name}.`, { details: { container: id } });
-        }
-        return {
+        const lease: LeasedDesktop = {
           vncUrl: `ws://127.0.0.1:${wsPort}`,
           cdpUrl,
           width: req.size.width,
@@ -191,6 +189,7 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
           },
           release,
         };
+        return withPageReady(lease, (signal) => waitForPageReady(cdpUrl, { url: containerUrl(req.url), loadTimeoutMs: Math.max(20_000, deadline - Date.now()), signal }), req.signal);
       } catch (e) {
         await release();
         throw e;

@@ -1,19 +1,20 @@
 /**
  * The `local` provider: one fresh desktop per task attempt from launchDesktop() (docker/start.sh),
- * at the task's size, opened at the task's URL. The OS allocates every port; the desktop dies with
- * this process even on SIGKILL (start.sh watches its stdin pipe).
+ * at the task's size, opened at the task's URL, handed out as soon as it runs with `ready` waiting
+ * for that page (harness/cdp/page-ready.ts: PAGE_ERR_* when it never is ready). The OS allocates
+ * every port; the desktop dies with this process even on SIGKILL (start.sh watches its stdin pipe).
  */
 import { launchDesktop, type Desktop, type LaunchDesktopOptions } from '../../harness/desktop/index.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
-import { VncuaError } from '../../harness/errors.ts';
-import { cdpAnswers, waitForPageLoad } from '../cdp-page.ts';
+import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
+import { cdpAnswers, withPageReady } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
 /** Options of the local provider. */
 export interface LocalProviderOptions {
   /** Start timeout of each desktop (default 45 000 ms: 8 desktops starting at once on 2 cores are slow). */
   timeoutMs?: number;
-  /** How long to wait for the task's page to load (default 20 000 ms). */
+  /** How long to wait for the task's page to load and show something (default 20 000 ms; its DOM then has 5000 ms to settle). */
   pageLoadTimeoutMs?: number;
   /** Passed to launchDesktop (server, password, env). */
   launch?: Pick<LaunchDesktopOptions, 'server' | 'password' | 'env'>;
@@ -60,18 +61,8 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         timeoutMs: req.timeoutMs ?? opts.timeoutMs ?? 45_000,
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      try {
-        const loaded = await waitForPageLoad(d.cdpUrl, { timeoutMs: opts.pageLoadTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
-        if (!loaded) {
-          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `The task page ${req.url} did not load within the page-load timeout; is its server up?`, {
-            details: { url: req.url, cdpUrl: d.cdpUrl },
-          });
-        }
-      } catch (e) {
-        await d.close();
-        throw e;
-      }
-      return leaseLocal(d);
+      const lease = leaseLocal(d);
+      return withPageReady(lease, (signal) => waitForPageReady(d.cdpUrl, { url: req.url, loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal }), req.signal);
     },
   };
 }

@@ -2,7 +2,7 @@
  * The `remote` provider: desktops someone else runs, given as a JSON file
  * `[{ "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "1280x800" }]`. Each endpoint runs one task at
  * a time; a task starts by navigating the endpoint's browser to the task's page over CDP (other pages
- * are closed). An endpoint with a `size` only takes tasks at that size; one without is assumed right.
+ * are closed) and waiting until it is ready (harness/cdp/page-ready.ts; PAGE_ERR_* when it is not). An endpoint with a `size` only takes tasks at that size; one without is assumed right.
  * The runner never starts or stops these desktops; a desktop that stops answering is an infra error.
  */
 import { readFile } from 'node:fs/promises';
@@ -10,10 +10,10 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { checkCdpUrl } from '../../harness/cdp/success.ts';
 import { parseScreenSize, type ScreenSize } from '../../harness/desktop/size.ts';
-import { VncuaError } from '../../harness/errors.ts';
+import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { parseVncUrl } from '../../harness/rfb/transport.ts';
 import { issueField } from '../../harness/trace/parse.ts';
-import { cdpAnswers, navigatePage } from '../cdp-page.ts';
+import { cdpAnswers, navigatePage, withPageReady } from '../cdp-page.ts';
 import type { TaskIssue } from '../tasks.ts';
 import type { DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
@@ -137,14 +137,17 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         busy.delete(i);
         wake();
       };
-      try {
-        await navigatePage(e.cdpUrl, req.url, { timeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
-      } catch (cause) {
-        await release();
-        if (req.signal?.aborted) throw req.signal.reason;
-        throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${e.cdpUrl}) could not open ${req.url}: ${(cause as Error).message}`, { cause, details: { endpoint: i } });
-      }
-      return {
+      // Navigate while the agent starts (LeasedDesktop.ready).
+      const open = async (signal: AbortSignal) => {
+        try {
+          return await navigatePage(e.cdpUrl, req.url, { loadTimeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, signal });
+        } catch (cause) {
+          // The task page's own problem (refused, 404, blank, never settles) names the URL and the cause.
+          if (isVncuaError(cause) && cause.code !== 'PAGE_ERR_NO_PAGE') throw cause;
+          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${e.cdpUrl}) could not open ${req.url}: ${(cause as Error).message}`, { cause, details: { endpoint: i } });
+        }
+      };
+      const lease: LeasedDesktop = {
         vncUrl: e.vncUrl,
         cdpUrl: e.cdpUrl,
         width: e.size?.width ?? req.size.width,
@@ -156,6 +159,7 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         },
         release,
       };
+      return withPageReady(lease, open, req.signal);
     },
   };
 }

@@ -9,7 +9,7 @@ import type { ScreenSize } from '../../harness/desktop/size.ts';
 export interface DesktopRequest {
   /** Screen size. */
   size: ScreenSize;
-  /** The task's page (absolute URL): the desktop shows it, loaded, when acquire() resolves. */
+  /** The task's page (absolute URL): the desktop is opening it when acquire() resolves; LeasedDesktop.ready says when it is ready. */
   url: string;
   signal?: AbortSignal;
   /** Give up starting after this many ms (the provider's default otherwise). */
@@ -36,6 +36,13 @@ export interface LeasedDesktop {
   health(opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<DesktopProblem | null>;
   /** Tear the desktop down (or give it back). Idempotent; never throws. */
   release(): Promise<void>;
+  /**
+   * Settles once the task page is ready (harness/cdp/page-ready.ts: loaded, showing something, DOM
+   * settled), or rejects with PAGE_ERR_* naming the URL and the cause (an infra error). The runner
+   * passes it to agent.run({ ready }), so the agent connects while the page loads. Never an unhandled
+   * rejection; release() stops the wait. Absent: the desktop is ready when acquire() resolves.
+   */
+  ready?: Promise<unknown>;
 }
 
 /** A source of desktops. */

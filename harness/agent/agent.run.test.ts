@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { VncuaError } from '../errors.ts';
 import { readResult, readTrace } from '../trace/reader.ts';
 import { Agent } from './agent.ts';
 import type { AgentOptions } from './options.ts';
@@ -227,6 +228,37 @@ describe('Agent.run', () => {
     expect(inner).toMatchObject({ status: 'error', steps: 0, error: { code: 'AGENT_ERR_ILLEGAL_STATE' } });
     expect(r).toMatchObject({ status: 'finished', steps: 1 });
     expect(await expectFiles(o.outputDir, r)).toHaveLength(1);
+  });
+
+  it('ready: the first act() waits for it; a rejection ends the run with its error and no step; a cancel while waiting ends it cancelled', async () => {
+    const a = await options();
+    let readyDone = false;
+    let resolveReady: () => void = () => {};
+    const ready = new Promise<void>((r) => (resolveReady = r)).then(() => void (readyDone = true));
+    const seen: boolean[] = [];
+    const waiting = new FnAgent(a, async () => (seen.push(readyDone), true));
+    const run = waiting.run({ ready });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(waiting.calls).toBe(0);
+    resolveReady();
+    expect(await run).toMatchObject({ status: 'finished', steps: 1 });
+    expect(seen).toEqual([true]);
+
+    const b = await options();
+    const failing = new FnAgent(b, async () => true);
+    const err = new VncuaError('PAGE_ERR_HTTP_STATUS', 'the task page http://127.0.0.1:1/x answered HTTP 404', { details: { url: 'http://127.0.0.1:1/x', status: 404 } });
+    const r = await failing.run({ ready: Promise.reject(err) });
+    expect(r).toEqual({ status: 'error', steps: 0, durationMs: r.durationMs, error: { code: 'PAGE_ERR_HTTP_STATUS', message: err.message } });
+    expect(failing.calls).toBe(0);
+    expect(await expectFiles(b.outputDir, r)).toEqual([]);
+
+    const c = await options();
+    const ac = new AbortController();
+    const cancelled = new FnAgent(c, async () => true);
+    setTimeout(() => ac.abort(), 100);
+    const rc = await cancelled.run({ signal: ac.signal, ready: new Promise(() => {}) });
+    expect(rc).toMatchObject({ status: 'cancelled', steps: 0 });
+    expect(cancelled.calls).toBe(0);
   });
 
   it('a run that cannot write its output directory still resolves, with TRACE_ERR_WRITE', async () => {

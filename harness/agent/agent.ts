@@ -195,6 +195,8 @@ export abstract class Agent {
   /** Call act() until done, maxSteps, cancellation or an error; write result.json and execution.json. Never rejects. */
   async run(options: RunOptions = {}): Promise<AgentRunResult> {
     const t0 = performance.now();
+    // Its rejection is the run's to report (below), never an unhandled one while the run starts.
+    if (options?.ready instanceof Promise) options.ready.catch(() => {});
     if (this.#run) {
       return {
         status: 'error',
@@ -234,6 +236,7 @@ export abstract class Agent {
     let steps = 0;
     let opened = false;
     let recording: RecordingHandle | null = null;
+    let connecting: Promise<void> | null = null;
     let user: AbortSignal | undefined;
     const onUserAbort = () => controller.abort(cancelledError('the run', user?.reason));
     try {
@@ -248,14 +251,17 @@ export abstract class Agent {
           if (isVncuaError(e)) throw e;
           throw new VncuaError('RECORDER_ERR_NOT_STARTED', `The recording proxy could not be started: ${(e as Error)?.message ?? String(e)}. Pass record: false to run without recording.`, { cause: e });
         }
-        this.#connection.redirect(recording.url);
-        // Record from the start of the run, not from the first action that needs the screen (a first
-        // `wait` would have no "before" frame). A failure here shows again at that first action.
-        await this.#connection.driver(controller.signal).catch(() => {});
+        this.#connection.redirect(recording.url, recording);
       }
+      // Record from the start of the run, not from the first action that needs the screen (a first
+      // `wait` would have no "before" frame); with `ready`, connect while the desktop gets ready. A
+      // failure here shows again at the first action.
+      connecting = recorder || run.ready ? this.#connection.driver(controller.signal).then(() => {}, () => {}) : null;
       user = run.signal;
       if (user?.aborted) onUserAbort();
       else user?.addEventListener('abort', onUserAbort, { once: true });
+      if (run.ready) await raceAbort(run.ready, controller.signal);
+      await connecting;
       let done = false;
       while (!done && steps < run.maxSteps && !controller.signal.aborted) {
         done = await this.#step(controller);
@@ -280,6 +286,7 @@ export abstract class Agent {
       if (!controller.signal.aborted) controller.abort(cancelledError('an action called after the run ended'));
     }
     await settle(state.inFlight, IN_FLIGHT_GRACE_MS);
+    await connecting;
     this.#run = null;
     if (opened) {
       try {
@@ -647,4 +654,15 @@ async function settle(promises: Set<Promise<unknown>>, ms: number): Promise<void
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([Promise.allSettled([...promises]), new Promise((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
+}
+
+/** Settle with `p`, or reject with `signal.reason` as soon as it fires. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort!));
 }

@@ -6,9 +6,15 @@
  * An action is never replayed: a drop in the middle of an action fails that action with
  * AGENT_ERR_CONNECTION_LOST (part of its input may have been delivered), and the next action
  * reconnects.
+ *
+ * Through a relay (the recording proxy, `redirect()`), a failed connection is reported as a direct
+ * one to the desktop would have been: the relay's upstream error when it has one (RFB_ERR_CONNECT
+ * with the cause, RFB_ERR_TIMEOUT), else the client's own error naming the desktop's URL, never the
+ * relay's local port.
  */
 import { VncuaError } from '../errors.ts';
 import { connectVnc, type VncClient } from '../rfb/index.ts';
+import { parseVncUrl } from '../rfb/transport.ts';
 import type { Point } from './arguments.ts';
 import { InputDriver } from './input.ts';
 
@@ -30,10 +36,17 @@ export interface AgentConnectionOptions {
   timeoutMs?: number | undefined;
 }
 
+/** What the connection asks a relay it was redirected to. */
+export interface Relay {
+  /** Why the relay could not reach the desktop for the latest connection, as a direct connection's error; else null. */
+  upstreamError?(): VncuaError | null;
+}
+
 /** A lazily made, once-re-made VNC connection with its input driver. */
 export class AgentConnection {
   private driverValue: InputDriver | null = null;
   private urlOverride: string | null = null;
+  private relay: Relay | null = null;
   private connecting: Promise<InputDriver> | null = null;
   /** A connection was made before (a new attempt is a re-connection). */
   private hadConnection = false;
@@ -44,9 +57,10 @@ export class AgentConnection {
 
   constructor(private readonly options: AgentConnectionOptions) {}
 
-  /** Connect to `url` from now on (the next connection attempt uses it); null goes back to the options' URL. */
-  redirect(url: string | null): void {
+  /** Connect to `url` (a relay to the options' URL) from now on (the next attempt uses it); null goes back to the options' URL. */
+  redirect(url: string | null, relay: Relay | null = null): void {
     this.urlOverride = url;
+    this.relay = url === null ? null : relay;
   }
 
   /** The URL the next connection goes to. */
@@ -89,6 +103,19 @@ export class AgentConnection {
     }
   }
 
+  /** A connect error through the relay as a direct connection to the desktop would have given it (see the file comment). */
+  private asDirect(e: unknown): unknown {
+    const via = this.urlOverride;
+    if (via === null || via === this.options.url) return e;
+    const upstream = this.relay?.upstreamError?.() ?? null;
+    if (upstream) return upstream;
+    if (!(e instanceof VncuaError) || !e.code.startsWith('RFB_ERR_')) return e;
+    // The client names URLs as parsed (ws://host:port/): name the desktop's the same way.
+    const url = parseVncUrl(this.options.url).href;
+    const message = `${e.message.split(parseVncUrl(via).href).join(url)} (through the recording proxy)`;
+    return new VncuaError(e.code, message, { cause: e, details: { ...e.details, url, via } });
+  }
+
   private rememberPointer(d: InputDriver): void {
     this.lastPointer = d.pointer;
   }
@@ -98,14 +125,15 @@ export class AgentConnection {
     let client: VncClient;
     try {
       client = await connectVnc(this.url, { password: this.options.password, signal, timeoutMs: this.options.timeoutMs ?? CONNECT_TIMEOUT_MS });
-    } catch (e) {
+    } catch (caught) {
       if (signal?.aborted && signal.reason instanceof VncuaError) throw signal.reason;
+      const e = this.asDirect(caught);
       if (typeof e === 'object' && e !== null) connectErrors.add(e);
       if (!reconnecting) throw e;
       throw new VncuaError(
         'AGENT_ERR_CONNECTION_LOST',
-        `The VNC connection to ${this.url} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
-        { cause: e, details: { url: this.url } },
+        `The VNC connection to ${this.options.url} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
+        { cause: e, details: { url: this.options.url } },
       );
     }
     this.hadConnection = true;

@@ -64,6 +64,12 @@ export interface RunOptions {
   maxSteps?: number;
   /** Cancel the run: the current act() is abandoned at once and the run ends 'cancelled'. */
   signal?: AbortSignal;
+  /**
+   * Settles once the desktop is ready for the first act() (the eval runner passes the task page's
+   * waitForPageReady()): the run starts its recording and VNC connection meanwhile, and ends with status
+   * `error` and this promise's error (0 steps) if it rejects.
+   */
+  ready?: Promise<unknown>;
 }
 
 /** Default of run()'s maxSteps. */
@@ -94,6 +100,7 @@ export const agentOptionsSchema = z.strictObject({
 export const runOptionsSchema = z.strictObject({
   maxSteps: z.number().int().min(1).optional(),
   signal: z.instanceof(AbortSignal).optional(),
+  ready: z.instanceof(Promise).optional(),
 });
 
 /** AGENT_ERR_BAD_OPTIONS for `field`. */
@@ -172,8 +179,8 @@ export function resolveAgentOptions(input: unknown): ResolvedAgentOptions {
 }
 
 /** Validate run()'s options; throws AGENT_ERR_BAD_OPTIONS. */
-export function resolveRunOptions(input: unknown): { maxSteps: number; signal: AbortSignal | undefined } {
+export function resolveRunOptions(input: unknown): { maxSteps: number; signal: AbortSignal | undefined; ready: Promise<unknown> | undefined } {
   const parsed = runOptionsSchema.safeParse(input ?? {});
   if (!parsed.success) throw fromZod(parsed.error, input, 'run()');
-  return { maxSteps: parsed.data.maxSteps ?? DEFAULT_MAX_STEPS, signal: parsed.data.signal };
+  return { maxSteps: parsed.data.maxSteps ?? DEFAULT_MAX_STEPS, signal: parsed.data.signal, ready: parsed.data.ready as Promise<unknown> | undefined };
 }

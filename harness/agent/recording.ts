@@ -4,6 +4,7 @@
  * here with `registerRecorder()`. With a recorder registered, `run()` starts one recording proxy
  * per run into `<outputDir>/recording/` and points its VNC connection at the proxy.
  */
+import type { VncuaError } from '../errors.ts';
 
 /** What a recorder factory is given. */
 export interface RecorderStartOptions {
@@ -19,6 +20,11 @@ export interface RecorderStartOptions {
 export interface RecordingHandle {
   /** What the VNC client connects to instead of the desktop (e.g. tcp://127.0.0.1:PORT). */
   url: string;
+  /**
+   * When the latest connection through the recording could not reach the desktop: the error a direct
+   * connection to the desktop would have given (RFB_ERR_CONNECT / RFB_ERR_TIMEOUT naming its URL); else null.
+   */
+  upstreamError?(): VncuaError | null;
   /** Stop relaying and finish the recording; idempotent. */
   close(): Promise<void>;
 }

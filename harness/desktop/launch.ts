@@ -328,7 +328,11 @@ function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopE
       }
       try {
         if (isAlive(pid)) child.kill('SIGKILL');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+        // A timer that holds the event loop: the child is unref'd, so with nothing else alive an
+        // unref'd one let Node exit (code 13) before the 'exit' event of a script already gone came.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 2000)))]);
+        clearTimeout(timer);
       } catch {
         // already gone
       }

@@ -111,7 +111,8 @@ class Inbox implements TransportHandlers {
   }
 }
 
-function connectError(target: VncTarget, cause: unknown): VncuaError {
+/** RFB_ERR_CONNECT for `target` (refused, unreachable, TLS or upgrade failure): what a failed connect gives; a relay reports its upstream's failure with it too. */
+export function connectError(target: VncTarget, cause: unknown): VncuaError {
   const msg = cause instanceof Error ? cause.message : String(cause);
   return new VncuaError('RFB_ERR_CONNECT', `could not connect to ${target.href}: ${msg}; check the URL and that the VNC server (or its WebSocket bridge) is running`, { cause, details: { url: target.href } });
 }

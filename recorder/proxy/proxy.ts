@@ -18,7 +18,7 @@ import { type Direction, MANIFEST_FILE, type ManifestConnection, isStreamFileNam
 import { ManifestFile } from './manifest.ts';
 import { Relay } from './relay.ts';
 import { StreamFile, type WriteMode } from './stream-file.ts';
-import { dialUpstream } from './upstream.ts';
+import { dialUpstream, directError } from './upstream.ts';
 
 /** Default timeout of startRecordingProxy(), ms. */
 export const DEFAULT_START_TIMEOUT_MS = 10_000;
@@ -66,6 +66,12 @@ export interface RecordingProxy {
   readonly bytes: { client: number; server: number };
   /** The last error met while running (a failed upstream dial, a failed write), or null. */
   readonly lastError: VncuaError | null;
+  /**
+   * When the upstream dial of the latest viewer connection failed: the error a direct connection to
+   * the upstream would have given (RFB_ERR_CONNECT with the cause, or RFB_ERR_TIMEOUT, naming the
+   * upstream URL), so a client can report the desktop's URL and the real cause; else null.
+   */
+  upstreamError(): VncuaError | null;
   /** Stop listening, close every connection, finish the files and recording.json. Idempotent; never rejects. */
   close(): Promise<void>;
 }
@@ -139,6 +145,8 @@ class RecordingProxyServer implements RecordingProxy {
   connections = 0;
   readonly bytes = { client: 0, server: 0 };
   lastError: VncuaError | null = null;
+  /** The latest failed upstream dial and its connection's index. */
+  private dialFailure: { index: number; error: VncuaError } | null = null;
   private readonly manifest: ManifestFile;
   private readonly relays = new Set<Relay>();
   private readonly tcpServer = net.createServer({ noDelay: true });
@@ -221,6 +229,11 @@ class RecordingProxyServer implements RecordingProxy {
     return this.closing;
   }
 
+  upstreamError(): VncuaError | null {
+    const f = this.dialFailure;
+    return f && f.index === this.connections - 1 ? directError(f.error, this.target) : null;
+  }
+
   private report(e: unknown): void {
     this.lastError = isVncuaError(e) ? e : new VncuaError('RECORDER_ERR_WRITE', String(e), { cause: e });
   }
@@ -235,7 +248,11 @@ class RecordingProxyServer implements RecordingProxy {
     this.manifest.connections.push(entry);
     const files: Record<Direction, StreamFile | null> = { client: this.openFile('client', entry), server: this.openFile('server', entry) };
     const relay = new Relay(client, {
-      dial: (signal) => dialUpstream(this.target, { wsOrigin: this.options.wsOrigin, tls: this.options.tls, timeoutMs: this.connectTimeoutMs, signal }),
+      dial: (signal) =>
+        dialUpstream(this.target, { wsOrigin: this.options.wsOrigin, tls: this.options.tls, timeoutMs: this.connectTimeoutMs, signal }).catch((e: unknown) => {
+          if (isVncuaError(e)) this.dialFailure = { index, error: e };
+          throw e;
+        }),
       files,
       entry,
       count: (direction, n) => {

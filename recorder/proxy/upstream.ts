@@ -7,7 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { VncuaError } from '../../harness/errors.ts';
-import { newVncWebSocket, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
+import { connectError, newVncWebSocket, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
 import { type Endpoint, tcpEndpoint, wsEndpoint } from './endpoint.ts';
 
 /** What dialing needs besides the target. */
@@ -22,12 +22,32 @@ export interface DialOptions {
   signal: AbortSignal;
 }
 
-/** Connect to `target`; rejects with RECORDER_ERR_UPSTREAM_CONNECT, leaving nothing open. */
+/** Why a dial failed: no connection within the timeout, the connection failed (cause), or the proxy closed. */
+export type DialFailure = 'timeout' | 'failed' | 'aborted';
+
+/**
+ * The error a client connecting straight to `target` would have got for a dial failure of the proxy
+ * (`err` from dialUpstream): RFB_ERR_CONNECT with the cause (refused, unreachable, TLS, upgrade
+ * refused), or RFB_ERR_TIMEOUT; null when the dial was only aborted (the proxy was closing).
+ */
+export function directError(err: VncuaError, target: VncTarget): VncuaError | null {
+  const d = err.details as { reason?: DialFailure; timeoutMs?: number } | undefined;
+  if (d?.reason === 'timeout') {
+    return new VncuaError('RFB_ERR_TIMEOUT', `connecting to ${target.href} did not finish within ${d.timeoutMs} ms (the recording proxy got no connection to it)`, {
+      cause: err,
+      details: { url: target.href, timeoutMs: d.timeoutMs },
+    });
+  }
+  if (d?.reason === 'failed') return connectError(target, err.cause ?? err);
+  return null;
+}
+
+/** Connect to `target`; rejects with RECORDER_ERR_UPSTREAM_CONNECT (details: upstream, reason), leaving nothing open. */
 export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endpoint> {
   return new Promise<Endpoint>((resolve, reject) => {
     let cancel: () => void = () => {};
     let settled = false;
-    const fail = (why: string, cause?: unknown) => {
+    const fail = (why: string, cause?: unknown, reason: DialFailure = 'failed') => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -36,7 +56,7 @@ export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endp
       reject(
         new VncuaError('RECORDER_ERR_UPSTREAM_CONNECT', `the recording proxy could not connect to the upstream ${target.href}: ${why}; check that the VNC server (or its WebSocket bridge) is running`, {
           cause,
-          details: { upstream: target.href },
+          details: { upstream: target.href, reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
         }),
       );
     };
@@ -50,8 +70,8 @@ export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endp
       opts.signal.removeEventListener('abort', onAbort);
       resolve(ep);
     };
-    const onAbort = () => fail('the proxy was closed while connecting');
-    const timer = Number.isFinite(opts.timeoutMs) ? setTimeout(() => fail(`no connection within ${opts.timeoutMs} ms`), opts.timeoutMs) : undefined;
+    const onAbort = () => fail('the proxy was closed while connecting', undefined, 'aborted');
+    const timer = Number.isFinite(opts.timeoutMs) ? setTimeout(() => fail(`no connection within ${opts.timeoutMs} ms`, undefined, 'timeout'), opts.timeoutMs) : undefined;
     if (opts.signal.aborted) return onAbort();
     opts.signal.addEventListener('abort', onAbort, { once: true });
 
