@@ -248,7 +248,7 @@ describe('vncua eval: task pages that never load, and configuration errors', () 
       const tasksFile = join(dir, 'three.json');
       await writeFile(tasksFile, JSON.stringify(['a', 'b', 'c'].map((id) => ({ id, goal: 'Click the button', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
       const out = join(dir, 'auth-out');
-      const r = await evalChild(['--tasks', tasksFile, '--agent', 'chat', '--out', out, '--', '--base-url', api.baseURL, '--model', 'test-vlm'], { VNCUA_CHAT_API_KEY: 'sk-wrong' });
+      const r = await evalChild(['--tasks', tasksFile, '--agent', 'chat', '--workers', '1', '--out', out, '--', '--base-url', api.baseURL, '--model', 'test-vlm'], { VNCUA_CHAT_API_KEY: 'sk-wrong' });
       expect(r.code, r.stdout + r.stderr).toBe(2);
       const lines = r.stderr.split('\n').filter((l) => l.startsWith('vncua eval:'));
       expect(lines).toHaveLength(1);
