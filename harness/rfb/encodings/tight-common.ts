@@ -11,7 +11,8 @@
  *     1010 (0xA) TightPNG:         PngCompression: compact length n, U8[n]   a PNG of w x h
  *                Tight:            BasicCompression without zlib (TurboVNC/libvncserver "NoZlib",
  *     1110 (0xE) Tight:            same, with a filter-id byte)   see below
- *     0xxx       BasicCompression (Tight only; TightPNG rejects it):
+ *     0xxx       BasicCompression (Tight; TightPNG too, although its spec forbids it: QEMU
+ *                sends gradient-filtered rectangles under TightPNG with lossy=on):
  *                  bits 4..5 = zlib stream id, bit 6 (mode & 0x4) = a filter-id byte follows
  *     other      invalid (RFB_ERR_DECODE)
  *
@@ -121,9 +122,9 @@ export class TightRectDecoder implements RectDecoder {
     if (mode === MODE_JPEG) return this.decodeImage(q, ctl, 'jpeg');
     if (this.variant === 'tightpng') {
       if (mode === MODE_PNG_OR_NOZLIB) return this.decodeImage(q, ctl, 'png');
-      if (mode < MODE_FILL) {
-        throw decodeError(`TightPNG rectangle uses BasicCompression (control byte 0x${ctl.toString(16)}), which TightPNG forbids; the server is not speaking TightPNG`, { ctl, rect: this.rect });
-      }
+      // The spec forbids BasicCompression here, but QEMU sends gradient-filtered rectangles under
+      // TightPNG when lossy=on (its send_gradient_rect has no PNG path): decode them as Tight does.
+      if (mode < MODE_FILL) return this.decodeBasic(q, ctl, mode & 0x3, (mode & 0x4) !== 0, false);
       throw decodeError(`TightPNG control byte 0x${ctl.toString(16)} names no compression type (0x8 fill, 0x9 JPEG, 0xA PNG)`, { ctl, rect: this.rect });
     }
     if (mode < MODE_FILL) return this.decodeBasic(q, ctl, mode & 0x3, (mode & 0x4) !== 0, false);
