@@ -132,6 +132,13 @@ export class TightRectDecoder implements RectDecoder {
     throw decodeError(`Tight control byte 0x${ctl.toString(16)} names no compression type (0x0-0x7 basic, 0x8 fill, 0x9 JPEG)`, { ctl, rect: this.rect });
   }
 
+  /** Count a decoded rectangle of `kind` (DecodeContext.tightKinds). */
+  private counted(kind: string): true {
+    const k = this.ctx.tightKinds;
+    if (k) k.set(kind, (k.get(kind) ?? 0) + 1);
+    return true;
+  }
+
   /** Reset the zlib streams whose bits are set in the control byte. */
   private resetStreams(ctl: number): void {
     for (let i = 0; i < 4; i++) if (ctl & (1 << i)) this.ctx.tightStreams[i as 0 | 1 | 2 | 3].reset();
@@ -146,7 +153,7 @@ export class TightRectDecoder implements RectDecoder {
     const b = q.u8();
     const { x, y, width, height } = this.rect;
     if (width > 0 && height > 0) this.ctx.sink.fill(x, y, width, height, packRgb(r, g, b));
-    return true;
+    return this.counted('fill');
   }
 
   private decodeImage(q: ByteQueue, ctl: number, format: 'jpeg' | 'png'): boolean {
@@ -161,7 +168,7 @@ export class TightRectDecoder implements RectDecoder {
     const data = q.readBytes(len);
     const { x, y, width, height } = this.rect;
     if (width > 0 && height > 0) this.ctx.sink.image(x, y, width, height, format, data);
-    return true;
+    return this.counted(format);
   }
 
   private decodeBasic(q: ByteQueue, ctl: number, streamId: number, explicitFilter: boolean, noZlib: boolean): boolean {
@@ -214,7 +221,8 @@ export class TightRectDecoder implements RectDecoder {
       }
     }
 
-    if (w === 0 || h === 0) return true;
+    const kind = filter === FILTER_PALETTE ? 'palette' : filter === FILTER_GRADIENT ? 'gradient' : 'copy';
+    if (w === 0 || h === 0) return this.counted(kind);
     if (filter === FILTER_PALETTE) {
       if (colours <= 2) this.drawMono(data, colours, rowBytes);
       else this.drawIndexed(data, colours);
@@ -223,7 +231,7 @@ export class TightRectDecoder implements RectDecoder {
     } else {
       this.ctx.sink.blit(this.rect.x, this.rect.y, w, h, data, 0, rowBytes, 3);
     }
-    return true;
+    return this.counted(kind);
   }
 
   /** Copy `colours` TPIXELs at `offset` into palette32 (still unconsumed in the queue). */

@@ -82,7 +82,8 @@ describe('TightPNG', () => {
     ];
     expect(rects[0]!.payload[0]).toBe(0x70);
     expect(rects[0]!.payload[1]).toBe(2);
-    const ctx = await expectSameAtEverySplit(tightPngEncoding, rects, { width: 8, height: 7 });
+    const ctx = await expectSameAtEverySplit(tightPngEncoding, rects, { width: 8, height: 7, init: (c) => (c.tightKinds = new Map()) });
+    expect(Object.fromEntries(ctx.tightKinds!)).toEqual({ gradient: 2, png: 1 });
     expectPixels(ctx.fb, 0, 0, 6, 5, smooth);
     expectPixels(ctx.fb, 0, 5, 4, 2, rough);
     expectPixels(ctx.fb, 6, 0, 2, 7, rough);
