@@ -32,6 +32,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { FocusedField } from '../cdp/focused-field.ts';
 import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
@@ -66,6 +67,7 @@ import type { CaptureFormat } from '../rfb/screenshot.ts';
 import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
 import { registeredRecorder, type RecordingHandle } from './recording.ts';
 import { sleep } from './round-trip.ts';
+import { typeTextChecked } from './type-text.ts';
 
 /** What run() resolves to (and writes to result.json). */
 export type AgentRunResult = RunResult;
@@ -435,13 +437,26 @@ export abstract class Agent {
     });
   }
 
-  /** Type `text` exactly (any Unicode; "\n" is Return, "\t" is Tab). Recorded as type_text. */
+  /**
+   * Type `text` exactly (any Unicode; "\n" is Return, "\t" is Tab). Recorded as type_text. A character the server
+   * may drop (not on a US keymap) is checked over CDP and inserted with Input.insertText if it was dropped (see
+   * type-text.ts; the entry's meta says so).
+   */
   typeText(text: string): Promise<void> {
     return this.#action('type_text', () => ({ text }), () => ({ text }), async (signal) => {
       planTypeText(checkString('text', text), { prime: false });
       const d = await this.#driver(signal);
-      await d.keys(planTypeText(text, { alreadyMapped: d.mapped }), { signal });
+      const meta = await typeTextChecked(d, text, () => this.#focusedField(signal), { signal });
+      if (meta) this.attachMeta(meta);
     });
+  }
+
+  /** The focused field of the active page over CDP (null without a cdpUrl or an answer). */
+  async #focusedField(signal: AbortSignal): Promise<FocusedField | null> {
+    if (this.options.cdpUrl === null) return null;
+    this.#checker ??= new SuccessChecker(this.options.cdpUrl, this.options.successCheck);
+    const session = await this.#checker.activeSession({ signal, timeoutMs: CHECK_TIMEOUT_MS });
+    return session ? FocusedField.open(session) : null;
   }
 
   /** Go back or forward in the browser's history (Alt+Left / Alt+Right, as a user would). Recorded as page_navigation. */

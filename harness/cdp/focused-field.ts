@@ -1,0 +1,106 @@
+/**
+ * What typeText needs from the page over CDP to make sure no character is lost: the focused text
+ * field's content, a count of the Shift releases the page received, and `Input.insertText`.
+ *
+ * The page's own JavaScript sees none of it: the reads and the key-release counter run in an isolated
+ * world (`Page.createIsolatedWorld`, as extensions' content scripts do), which shares the DOM but not
+ * the page's globals, and the counter (of Shift releases, the fence typeText sends after a key it checks)
+ * is a passive capturing listener. `Input.insertText` is the
+ * fallback route: it inserts text at the caret as an input method commits it (input events, no key
+ * events).
+ */
+import type { CDPSession } from 'playwright-core';
+
+/** The focused text field: an <input>/<textarea> value with its selection, or a contenteditable's text. */
+export interface FieldState {
+  kind: 'value' | 'text';
+  value: string;
+  /** Selection start/end in UTF-16 units (null for contenteditable and input types without a selection). */
+  start: number | null;
+  end: number | null;
+}
+
+const WORLD = 'vncua-typing';
+
+/** Reads the focused field in the isolated world; null when the focus is not in an editable field of the main frame. */
+const STATE_EXPRESSION = `(() => {
+  const a = document.activeElement;
+  if (!a || a.tagName === 'IFRAME' || a.tagName === 'FRAME') return null;
+  if (a instanceof HTMLTextAreaElement || a instanceof HTMLInputElement) {
+    let start = null, end = null;
+    try { start = a.selectionStart; end = a.selectionEnd; } catch (e) { /* no selection on this input type */ }
+    return { kind: 'value', value: a.value, start, end };
+  }
+  if (a.isContentEditable) return { kind: 'text', value: a.textContent || '', start: null, end: null };
+  return null;
+})()`;
+
+/** Counts Shift releases (the fence typeText sends after a key it must check). */
+const INSTALL_EXPRESSION = `(() => {
+  if (typeof globalThis.__vncuaFences !== 'number') {
+    globalThis.__vncuaFences = 0;
+    addEventListener('keyup', (e) => { if (e.key === 'Shift') globalThis.__vncuaFences++; }, { capture: true, passive: true });
+  }
+  return globalThis.__vncuaFences;
+})()`;
+
+/** The focused field of one page, read and written over its CDP session. */
+export class FocusedField {
+  private constructor(
+    private readonly session: CDPSession,
+    private readonly contextId: number,
+  ) {}
+
+  /** Open the isolated world on the page's main frame and install the Shift-release counter; null when the page does not allow it. */
+  static async open(session: CDPSession): Promise<FocusedField | null> {
+    try {
+      const tree = await session.send('Page.getFrameTree');
+      const world = await session.send('Page.createIsolatedWorld', { frameId: tree.frameTree.frame.id, worldName: WORLD });
+      const f = new FocusedField(session, world.executionContextId);
+      if (typeof (await f.evaluate(INSTALL_EXPRESSION)) !== 'number') return null;
+      return f;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The focused field's content, or null when the focus is not in an editable field (or the page is between documents). */
+  async state(): Promise<FieldState | null> {
+    try {
+      const v = await this.evaluate(STATE_EXPRESSION);
+      return v && typeof v === 'object' ? (v as FieldState) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Shift releases the page received since open() (-1 when it cannot be read: the document changed). */
+  async fences(): Promise<number> {
+    try {
+      const v = await this.evaluate('globalThis.__vncuaFences');
+      return typeof v === 'number' ? v : -1;
+    } catch {
+      return -1;
+    }
+  }
+
+  /** Insert `text` at the caret of the focused field (CDP Input.insertText). */
+  async insertText(text: string): Promise<void> {
+    await this.session.send('Input.insertText', { text });
+  }
+
+  private async evaluate(expression: string): Promise<unknown> {
+    const r = await this.session.send('Runtime.evaluate', { expression, contextId: this.contextId, returnByValue: true, silent: true });
+    if (r.exceptionDetails) throw new Error(r.exceptionDetails.text);
+    return r.result.value;
+  }
+}
+
+/** The content `before` should have after `text` replaced its selection (or was appended, when the selection is unknown). */
+export function expectedAfterTyping(before: FieldState, text: string): FieldState {
+  const start = before.start ?? before.value.length;
+  const end = before.end ?? start;
+  const value = before.value.slice(0, start) + text + before.value.slice(end);
+  const caret = before.start === null ? null : start + text.length;
+  return { kind: before.kind, value, start: caret, end: caret };
+}
