@@ -37,7 +37,7 @@ export const ERROR_CODES = {
   ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
   ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',
   ACTION_ERR_OFF_SCREEN: 'A mouse action was given a position outside the screen (details: argument, value, allowed range).',
-  ACTION_ERR_TEXT_NOT_DELIVERED: 'typeText could not deliver some characters: the server dropped them and the CDP fallback (Input.insertText) failed, or the focused field changed otherwise (details: text, characters).',
+  ACTION_ERR_TEXT_NOT_DELIVERED: 'typeText could not deliver some characters: the server dropped them and the CDP fallback (Input.insertText) failed (details: text, characters).',
   ACTION_ERR_FAILED: 'An action failed for an unexpected reason that has no code of its own (an internal error; the message says what happened).',
   // Agent (harness/agent)
   AGENT_ERR_BAD_OPTIONS: 'An Agent constructor option or run() option is missing or invalid (details name the field).',

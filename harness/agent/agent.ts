@@ -386,7 +386,9 @@ export abstract class Agent {
         clickType = checkChoice('clickType', o.clickType ?? 'single', CLICK_TYPES);
         const d = await this.#driver(signal);
         const at = o.position === undefined ? d.pointer : checkPosition('position', o.position, d.size);
-        await d.click(at, BUTTON_BITS[button], CLICK_COUNTS[clickType], { signal });
+        const r = await d.click(at, BUTTON_BITS[button], CLICK_COUNTS[clickType], { signal });
+        // A multi-click made again because its presses came too far apart (a busy machine): say so in the trace.
+        if (r.attempts > 1) this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs) });
       },
     );
   }
@@ -523,6 +525,47 @@ export abstract class Agent {
     return d.client.waitForQuiet({ quietMs: options.quietMs ?? QUIET_SCREEN_MS, timeoutMs: options.timeoutMs ?? 2000, signal });
   }
 
+  /**
+   * After an input action: wait until the screen changed since that action began (at most `changeTimeoutMs`, default
+   * 1000), then until it is quiet (`quietMs`, default 300; at most `timeoutMs`, default 3000). On a busy machine a
+   * page's answer can take longer than a quiet window to show, so quiet alone is no sign the action took effect.
+   */
+  async waitForInputEffects(options: { changeTimeoutMs?: number; quietMs?: number; timeoutMs?: number } = {}): Promise<{ changed: boolean; quiet: boolean }> {
+    const signal = this.#run?.controller.signal;
+    const d = await this.#driver(signal);
+    let changed = true;
+    try {
+      await d.client.waitForUpdate({ after: d.inputStartVersion, timeoutMs: options.changeTimeoutMs ?? 1000, signal });
+    } catch (e) {
+      if (!isVncuaError(e, 'RFB_ERR_TIMEOUT')) throw e;
+      changed = false;
+    }
+    const quiet = await d.client.waitForQuiet({ quietMs: options.quietMs ?? QUIET_SCREEN_MS, timeoutMs: options.timeoutMs ?? 3000, signal });
+    return { changed, quiet };
+  }
+
+  /**
+   * Wait until the screen is not all one colour (at most `timeoutMs`, default 10 000): true once it shows something.
+   * A browser that has loaded its page may not have painted it yet on a busy machine (a black screen was seen with
+   * 8 desktops on 2 cores); input sent before the page is on screen is lost.
+   */
+  async waitForPaintedScreen(options: { timeoutMs?: number } = {}): Promise<boolean> {
+    const signal = this.#run?.controller.signal;
+    const d = await this.#driver(signal);
+    const end = performance.now() + (options.timeoutMs ?? 10_000);
+    for (;;) {
+      if (!isOneColour(d.client.framebuffer.data)) return true;
+      const left = end - performance.now();
+      if (left <= 0) return false;
+      try {
+        await d.client.waitForUpdate({ timeoutMs: left, signal });
+      } catch (e) {
+        if (!isVncuaError(e, 'RFB_ERR_TIMEOUT')) throw e;
+        return false;
+      }
+    }
+  }
+
   /** The URL of the browser's active page over CDP, or null when unknown (no cdpUrl, or no answer). */
   async currentUrl(): Promise<string | null> {
     if (this.options.cdpUrl === null) return null;
@@ -608,6 +651,14 @@ export abstract class Agent {
     p.then(forget, forget);
     return p;
   }
+}
+
+/** True when every pixel of an RGBA buffer has the same colour. */
+function isOneColour(rgba: Uint8Array): boolean {
+  const px = new Uint32Array(rgba.buffer, rgba.byteOffset, rgba.byteLength >>> 2);
+  const first = px[0];
+  for (let i = 1; i < px.length; i++) if (px[i] !== first) return false;
+  return true;
 }
 
 /** `{ x, y }` of a point as given (extra keys dropped), for the trace. */

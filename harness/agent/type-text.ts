@@ -7,19 +7,19 @@
  * US Xvfb), and Xvnc binds at most 19 new keysyms per server lifetime, then drops the others. Neither
  * says so over RFB. So each such character is typed on its own and checked over CDP, when a cdpUrl is
  * available:
- *   1. read the focused field (value and selection) in an isolated world (harness/cdp/focused-field.ts);
- *   2. type the character, then a Shift press/release as a fence, and wait until the page has received
- *      the fence's release (X delivers events in order: the character was handled before it);
- *   3. read the field again: the character arrived, or nothing changed (it was dropped): then insert it
- *      with CDP `Input.insertText` and check again.
+ *   1. read the focused field in an isolated world (harness/cdp/focused-field.ts) once the page has handled
+ *      every key sent before (a Shift press/release as a fence: X delivers events in order, so once the page
+ *      has seen the fence's release it has handled everything sent before it);
+ *   2. type the character and a fence, wait for the fence, read the field again: any change means the key
+ *      arrived (the page may transform it); no change means the server dropped it: it is inserted with CDP
+ *      `Input.insertText`.
  * The trace entry's meta says which characters took the fallback route (`typed_via:
- * 'keys+cdp_insert_text'`, `cdp_inserted`), and which could not be checked (`unverified`: no cdpUrl, the
- * focus not in a text field of the main frame, or no fence within FENCE_TIMEOUT_MS). A change that is
- * neither (the field changed otherwise) or a failed fallback is ACTION_ERR_TEXT_NOT_DELIVERED naming the
+ * 'keys+cdp_insert_text'`, `cdp_inserted`), which could not be checked (`unverified`: no cdpUrl, the focus not
+ * in a text field of the main frame, or no fence within FENCE_TIMEOUT_MS), and which the page refused both ways
+ * (`refused_by_page`, e.g. a full maxlength). A fallback that fails is ACTION_ERR_TEXT_NOT_DELIVERED naming the
  * characters. A text with no such character costs nothing more.
  */
 import type { FieldState, FocusedField } from '../cdp/focused-field.ts';
-import { expectedAfterTyping } from '../cdp/focused-field.ts';
 import { VncuaError } from '../errors.ts';
 import { KEYSYM, isOnUsKeymap, keysymForChar, planTypeText, type KeyStroke } from '../keys/index.ts';
 import type { InputDriver } from './input.ts';
@@ -51,15 +51,15 @@ export function splitForChecking(text: string): Array<{ text: string; check: boo
   return out;
 }
 
-/** Did `text` arrive in the field between `before` and `after`? */
-function arrived(before: FieldState, after: FieldState, text: string): boolean {
-  if (before.kind === 'value' && before.start !== null && after.kind === 'value') return after.value === expectedAfterTyping(before, text).value;
-  return after.value.length === before.value.length + text.length && after.value.includes(text);
-}
-
 function unchanged(before: FieldState, after: FieldState): boolean {
   return before.kind === after.kind && before.value === after.value;
 }
+
+/** A Shift press and release: the fence whose release tells that the page has handled every key sent before it. */
+const FENCE: KeyStroke[] = [
+  { keysym: KEYSYM.Shift_L, down: true },
+  { keysym: KEYSYM.Shift_L, down: false },
+];
 
 /**
  * Type `text` through `d`, checking over `field` (null: no CDP) every character the server may drop (see the
@@ -79,35 +79,51 @@ export async function typeTextChecked(
   const f = await field();
   const inserted: string[] = [];
   const unverified: string[] = [];
+  const refused: string[] = [];
+  let fences = f ? await f.fences() : -1;
+  /** The field once the page handled everything sent so far (undefined: not known; null: not a text field). */
+  let known: FieldState | null | undefined;
+  /** Send `plan` followed by a fence; the field once the page has handled it all (null when that cannot be known). */
+  const sendFenced = async (plan: KeyStroke[]): Promise<FieldState | null> => {
+    await d.keys([...plan, ...FENCE], o);
+    fences = await waitForFence(f!, fences, o.signal);
+    return fences < 0 ? null : await f!.state();
+  };
   for (const part of parts) {
     if (!part.check || !f) {
       await d.keys(planTypeText(part.text, { alreadyMapped: d.mapped }), o);
       if (part.check) unverified.push(part.text);
+      known = undefined;
       continue;
     }
     const ch = part.text;
-    const before = await f.state();
-    const fences = before ? await f.fences() : -1;
-    const plan: KeyStroke[] = [...planTypeText(ch, { alreadyMapped: d.mapped }), { keysym: KEYSYM.Shift_L, down: true }, { keysym: KEYSYM.Shift_L, down: false }];
-    await d.keys(plan, o);
-    if (!before || fences < 0 || !(await waitForFence(f, fences, o.signal))) {
+    // The page may still be handling keys sent earlier (the server has read them, the browser may lag behind).
+    if (known === undefined) known = await sendFenced([]);
+    const before = known;
+    if (!before) {
+      await d.keys(planTypeText(ch, { alreadyMapped: d.mapped }), o);
       unverified.push(ch);
+      known = undefined;
       continue;
     }
-    const after = await f.state();
-    if (after && arrived(before, after, ch)) continue;
-    if (!after || !unchanged(before, after)) {
-      throw notDelivered(text, [ch], `the focused field changed in another way after typing ${JSON.stringify(ch)}`);
+    const after = await sendFenced(planTypeText(ch, { alreadyMapped: d.mapped }));
+    if (!after) {
+      unverified.push(ch);
+      known = undefined;
+      continue;
     }
-    // Dropped by the server: insert it where the caret is.
+    known = after;
+    // Any change means the key reached the page (which may transform what it gets); none means it was dropped.
+    if (!unchanged(before, after)) continue;
     try {
       await f.insertText(ch);
     } catch (cause) {
       throw notDelivered(text, [ch], `the server dropped ${JSON.stringify(ch)} and CDP Input.insertText failed (${(cause as Error)?.message ?? String(cause)})`);
     }
     const fixed = await f.state();
-    if (!fixed || !arrived(before, fixed, ch)) throw notDelivered(text, [ch], `the server dropped ${JSON.stringify(ch)} and CDP Input.insertText did not insert it`);
-    inserted.push(ch);
+    known = fixed ?? undefined;
+    if (fixed && !unchanged(before, fixed)) inserted.push(ch);
+    else refused.push(ch);
   }
   const meta: Record<string, unknown> = {};
   if (inserted.length > 0) {
@@ -115,17 +131,18 @@ export async function typeTextChecked(
     meta.cdp_inserted = inserted;
   }
   if (unverified.length > 0) meta.unverified = unverified;
+  if (refused.length > 0) meta.refused_by_page = refused;
   return Object.keys(meta).length > 0 ? meta : undefined;
 }
 
-/** Wait until the page has seen one more Shift release than `from`; false after FENCE_TIMEOUT_MS. */
-async function waitForFence(f: FocusedField, from: number, signal?: AbortSignal): Promise<boolean> {
+/** Wait until the page has seen more Shift releases than `from`: the new count, or -1 (unreadable, or none within FENCE_TIMEOUT_MS). */
+async function waitForFence(f: FocusedField, from: number, signal?: AbortSignal): Promise<number> {
+  if (from < 0) return -1;
   const end = performance.now() + FENCE_TIMEOUT_MS;
   for (;;) {
     const n = await f.fences();
-    if (n < 0) return false;
-    if (n > from) return true;
-    if (performance.now() > end) return false;
+    if (n < 0 || n > from) return n;
+    if (performance.now() > end) return -1;
     await sleep(FENCE_POLL_MS, signal);
   }
 }

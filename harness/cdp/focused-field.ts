@@ -95,12 +95,3 @@ export class FocusedField {
     return r.result.value;
   }
 }
-
-/** The content `before` should have after `text` replaced its selection (or was appended, when the selection is unknown). */
-export function expectedAfterTyping(before: FieldState, text: string): FieldState {
-  const start = before.start ?? before.value.length;
-  const end = before.end ?? start;
-  const value = before.value.slice(0, start) + text + before.value.slice(end);
-  const caret = before.start === null ? null : start + text.length;
-  return { kind: before.kind, value, start: caret, end: caret };
-}

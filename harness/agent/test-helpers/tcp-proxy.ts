@@ -1,6 +1,7 @@
 /**
  * Test-only: a TCP proxy on 127.0.0.1:0 in front of a VNC server, so a test can cut the
- * agent's connection from the outside (`dropAll()`) or take the server away for good (`close()`).
+ * agent's connection from the outside (`dropAll()`), take the server away for good (`close()`),
+ * or hold back what the server sends for a while (`delayServer()`, as a busy machine does).
  */
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
@@ -10,6 +11,8 @@ export interface TcpProxy {
   url: string;
   /** Number of client connections accepted so far. */
   readonly accepted: number;
+  /** For the next `forMs`, deliver what the server sends `delayMs` late (in order). */
+  delayServer(delayMs: number, forMs: number): void;
   /** Destroy every open connection (both sides); new connections are still accepted. */
   dropAll(): void;
   /** Stop listening and destroy every connection. */
@@ -21,6 +24,8 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const t = new URL(target);
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let delayMs = 0;
+  let delayUntil = 0;
   const server: Server = createServer((client) => {
     accepted++;
     const upstream = connect({ host: t.hostname, port: Number(t.port) });
@@ -33,7 +38,14 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       });
     }
     client.pipe(upstream);
-    upstream.pipe(client);
+    let lastDue = 0;
+    upstream.on('data', (chunk: Buffer) => {
+      const now = Date.now();
+      const due = Math.max(now < delayUntil ? now + delayMs : now, lastDue);
+      lastDue = due;
+      if (due <= now) client.write(chunk);
+      else setTimeout(() => client.writable && client.write(chunk), due - now);
+    });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -46,6 +58,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     url: `tcp://127.0.0.1:${port}`,
     get accepted() {
       return accepted;
+    },
+    delayServer(ms, forMs) {
+      delayMs = ms;
+      delayUntil = Date.now() + forMs;
     },
     dropAll,
     close: () =>
