@@ -209,8 +209,9 @@ describe('slow round trips (a busy machine)', () => {
     try {
       const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: proxy.url, cdpUrl: desktop.cdpUrl }, async (a) => {
         await a.mouseMove({ x: 5, y: 5 }); // connect first: the delay is for the click's round trips
-        // Every answer of the server comes 300 ms late for 700 ms: the first attempt's presses are ~600 ms apart.
-        proxy.delayServer(300, 700);
+        // From the first press on, every answer of the server comes 300 ms late for 700 ms: the first attempt's
+        // presses are ~600 ms apart (the calm moment before it was still calm).
+        proxy.delayServerAfterPress(300, 700);
         await a.mouseClick({ position: { x: 90, y: 60 }, clickType: 'double' });
       });
       const r = await agent.run({ maxSteps: 1 });

@@ -545,7 +545,8 @@ export abstract class Agent {
   }
 
   /**
-   * Wait until the screen is not all one colour (at most `timeoutMs`, default 10 000): true once it shows something.
+   * Wait until the screen is not blank (one colour but for a cursor's worth of pixels; at most `timeoutMs`, default
+   * 10 000): true once it shows something.
    * A browser that has loaded its page may not have painted it yet on a busy machine (a black screen was seen with
    * 8 desktops on 2 cores); input sent before the page is on screen is lost.
    */
@@ -554,7 +555,7 @@ export abstract class Agent {
     const d = await this.#driver(signal);
     const end = performance.now() + (options.timeoutMs ?? 10_000);
     for (;;) {
-      if (!isOneColour(d.client.framebuffer.data)) return true;
+      if (!isBlank(d.client.framebuffer.data)) return true;
       const left = end - performance.now();
       if (left <= 0) return false;
       try {
@@ -653,11 +654,15 @@ export abstract class Agent {
   }
 }
 
-/** True when every pixel of an RGBA buffer has the same colour. */
-function isOneColour(rgba: Uint8Array): boolean {
+/** Pixels of another colour than the top-left one that a blank screen may still have: Xvnc draws the cursor into it. */
+const BLANK_SCREEN_OTHER_PIXELS = 2048;
+
+/** True when an RGBA screen is one colour but for at most BLANK_SCREEN_OTHER_PIXELS pixels (a cursor). */
+function isBlank(rgba: Uint8Array): boolean {
   const px = new Uint32Array(rgba.buffer, rgba.byteOffset, rgba.byteLength >>> 2);
   const first = px[0];
-  for (let i = 1; i < px.length; i++) if (px[i] !== first) return false;
+  let other = 0;
+  for (let i = 1; i < px.length; i++) if (px[i] !== first && ++other > BLANK_SCREEN_OTHER_PIXELS) return false;
   return true;
 }
 

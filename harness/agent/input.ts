@@ -51,7 +51,15 @@ export const MULTI_CLICK_MAX_GAP_MS = 250;
 /** After a multi-click whose presses came too far apart: wait past any double-click time, then click again. */
 export const MULTI_CLICK_RESET_MS = 600;
 /** Attempts at a multi-click whose presses keep coming too far apart. */
-export const MULTI_CLICK_ATTEMPTS = 3;
+export const MULTI_CLICK_ATTEMPTS = 5;
+/**
+ * Before each attempt at a multi-click, round trips until one completes within this (the process and the server
+ * answer promptly again: stalls of seconds were seen while 8 desktops started), for at most CALM_TIMEOUT_MS.
+ * x11vnc answers in ~43 ms (median).
+ */
+export const CALM_ROUND_TRIP_MS = 80;
+/** Longest wait for a calm moment before a multi-click attempt (then it is made anyway). */
+export const CALM_TIMEOUT_MS = 5000;
 
 /** How a click went: attempts made, and the widest span between two presses of the last attempt (ms; 0 for a single click). */
 export interface ClickReport {
@@ -123,12 +131,14 @@ export class InputDriver {
    * Move to `p`, then press and release `bit` `count` times (1, 2, 3 → click counts 1, 2, 3). A multi-click whose
    * presses came more than MULTI_CLICK_MAX_GAP_MS apart (send of one to acknowledgement of the next) may have
    * reached the page as separate clicks: it is made again after MULTI_CLICK_RESET_MS, up to MULTI_CLICK_ATTEMPTS times.
+   * Each attempt waits for a calm moment first (calm()).
    */
   async click(p: Point, bit: number, count: number, o: InputOptions = {}): Promise<ClickReport> {
     const report: ClickReport = { attempts: 0, widestGapMs: 0 };
     await this.guard(async () => {
       this.pointerTo(p.x, p.y);
       for (;;) {
+        if (count > 1) await this.calm(o);
         report.attempts++;
         report.widestGapMs = 0;
         let lastPressSent = 0;
@@ -242,6 +252,18 @@ export class InputDriver {
     this.unsynced = true;
     await this.sync(o);
     await waitUntil(sent + MIN_BUTTON_GAP_MS, o.signal);
+  }
+
+  /** Round trips until one takes at most CALM_ROUND_TRIP_MS, or CALM_TIMEOUT_MS passed. */
+  private async calm(o: InputOptions): Promise<void> {
+    const end = performance.now() + CALM_TIMEOUT_MS;
+    for (;;) {
+      const t = performance.now();
+      this.unsynced = true;
+      await this.sync(o);
+      const now = performance.now();
+      if (now - t <= CALM_ROUND_TRIP_MS || now > end) return;
+    }
   }
 
   /** The framebuffer version when the last input sequence began (to wait for its effects: Agent.waitForInputEffects). */

@@ -1,7 +1,7 @@
 /**
  * Test-only: a TCP proxy on 127.0.0.1:0 in front of a VNC server, so a test can cut the
  * agent's connection from the outside (`dropAll()`), take the server away for good (`close()`),
- * or hold back what the server sends for a while (`delayServer()`, as a busy machine does).
+ * or hold back what the server sends for a while (`delayServerAfterPress()`, as a busy machine does).
  */
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
@@ -11,8 +11,11 @@ export interface TcpProxy {
   url: string;
   /** Number of client connections accepted so far. */
   readonly accepted: number;
-  /** For the next `forMs`, deliver what the server sends `delayMs` late (in order). */
-  delayServer(delayMs: number, forMs: number): void;
+  /**
+   * From the client's next left-button press on (a chunk holding the PointerEvent bytes 5, 1), for `forMs`,
+   * deliver what the server sends `delayMs` late (in order): round trips stretch as on a busy machine.
+   */
+  delayServerAfterPress(delayMs: number, forMs: number): void;
   /** Destroy every open connection (both sides); new connections are still accepted. */
   dropAll(): void;
   /** Stop listening and destroy every connection. */
@@ -26,6 +29,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   let accepted = 0;
   let delayMs = 0;
   let delayUntil = 0;
+  let armed: { delayMs: number; forMs: number } | null = null;
   const server: Server = createServer((client) => {
     accepted++;
     const upstream = connect({ host: t.hostname, port: Number(t.port) });
@@ -37,7 +41,19 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
         upstream.destroy();
       });
     }
-    client.pipe(upstream);
+    client.on('data', (chunk: Buffer) => {
+      if (armed !== null) {
+        for (let i = 0; i + 1 < chunk.length; i++) {
+          if (chunk[i] === 5 && chunk[i + 1] === 1) {
+            delayMs = armed.delayMs;
+            delayUntil = Date.now() + armed.forMs;
+            armed = null;
+            break;
+          }
+        }
+      }
+      upstream.write(chunk);
+    });
     let lastDue = 0;
     upstream.on('data', (chunk: Buffer) => {
       const now = Date.now();
@@ -59,9 +75,8 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     get accepted() {
       return accepted;
     },
-    delayServer(ms, forMs) {
-      delayMs = ms;
-      delayUntil = Date.now() + forMs;
+    delayServerAfterPress(ms, forMs) {
+      armed = { delayMs: ms, forMs };
     },
     dropAll,
     close: () =>
