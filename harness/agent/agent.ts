@@ -67,6 +67,7 @@ import type { CaptureFormat } from '../rfb/screenshot.ts';
 import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
 import { registeredRecorder, type RecordingHandle } from './recording.ts';
 import { sleep } from './round-trip.ts';
+import { waitForEffects, waitForPainted } from './screen-waits.ts';
 import { typeTextChecked } from './type-text.ts';
 
 /** What run() resolves to (and writes to result.json). */
@@ -527,44 +528,19 @@ export abstract class Agent {
 
   /**
    * After an input action: wait until the screen changed since that action began (at most `changeTimeoutMs`, default
-   * 1000), then until it is quiet (`quietMs`, default 300; at most `timeoutMs`, default 3000). On a busy machine a
-   * page's answer can take longer than a quiet window to show, so quiet alone is no sign the action took effect.
+   * 1000), then until it is quiet (`quietMs`, default 300; at most `timeoutMs`, default 3000). See screen-waits.ts.
    */
   async waitForInputEffects(options: { changeTimeoutMs?: number; quietMs?: number; timeoutMs?: number } = {}): Promise<{ changed: boolean; quiet: boolean }> {
     const signal = this.#run?.controller.signal;
     const d = await this.#driver(signal);
-    let changed = true;
-    try {
-      await d.client.waitForUpdate({ after: d.inputStartVersion, timeoutMs: options.changeTimeoutMs ?? 1000, signal });
-    } catch (e) {
-      if (!isVncuaError(e, 'RFB_ERR_TIMEOUT')) throw e;
-      changed = false;
-    }
-    const quiet = await d.client.waitForQuiet({ quietMs: options.quietMs ?? QUIET_SCREEN_MS, timeoutMs: options.timeoutMs ?? 3000, signal });
-    return { changed, quiet };
+    return waitForEffects(d.client, d.inputStartVersion, { quietMs: QUIET_SCREEN_MS, ...options, signal });
   }
 
-  /**
-   * Wait until the screen is not blank (one colour but for a cursor's worth of pixels; at most `timeoutMs`, default
-   * 10 000): true once it shows something.
-   * A browser that has loaded its page may not have painted it yet on a busy machine (a black screen was seen with
-   * 8 desktops on 2 cores); input sent before the page is on screen is lost.
-   */
+  /** Wait until the screen is not blank (a cursor aside; at most `timeoutMs`, default 10 000): true once it shows something. See screen-waits.ts. */
   async waitForPaintedScreen(options: { timeoutMs?: number } = {}): Promise<boolean> {
     const signal = this.#run?.controller.signal;
     const d = await this.#driver(signal);
-    const end = performance.now() + (options.timeoutMs ?? 10_000);
-    for (;;) {
-      if (!isBlank(d.client.framebuffer.data)) return true;
-      const left = end - performance.now();
-      if (left <= 0) return false;
-      try {
-        await d.client.waitForUpdate({ timeoutMs: left, signal });
-      } catch (e) {
-        if (!isVncuaError(e, 'RFB_ERR_TIMEOUT')) throw e;
-        return false;
-      }
-    }
+    return waitForPainted(d.client, { ...options, signal });
   }
 
   /** The URL of the browser's active page over CDP, or null when unknown (no cdpUrl, or no answer). */
@@ -652,18 +628,6 @@ export abstract class Agent {
     p.then(forget, forget);
     return p;
   }
-}
-
-/** Pixels of another colour than the top-left one that a blank screen may still have: Xvnc draws the cursor into it. */
-const BLANK_SCREEN_OTHER_PIXELS = 2048;
-
-/** True when an RGBA screen is one colour but for at most BLANK_SCREEN_OTHER_PIXELS pixels (a cursor). */
-function isBlank(rgba: Uint8Array): boolean {
-  const px = new Uint32Array(rgba.buffer, rgba.byteOffset, rgba.byteLength >>> 2);
-  const first = px[0];
-  let other = 0;
-  for (let i = 1; i < px.length; i++) if (px[i] !== first && ++other > BLANK_SCREEN_OTHER_PIXELS) return false;
-  return true;
 }
 
 /** `{ x, y }` of a point as given (extra keys dropped), for the trace. */
