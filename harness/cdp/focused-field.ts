@@ -44,6 +44,9 @@ const INSTALL_EXPRESSION = `(() => {
   return globalThis.__vncuaFences;
 })()`;
 
+/** The world opened on each page session (see FocusedField.open). */
+const opened = new WeakMap<CDPSession, FocusedField>();
+
 /** The focused field of one page, read and written over its CDP session. */
 export class FocusedField {
   private constructor(
@@ -51,13 +54,20 @@ export class FocusedField {
     private readonly contextId: number,
   ) {}
 
-  /** Open the isolated world on the page's main frame and install the Shift-release counter; null when the page does not allow it. */
+  /**
+   * Open the isolated world on the page's main frame and install the Shift-release counter; null when the page does
+   * not allow it. The world is reused while its document lives (one world and one listener per document).
+   */
   static async open(session: CDPSession): Promise<FocusedField | null> {
+    const cached = opened.get(session);
+    if (cached && typeof (await cached.evaluate(INSTALL_EXPRESSION).catch(() => null)) === 'number') return cached;
+    opened.delete(session);
     try {
       const tree = await session.send('Page.getFrameTree');
       const world = await session.send('Page.createIsolatedWorld', { frameId: tree.frameTree.frame.id, worldName: WORLD });
       const f = new FocusedField(session, world.executionContextId);
       if (typeof (await f.evaluate(INSTALL_EXPRESSION)) !== 'number') return null;
+      opened.set(session, f);
       return f;
     } catch {
       return null;
