@@ -32,7 +32,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { FocusedField } from '../cdp/focused-field.ts';
+import { PageInput } from '../cdp/page-input.ts';
 import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
@@ -68,6 +68,7 @@ import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
 import { registeredRecorder, type RecordingHandle } from './recording.ts';
 import { sleep } from './round-trip.ts';
 import { waitForEffects, waitForPainted } from './screen-waits.ts';
+import { pageClickCheck } from './multi-click.ts';
 import { typeTextChecked } from './type-text.ts';
 
 /** What run() resolves to (and writes to result.json). */
@@ -387,9 +388,13 @@ export abstract class Agent {
         clickType = checkChoice('clickType', o.clickType ?? 'single', CLICK_TYPES);
         const d = await this.#driver(signal);
         const at = o.position === undefined ? d.pointer : checkPosition('position', o.position, d.size);
-        const r = await d.click(at, BUTTON_BITS[button], CLICK_COUNTS[clickType], { signal });
-        // A multi-click made again because its presses came too far apart (a busy machine): say so in the trace.
-        if (r.attempts > 1) this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs) });
+        const count = CLICK_COUNTS[clickType];
+        // A multi-click is checked against the page's own click count when CDP can tell (multi-click.ts).
+        const page = count > 1 ? await this.#pageInput(signal) : null;
+        const check = page ? await pageClickCheck(page, count, signal) : null;
+        const r = await d.click(at, BUTTON_BITS[button], count, { signal, landed: check?.landed });
+        // A multi-click made again (the page counted separate clicks, or its presses came too far apart): say so in the trace.
+        if (r.attempts > 1) this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs), ...(check ? { click_count_seen: check.lastDetail() } : {}) });
       },
     );
   }
@@ -449,17 +454,17 @@ export abstract class Agent {
     return this.#action('type_text', () => ({ text }), () => ({ text }), async (signal) => {
       planTypeText(checkString('text', text), { prime: false });
       const d = await this.#driver(signal);
-      const meta = await typeTextChecked(d, text, () => this.#focusedField(signal), { signal });
+      const meta = await typeTextChecked(d, text, () => this.#pageInput(signal), { signal });
       if (meta) this.attachMeta(meta);
     });
   }
 
-  /** The focused field of the active page over CDP (null without a cdpUrl or an answer). */
-  async #focusedField(signal: AbortSignal): Promise<FocusedField | null> {
+  /** What the active page received, over CDP (null without a cdpUrl or an answer). */
+  async #pageInput(signal: AbortSignal): Promise<PageInput | null> {
     if (this.options.cdpUrl === null) return null;
     this.#checker ??= new SuccessChecker(this.options.cdpUrl, this.options.successCheck);
     const session = await this.#checker.activeSession({ signal, timeoutMs: CHECK_TIMEOUT_MS });
-    return session ? FocusedField.open(session) : null;
+    return session ? PageInput.open(session) : null;
   }
 
   /** Go back or forward in the browser's history (Alt+Left / Alt+Right, as a user would). Recorded as page_navigation. */

@@ -72,6 +72,12 @@ export interface InputOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** Options of click(). */
+export interface ClickOptions extends InputOptions {
+  /** After each attempt of a multi-click: did the page count it (true / false), or unknown (null)? See multi-click.ts. */
+  landed?: (() => Promise<boolean | null>) | undefined;
+}
+
 /** Sends paced input over one VncClient; remembers which keysyms it bound on the server (keymap priming). */
 export class InputDriver {
   /** Keysyms this connection has primed on the server (see harness/keys/plan.ts). */
@@ -131,9 +137,10 @@ export class InputDriver {
    * Move to `p`, then press and release `bit` `count` times (1, 2, 3 → click counts 1, 2, 3). A multi-click whose
    * presses came more than MULTI_CLICK_MAX_GAP_MS apart (send of one to acknowledgement of the next) may have
    * reached the page as separate clicks: it is made again after MULTI_CLICK_RESET_MS, up to MULTI_CLICK_ATTEMPTS times.
-   * Each attempt waits for a calm moment first (calm()).
+   * With `o.landed` (the page's own click count, over CDP) its answer decides instead when it has one. Each attempt
+   * waits for a calm moment first (calm()).
    */
-  async click(p: Point, bit: number, count: number, o: InputOptions = {}): Promise<ClickReport> {
+  async click(p: Point, bit: number, count: number, o: ClickOptions = {}): Promise<ClickReport> {
     const report: ClickReport = { attempts: 0, widestGapMs: 0 };
     await this.guard(async () => {
       this.pointerTo(p.x, p.y);
@@ -149,7 +156,10 @@ export class InputDriver {
           lastPressSent = sent;
           await this.button(bit, false, o);
         }
-        if (report.widestGapMs <= MULTI_CLICK_MAX_GAP_MS || report.attempts >= MULTI_CLICK_ATTEMPTS) break;
+        if (report.attempts >= MULTI_CLICK_ATTEMPTS) break;
+        // The page's word first (when it can tell); else the timing.
+        const landed = count > 1 && o.landed ? await o.landed() : null;
+        if (landed === true || (landed === null && report.widestGapMs <= MULTI_CLICK_MAX_GAP_MS)) break;
         await sleep(MULTI_CLICK_RESET_MS, o.signal);
       }
       await this.sync(o);

@@ -7,7 +7,7 @@
  * US Xvfb), and Xvnc binds at most 19 new keysyms per server lifetime, then drops the others. Neither
  * says so over RFB. So each such character is typed on its own and checked over CDP, when a cdpUrl is
  * available:
- *   1. read the focused field in an isolated world (harness/cdp/focused-field.ts) once the page has handled
+ *   1. read the focused field in an isolated world (harness/cdp/page-input.ts) once the page has handled
  *      every key sent before (a Shift press/release as a fence: X delivers events in order, so once the page
  *      has seen the fence's release it has handled everything sent before it);
  *   2. type the character and a fence, wait for the fence, read the field again: any change means the key
@@ -19,7 +19,7 @@
  * (`refused_by_page`, e.g. a full maxlength). A fallback that fails is ACTION_ERR_TEXT_NOT_DELIVERED naming the
  * characters. A text with no such character costs nothing more.
  */
-import type { FieldState, FocusedField } from '../cdp/focused-field.ts';
+import type { FieldState, PageInput } from '../cdp/page-input.ts';
 import { VncuaError } from '../errors.ts';
 import { KEYSYM, isOnUsKeymap, keysymForChar, planTypeText, type KeyStroke } from '../keys/index.ts';
 import type { InputDriver } from './input.ts';
@@ -68,7 +68,7 @@ const FENCE: KeyStroke[] = [
 export async function typeTextChecked(
   d: InputDriver,
   text: string,
-  field: () => Promise<FocusedField | null>,
+  field: () => Promise<PageInput | null>,
   o: { signal?: AbortSignal | undefined } = {},
 ): Promise<Record<string, unknown> | undefined> {
   const parts = splitForChecking(text);
@@ -136,7 +136,7 @@ export async function typeTextChecked(
 }
 
 /** Wait until the page has seen more Shift releases than `from`: the new count, or -1 (unreadable, or none within FENCE_TIMEOUT_MS). */
-async function waitForFence(f: FocusedField, from: number, signal?: AbortSignal): Promise<number> {
+async function waitForFence(f: PageInput, from: number, signal?: AbortSignal): Promise<number> {
   if (from < 0) return -1;
   const end = performance.now() + FENCE_TIMEOUT_MS;
   for (;;) {

@@ -1,11 +1,12 @@
 /**
- * What typeText needs from the page over CDP to make sure no character is lost: the focused text
- * field's content, a count of the Shift releases the page received, and `Input.insertText`.
+ * What the agent reads from the page over CDP to make sure no input is lost: for typeText, the focused text
+ * field's content, a count of the Shift releases the page received, and `Input.insertText`; for multi-clicks,
+ * a count of mouse presses and the last one's click count.
  *
  * The page's own JavaScript sees none of it: the reads and the key-release counter run in an isolated
  * world (`Page.createIsolatedWorld`, as extensions' content scripts do), which shares the DOM but not
  * the page's globals, and the counter (of Shift releases, the fence typeText sends after a key it checks)
- * is a passive capturing listener. `Input.insertText` is the
+ * and the press counter are passive capturing listeners. `Input.insertText` is the
  * fallback route: it inserts text at the caret as an input method commits it (input events, no key
  * events).
  */
@@ -35,20 +36,25 @@ const STATE_EXPRESSION = `(() => {
   return null;
 })()`;
 
-/** Counts Shift releases (the fence typeText sends after a key it must check). */
+/**
+ * Counts Shift releases (the fence typeText sends after a key it must check) and mouse presses with the last
+ * press's click count (what a multi-click must end with).
+ */
 const INSTALL_EXPRESSION = `(() => {
   if (typeof globalThis.__vncuaFences !== 'number') {
     globalThis.__vncuaFences = 0;
+    globalThis.__vncuaPresses = [0, 0];
     addEventListener('keyup', (e) => { if (e.key === 'Shift') globalThis.__vncuaFences++; }, { capture: true, passive: true });
+    addEventListener('mousedown', (e) => { globalThis.__vncuaPresses = [globalThis.__vncuaPresses[0] + 1, e.detail]; }, { capture: true, passive: true });
   }
   return globalThis.__vncuaFences;
 })()`;
 
-/** The world opened on each page session (see FocusedField.open). */
-const opened = new WeakMap<CDPSession, FocusedField>();
+/** The world opened on each page session (see PageInput.open). */
+const opened = new WeakMap<CDPSession, PageInput>();
 
-/** The focused field of one page, read and written over its CDP session. */
-export class FocusedField {
+/** What the page received, read over its CDP session: the focused field, fences, mouse presses; and Input.insertText. */
+export class PageInput {
   private constructor(
     private readonly session: CDPSession,
     private readonly contextId: number,
@@ -58,14 +64,14 @@ export class FocusedField {
    * Open the isolated world on the page's main frame and install the Shift-release counter; null when the page does
    * not allow it. The world is reused while its document lives (one world and one listener per document).
    */
-  static async open(session: CDPSession): Promise<FocusedField | null> {
+  static async open(session: CDPSession): Promise<PageInput | null> {
     const cached = opened.get(session);
     if (cached && typeof (await cached.evaluate(INSTALL_EXPRESSION).catch(() => null)) === 'number') return cached;
     opened.delete(session);
     try {
       const tree = await session.send('Page.getFrameTree');
       const world = await session.send('Page.createIsolatedWorld', { frameId: tree.frameTree.frame.id, worldName: WORLD });
-      const f = new FocusedField(session, world.executionContextId);
+      const f = new PageInput(session, world.executionContextId);
       if (typeof (await f.evaluate(INSTALL_EXPRESSION)) !== 'number') return null;
       opened.set(session, f);
       return f;
@@ -91,6 +97,16 @@ export class FocusedField {
       return typeof v === 'number' ? v : -1;
     } catch {
       return -1;
+    }
+  }
+
+  /** Mouse presses the page received since open(), and the click count (`detail`) of the last one; null when unreadable. */
+  async presses(): Promise<{ count: number; detail: number } | null> {
+    try {
+      const v = await this.evaluate('globalThis.__vncuaPresses');
+      return Array.isArray(v) && typeof v[0] === 'number' && typeof v[1] === 'number' ? { count: v[0], detail: v[1] } : null;
+    } catch {
+      return null;
     }
   }
 
