@@ -3,7 +3,8 @@
  * one entry per act() call, through the same `applyAction` as the scripted agent and `reenact()`.
  * Before each input entry (not wait or finish) it looks at the screen as an agent would: before the first one, until
  * the page is painted (Agent.waitForPaintedScreen) and quiet; after an input entry, until the screen changed and
- * went quiet (Agent.waitForInputEffects, bounded: an action that changes nothing costs ~1 s); else until quiet. The run ends when the trace ends: on its `finish` entry, or, if the trace has none, with a
+ * went quiet (Agent.waitForInputEffects, bounded: an action that changes nothing costs ~1 s); else until quiet. After
+ * the last input entry it waits for its effects too, before finishing (or a wait entry). The run ends when the trace ends: on its `finish` entry, or, if the trace has none, with a
  * `finish` the agent adds after the last entry (in the same act() call).
  *
  * Traces are validated with the scripted agent's parser (`parseScript`, SCRIPT_ERR_INVALID with one
@@ -90,8 +91,8 @@ export class ReplayAgent extends Agent {
     const step = this.steps[i];
     // Look before input, as a model-driven agent does: a menu that is still opening or a popup that is
     // still closing would swallow an input sent at once (a native <select> popup did, under load).
+    const previous = this.steps[i - 1];
     if (step && isInput(step)) {
-      const previous = this.steps[i - 1];
       if (!this.#sentInput) {
         // The first input: the page must be on screen (a loaded page may not be painted yet on a busy machine).
         await this.waitForPaintedScreen();
@@ -101,6 +102,10 @@ export class ReplayAgent extends Agent {
         await this.waitForInputEffects();
       } else await this.waitForQuietScreen();
       this.#sentInput = true;
+    } else if (previous && isInput(previous)) {
+      // Before declaring the task done (finish, or the end of the trace) or waiting: the last input's effects, as
+      // an agent looks before it says it is done; the success check after finish sees the page that answered.
+      await this.waitForInputEffects();
     }
     if (step === undefined) {
       await this.finish({ ...REPLAY_END_PARAMS });
@@ -109,6 +114,7 @@ export class ReplayAgent extends Agent {
     await applyAction(this, step, i);
     if (step.action === 'finish') return true;
     if (i === this.steps.length - 1) {
+      if (isInput(step)) await this.waitForInputEffects();
       await this.finish({ ...REPLAY_END_PARAMS });
       return true;
     }

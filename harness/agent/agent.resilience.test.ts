@@ -222,6 +222,8 @@ describe('slow round trips (a busy machine)', () => {
       expect(click.action).toBe('mouse_click');
       expect((click.meta as { click_attempts?: number }).click_attempts).toBeGreaterThanOrEqual(2);
       expect((click.meta as { click_widest_gap_ms?: number }).click_widest_gap_ms).toBeGreaterThanOrEqual(0);
+      // The page's own click count (over CDP) of the attempt that counted.
+      expect((click.meta as { click_count_seen?: number }).click_count_seen).toBe(2);
     } finally {
       await proxy.close();
     }
