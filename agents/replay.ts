@@ -1,8 +1,10 @@
 /**
  * `ReplayAgent`: replays a reference trace (an execution.json-style array of `{ action, params }`),
  * one entry per act() call, through the same `applyAction` as the scripted agent and `reenact()`.
- * Before each input entry (not wait or finish) it waits for the screen to be quiet (Agent.waitForQuietScreen), as an agent that
- * looks at the screen would. The run ends when the trace ends: on its `finish` entry, or, if the trace has none, with a
+ * Before each input entry (not wait or finish) it looks at the screen as an agent would: before the first one, until
+ * the page is painted (Agent.waitForPaintedScreen) and quiet; after an input entry, until the screen changed and
+ * went quiet (Agent.waitForInputEffects, bounded: an action that changes nothing costs ~1 s); else until quiet. After
+ * the last input entry it waits for its effects too, before finishing (or a wait entry). The run ends when the trace ends: on its `finish` entry, or, if the trace has none, with a
  * `finish` the agent adds after the last entry (in the same act() call).
  *
  * Traces are validated with the scripted agent's parser (`parseScript`, SCRIPT_ERR_INVALID with one
@@ -66,6 +68,7 @@ export class ReplayAgent extends Agent {
   /** The validated entries. */
   readonly steps: readonly ScriptStep[];
   #next = 0;
+  #sentInput = false;
 
   /** Loads and validates the trace (AGENT_ERR_NO_REFERENCE, SCRIPT_ERR_INVALID) and the Agent options (AGENT_ERR_BAD_OPTIONS). */
   constructor(options: ReplayAgentOptions) {
@@ -88,7 +91,22 @@ export class ReplayAgent extends Agent {
     const step = this.steps[i];
     // Look before input, as a model-driven agent does: a menu that is still opening or a popup that is
     // still closing would swallow an input sent at once (a native <select> popup did, under load).
-    if (step && step.action !== 'wait' && step.action !== 'finish') await this.waitForQuietScreen();
+    const previous = this.steps[i - 1];
+    if (step && isInput(step)) {
+      if (!this.#sentInput) {
+        // The first input: the page must be on screen (a loaded page may not be painted yet on a busy machine).
+        await this.waitForPaintedScreen();
+        await this.waitForQuietScreen();
+      } else if (previous && isInput(previous)) {
+        // The previous step's effects: on a busy machine they can take longer to show than a quiet window.
+        await this.waitForInputEffects();
+      } else await this.waitForQuietScreen();
+      this.#sentInput = true;
+    } else if (previous && isInput(previous)) {
+      // Before declaring the task done (finish, or the end of the trace) or waiting: the last input's effects, as
+      // an agent looks before it says it is done; the success check after finish sees the page that answered.
+      await this.waitForInputEffects();
+    }
     if (step === undefined) {
       await this.finish({ ...REPLAY_END_PARAMS });
       return true;
@@ -96,11 +114,17 @@ export class ReplayAgent extends Agent {
     await applyAction(this, step, i);
     if (step.action === 'finish') return true;
     if (i === this.steps.length - 1) {
+      if (isInput(step)) await this.waitForInputEffects();
       await this.finish({ ...REPLAY_END_PARAMS });
       return true;
     }
     return false;
   }
+}
+
+/** Entries that send input (not wait or finish). */
+function isInput(step: ScriptStep): boolean {
+  return step.action !== 'wait' && step.action !== 'finish';
 }
 
 /**

@@ -194,6 +194,24 @@ async function withCheck(d: Desk): Promise<string> {
     });
     const r = await agent.run({ maxSteps: 1 });
     if (r.status !== 'finished') throw new Error(`check run ended ${r.status}: ${r.error?.message}`);
+    // typeText with a cdpUrl: characters off the US keymap are each checked over CDP (type-text.ts), ASCII is not.
+    const typedAscii: number[] = [];
+    const typedChecked: number[] = [];
+    const typing = new FnAgent({ outputDir: join(dir, 'typing'), vncUrl: d.vncUrl, cdpUrl: d.cdpUrl }, async (a) => {
+      await a.mouseClick({ position: { x: 300, y: 150 } });
+      await a.typeText('é€ÿ');
+      for (let k = 0; k < REPS + 2; k++) {
+        let t = performance.now();
+        await a.typeText('hello world');
+        if (k >= 2) typedAscii.push(performance.now() - t);
+        t = performance.now();
+        await a.typeText('é€ÿ');
+        if (k >= 2) typedChecked.push(performance.now() - t);
+      }
+      return true;
+    });
+    const tr = await typing.run({ maxSteps: 1 });
+    if (tr.status !== 'finished') throw new Error(`typing run ended ${tr.status}: ${tr.error?.message}`);
     const step = moves.map((m, i) => m + shots[i]!);
     return [
       `### Success check and a recorded action (${REPS} each, Xvnc, default sentinel)`,
@@ -204,6 +222,8 @@ async function withCheck(d: Desk): Promise<string> {
           ['checkTaskSuccess() (one Runtime.evaluate on the persistent CDP connection)', stat(checks)],
           ['screenshot() after the pointer moved (copy, cursor, PNG encode)', stat(shots)],
           ['mouseMove with its success check and trace append', stat(moves)],
+          ['typeText "hello world" with its success check (no character to check)', stat(typedAscii)],
+          ['typeText "é€ÿ" with its success check, each character checked over CDP (fence + 2 reads)', stat(typedChecked)],
           ['screenshot() + mouseMove with check (what uitask does per action)', stat(step)],
           ['uitask per recorded action (screenshot + fixed 300 ms sleep + fresh Playwright connection ≈ 450 ms)', '≈ 770'],
         ],

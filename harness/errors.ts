@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
   ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',
   ACTION_ERR_OFF_SCREEN: 'A mouse action was given a position outside the screen (details: argument, value, allowed range).',
+  ACTION_ERR_TEXT_NOT_DELIVERED: 'typeText could not deliver some characters: the server dropped them and the CDP fallback (Input.insertText) failed (details: text, characters).',
   ACTION_ERR_FAILED: 'An action failed for an unexpected reason that has no code of its own (an internal error; the message says what happened).',
   // Agent (harness/agent)
   AGENT_ERR_BAD_OPTIONS: 'An Agent constructor option or run() option is missing or invalid (details name the field).',
@@ -113,7 +114,8 @@ export const ERROR_CODES = {
   RECORDING_ERR_PIXEL_FORMAT: 'The recorded client used a pixel format other than vncua\'s (32 bpp, depth 24, little-endian true colour, red/green/blue shifts 0/8/16); that connection cannot be replayed.',
   RECORDING_ERR_DECODE: 'The recorded server stream cannot be replayed past some point (corrupt data, an encoding or security type this client does not decode); frames up to that point are used (details: connection, offset, time, cause).',
   RECORDING_ERR_CLIENT_STREAM: 'The recorded client stream holds a message that cannot be parsed; client events (pointer, keys) after it are unknown.',
-  RECORDING_ERR_NOT_REACHED: 'An action lies outside what the recording shows (before its first complete frame, or after its data ends): that image is null.',
+  RECORDING_ERR_NOT_REACHED: 'An action lies before the recording\'s first complete frame: that image is null.',
+  RECORDING_ERR_STALE_FRAME: 'An image shows an older screen than its instant (the recording is damaged or cannot be replayed past that point, or its data ends before): it is marked stale in action_screenshots.json, with the reason and the instant it shows.',
   PROCESS_ERR_WRITE: 'A post-processing output (action_screenshots/, action_screenshots.json) could not be written (directory not writable, disk full).',
   PROCESS_ERR_NO_RUNS: 'vncua process found no run directory (execution.json or partial_execution.json beside a recording/ directory) under the given root.',
   PROCESS_ERR_WORKER: 'A post-processing worker process died or answered garbage while processing a run (the run is reported failed; the others go on).',

@@ -206,6 +206,33 @@ describe('crash', () => {
   });
 });
 
+describe('slow round trips (a busy machine)', () => {
+  it('a double click whose presses came too far apart is made again past the double-click time, and the trace says so', async () => {
+    const proxy = await startTcpProxy(desktop.tcpUrl);
+    try {
+      const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: proxy.url, cdpUrl: desktop.cdpUrl }, async (a) => {
+        await a.mouseMove({ x: 5, y: 5 }); // connect first: the delay is for the click's round trips
+        // From the first press on, every answer of the server comes 300 ms late for 700 ms: the first attempt's
+        // presses are ~600 ms apart (the calm moment before it was still calm).
+        proxy.delayServerAfterPress(300, 700);
+        await a.mouseClick({ position: { x: 90, y: 60 }, clickType: 'double' });
+      });
+      const r = await agent.run({ maxSteps: 1 });
+      expect(r.status).toBe('finished');
+      const s = await desktop.settle((st) => st.events.some((e) => e.type === 'dblclick'));
+      expect(s.events.filter((e) => e.type === 'dblclick').map((e) => [e.x, e.y])).toContainEqual([90, 60]);
+      const click = (await readTrace(out.dir)).entries.at(-1)!;
+      expect(click.action).toBe('mouse_click');
+      expect((click.meta as { click_attempts?: number }).click_attempts).toBeGreaterThanOrEqual(2);
+      expect((click.meta as { click_widest_gap_ms?: number }).click_widest_gap_ms).toBeGreaterThanOrEqual(0);
+      // The page's own click count (over CDP) of the attempt that counted.
+      expect((click.meta as { click_count_seen?: number }).click_count_seen).toBe(2);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('password', () => {
   it('the password option reaches the VNC server: right one acts, wrong one ends the run with RFB_ERR_AUTH_FAILED', async () => {
     const locked = await launchDesktop({ password: 'secret12' });

@@ -36,6 +36,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { PageInput } from '../cdp/page-input.ts';
 import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
@@ -71,6 +72,9 @@ import type { CaptureFormat } from '../rfb/screenshot.ts';
 import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
 import { registeredRecorder, type RecordingHandle } from './recording.ts';
 import { sleep } from './round-trip.ts';
+import { waitForEffects, waitForPainted } from './screen-waits.ts';
+import { pageClickCheck } from './multi-click.ts';
+import { typeTextChecked } from './type-text.ts';
 
 /** What run() resolves to (and writes to result.json). */
 export type AgentRunResult = RunResult;
@@ -422,7 +426,13 @@ export abstract class Agent {
         clickType = checkChoice('clickType', o.clickType ?? 'single', CLICK_TYPES);
         const d = await this.#driver(signal);
         const at = o.position === undefined ? d.pointer : checkPosition('position', o.position, d.size);
-        await d.click(at, BUTTON_BITS[button], CLICK_COUNTS[clickType], { signal });
+        const count = CLICK_COUNTS[clickType];
+        // A multi-click is checked against the page's own click count when CDP can tell (multi-click.ts).
+        const page = count > 1 ? await this.#pageInput(signal) : null;
+        const check = page ? await pageClickCheck(page, count, signal) : null;
+        const r = await d.click(at, BUTTON_BITS[button], count, { signal, landed: check?.landed });
+        // A multi-click made again (the page counted separate clicks, or its presses came too far apart): say so in the trace.
+        if (r.attempts > 1) this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs), ...(check ? { click_count_seen: check.lastDetail() } : {}) });
       },
     );
   }
@@ -473,13 +483,26 @@ export abstract class Agent {
     });
   }
 
-  /** Type `text` exactly (any Unicode; "\n" is Return, "\t" is Tab). Recorded as type_text. */
+  /**
+   * Type `text` exactly (any Unicode; "\n" is Return, "\t" is Tab). Recorded as type_text. A character the server
+   * may drop (not on a US keymap) is checked over CDP and inserted with Input.insertText if it was dropped (see
+   * type-text.ts; the entry's meta says so).
+   */
   typeText(text: string): Promise<void> {
     return this.#action('type_text', () => ({ text }), () => ({ text }), async (signal) => {
       planTypeText(checkString('text', text), { prime: false });
       const d = await this.#driver(signal);
-      await d.keys(planTypeText(text, { alreadyMapped: d.mapped }), { signal });
+      const meta = await typeTextChecked(d, text, () => this.#pageInput(signal), { signal });
+      if (meta) this.attachMeta(meta);
     });
+  }
+
+  /** What the active page received, over CDP (null without a cdpUrl or an answer). */
+  async #pageInput(signal: AbortSignal): Promise<PageInput | null> {
+    if (this.options.cdpUrl === null) return null;
+    this.#checker ??= new SuccessChecker(this.options.cdpUrl, this.options.successCheck);
+    const session = await this.#checker.activeSession({ signal, timeoutMs: CHECK_TIMEOUT_MS });
+    return session ? PageInput.open(session) : null;
   }
 
   /** Go back or forward in the browser's history (Alt+Left / Alt+Right, as a user would). Recorded as page_navigation. */
@@ -544,6 +567,23 @@ export abstract class Agent {
     const signal = this.#run?.controller.signal;
     const d = await this.#driver(signal);
     return d.client.waitForQuiet({ quietMs: options.quietMs ?? QUIET_SCREEN_MS, timeoutMs: options.timeoutMs ?? 2000, signal });
+  }
+
+  /**
+   * After an input action: wait until the screen changed since that action began (at most `changeTimeoutMs`, default
+   * 1000), then until it is quiet (`quietMs`, default 300; at most `timeoutMs`, default 3000). See screen-waits.ts.
+   */
+  async waitForInputEffects(options: { changeTimeoutMs?: number; quietMs?: number; timeoutMs?: number } = {}): Promise<{ changed: boolean; quiet: boolean }> {
+    const signal = this.#run?.controller.signal;
+    const d = await this.#driver(signal);
+    return waitForEffects(d.client, d.inputStartVersion, { quietMs: QUIET_SCREEN_MS, ...options, signal });
+  }
+
+  /** Wait until the screen is not blank (a cursor aside; at most `timeoutMs`, default 10 000): true once it shows something. See screen-waits.ts. */
+  async waitForPaintedScreen(options: { timeoutMs?: number } = {}): Promise<boolean> {
+    const signal = this.#run?.controller.signal;
+    const d = await this.#driver(signal);
+    return waitForPainted(d.client, { ...options, signal });
   }
 
   /** The URL of the browser's active page over CDP, or null when unknown (no cdpUrl, or no answer). */

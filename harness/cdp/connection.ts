@@ -150,6 +150,11 @@ export class CdpConnection {
     }
   }
 
+  /** The raw CDP session of a page (made on first use, then reused). */
+  sessionOf(t: TrackedPage): Promise<CDPSession> {
+    return this.session(t);
+  }
+
   private session(t: TrackedPage): Promise<CDPSession> {
     if (t.session) return t.session;
     const p = t.page

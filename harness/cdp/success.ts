@@ -14,6 +14,7 @@
  * Which page is "active": see active-page.ts. The pick is cached; it is redone when a page opens or
  * closes, or when the cached page is not visible-and-focused while other pages exist.
  */
+import type { CDPSession } from 'playwright-core';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { pickActive, type PageView } from './active-page.ts';
 import { Budget, BudgetExpired, checkPositiveMs, type CheckOptions } from './budget.ts';
@@ -149,6 +150,24 @@ export class SuccessChecker {
       const cached = conn.cached;
       const active = cached && !conn.changed && candidates.includes(cached) ? cached : await this.pick(conn, candidates, budget);
       return active.page.url();
+    } catch {
+      return null;
+    } finally {
+      budget.dispose();
+    }
+  }
+
+  /** The raw CDP session of the active page (the one checks probe), or null when CDP gives no answer or there is no page. */
+  async activeSession(opts: CheckOptions = {}): Promise<CDPSession | null> {
+    if (this.closed) return null;
+    const budget = new Budget(opts, this.timeoutMs);
+    try {
+      const conn = await budget.race(this.connection());
+      const candidates = conn.candidates();
+      if (candidates.length === 0) return null;
+      const cached = conn.cached;
+      const active = cached && !conn.changed && candidates.includes(cached) ? cached : await this.pick(conn, candidates, budget);
+      return await budget.race(conn.sessionOf(active));
     } catch {
       return null;
     } finally {

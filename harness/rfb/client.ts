@@ -162,6 +162,11 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
     return out;
   }
 
+  /** Tight / TightPNG rectangles received so far by kind (fill, jpeg, png, copy, palette, gradient): what a Tight server really sends. */
+  tightStats(): Record<string, number> {
+    return Object.fromEntries(this.session.tightKinds);
+  }
+
   /** Current framebuffer size. */
   resolution(): { width: number; height: number } {
     return this.session.size;

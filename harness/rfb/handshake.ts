@@ -93,7 +93,7 @@ export function tryReadProtocolVersion(q: ByteQueue, max: RfbVersion = '3.8'): N
  *   +------------------+-----------------------------+
  *   | U32 reason-length| U8 reason-string[length]    |
  *   +------------------+-----------------------------+
- * Peeks at `offset` bytes ahead; returns the string and the total byte count, or null until complete.
+ * Peeks at `offset` bytes ahead; returns the string (trailing NULs removed) and the total byte count, or null until complete.
  */
 function peekReason(q: ByteQueue, offset: number): { reason: string; size: number } | null {
   if (!q.has(offset + 4)) return null;
@@ -102,7 +102,8 @@ function peekReason(q: ByteQueue, offset: number): { reason: string; size: numbe
     throw new VncuaError('RFB_ERR_PROTOCOL', `the server announced a ${len}-byte reason string (limit ${MAX_REASON_LENGTH}); the stream is corrupt`, { details: { length: len } });
   }
   if (!q.has(offset + 4 + len)) return null;
-  return { reason: decodeRfbString(q.peekBytes(len, offset + 4)), size: 4 + len };
+  // QEMU counts the C string's NUL in the length ("Authentication failed\0"): not part of the text.
+  return { reason: decodeRfbString(q.peekBytes(len, offset + 4)).replace(/\0+$/, ''), size: 4 + len };
 }
 
 /** The server's security offer: a list of types, or a refusal with its reason. */

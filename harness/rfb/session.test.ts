@@ -4,6 +4,7 @@ import { ENC } from './encodings/types.ts';
 import { RfbSession, type SessionEvent, type SessionOptions } from './session.ts';
 import {
   bell,
+  cStringReason,
   copyRect,
   cursorRect,
   desktopSizeRect,
@@ -168,6 +169,24 @@ describe('handshake', () => {
       const partial = run(RAW_ONLY, data.subarray(0, cut));
       expect(partial.error, `prefix of ${cut} bytes`).toBeNull();
       expectCode(run(RAW_ONLY, data, [cut]).error, 'RFB_ERR_SERVER_REFUSED');
+    }
+  });
+
+  it("a reason string with QEMU's trailing NUL loses the NUL (refusal and failed VNC Authentication), at every split", () => {
+    const opts = { ...RAW_ONLY, password: 'wrong' };
+    const refused = stream(serverVersion('3.8'), securityTypes([]), cStringReason('too many clients'));
+    const failed = stream(serverVersion('3.8'), securityTypes([2]), vncChallenge(CHALLENGE), securityResult({ failed: null }), cStringReason('Authentication failed'));
+    for (let cut = 1; cut < failed.length; cut++) {
+      if (cut < refused.length) {
+        const r = run(RAW_ONLY, refused, [cut]);
+        expectCode(r.error, 'RFB_ERR_SERVER_REFUSED');
+        expect((r.error as VncuaError).details).toMatchObject({ reason: 'too many clients' });
+        expect((r.error as VncuaError).message).not.toContain('\0');
+      }
+      const f = run(opts, failed, [cut]);
+      expectCode(f.error, 'RFB_ERR_AUTH_FAILED');
+      expect((f.error as VncuaError).details).toMatchObject({ reason: 'Authentication failed' });
+      expect((f.error as VncuaError).message).not.toContain('\0');
     }
   });
 

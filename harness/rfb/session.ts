@@ -136,6 +136,8 @@ export class RfbSession {
   private update: { remaining: number; decoder: RectDecoder | null; rect: RectHeader | null } | null = null;
   /** Rectangles decoded so far, by encoding number (shows which encodings the server really used). */
   readonly rectsByEncoding = new Map<number, number>();
+  /** Tight / TightPNG rectangles decoded so far, by kind (fill, jpeg, png, copy, palette, gradient). */
+  readonly tightKinds = new Map<string, number>();
   /** Bytes still to discard (colour map entries, oversized cut text). */
   private skipBytes = 0;
   /** ServerCutText body being collected (copied out as it arrives, so a long text costs linear time). */
@@ -411,6 +413,7 @@ export class RfbSession {
       height: init.height,
       zrleStream: new InflateStream('ZRLE'),
       tightStreams: [new InflateStream('Tight stream 0'), new InflateStream('Tight stream 1'), new InflateStream('Tight stream 2'), new InflateStream('Tight stream 3')],
+      tightKinds: this.tightKinds,
     };
     this.known = { width: init.width, height: init.height };
     this.go('connected');

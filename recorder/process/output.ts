@@ -5,6 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { StaleReason } from '../replay/replayer.ts';
 
 /** Directory of the images, beside execution.json. */
 export const ACTION_SCREENSHOTS_DIR = 'action_screenshots';
@@ -34,6 +35,16 @@ export interface ActionShot {
   before_at: number | null;
   after_at: number | null;
   settled: boolean | null;
+  /** True when the before image is older than before_at (null: no image). */
+  before_stale: boolean | null;
+  /** Why (Replayer's StaleReason: 'damage', 'undecodable', 'end_of_data'), or null when not stale. */
+  before_stale_reason: StaleReason | null;
+  /** The last instant whose screen the before image is known to show (= before_at unless stale). */
+  before_shows_at: number | null;
+  /** Same as before_stale for the after image (a stale after image is never `settled`). */
+  after_stale: boolean | null;
+  after_stale_reason: StaleReason | null;
+  after_shows_at: number | null;
   width: number | null;
   height: number | null;
 }

@@ -8,7 +8,7 @@ import { mulberry32 } from '../../harness/prng.ts';
 import { parseActionScreenshots } from '../report/index.ts';
 import type { ActionScreenshotsFile } from './output.ts';
 import { processRun } from './run.ts';
-import { C, PROBE, T, W, H, spinnerAt, writeUitaskRun, writeVncuaRun } from './test-helpers/runs.ts';
+import { C, PROBE, T, W, H, damageServerStreamAt, openEndedManifest, spinnerAt, writeUitaskRun, writeVncuaRun } from './test-helpers/runs.ts';
 
 let root: string;
 beforeEach(async () => {
@@ -82,19 +82,80 @@ describe('processRun', () => {
     expect(await pixel(join(dir, 'action_screenshots', '0002_after.png'), PROBE.x, PROBE.y)).toEqual(spinnerAt(3500));
   });
 
-  it('keeps every frame up to the damage of a truncated recording, with warnings', async () => {
+  it('keeps every frame up to the damage of a truncated recording; images past it are the last frame, marked stale', async () => {
     const dir = await writeVncuaRun(join(root, 'run'));
     const data = join(dir, 'recording', 'server.rfb.bin');
     const size = (await stat(data)).size;
     await truncate(data, size - 500); // cut into the last spinner updates
-    await writeFile(join(dir, 'recording', 'recording.json'), JSON.stringify({ format: 'vncua-recording', version: 2, time_unit: 'ms', time_encoding: 'f64', connections: [{ index: 0, opened_at: T, closed_at: null }] }));
+    await openEndedManifest(dir);
     const r = await processRun(dir);
     const j = await readJson(dir);
     expect(j.warnings.map((w) => w.code)).toContain('RECORDING_ERR_TRUNCATED');
-    expect(j.warnings.map((w) => w.code)).toContain('RECORDING_ERR_NOT_REACHED');
+    expect(j.warnings.map((w) => w.code)).toContain('RECORDING_ERR_STALE_FRAME');
+    expect(j.warnings.map((w) => w.code)).not.toContain('RECORDING_ERR_NOT_REACHED');
     expect(await pixel(join(dir, j.actions[1]!.after!), PROBE.x, PROBE.y)).toEqual(C.typedMore);
-    expect(j.actions[3]!.before).toBeNull(); // T+5000 is past the last recorded byte
+    expect(j.actions[1]).toMatchObject({ before_stale: false, after_stale: false, before_stale_reason: null, after_shows_at: j.actions[1]!.after_at });
+    // T+5000 is past the last recorded byte, which is where the stream is cut: the last frame, marked stale.
+    const last = j.actions[3]!;
+    expect(last).toMatchObject({ before_stale: true, before_stale_reason: 'damage', after_stale: true, after_stale_reason: 'damage', settled: false });
+    // The cut falls into the update of T+3950: its record is the last one kept, and that update never completes.
+    expect(last.before_shows_at).toBe(T + 3950);
+    expect(await pixel(join(dir, last.before!), PROBE.x, PROBE.y)).toEqual(spinnerAt(3850));
     expect(r.warnings.length).toBe(j.warnings.length);
+  });
+
+  it('marks every image past a damage in the middle of the recording stale (damage), never settled', async () => {
+    const dir = await writeVncuaRun(join(root, 'run'));
+    // The time index goes back at the chunk of T+1020: only what was recorded up to T+140 is known,
+    // although the client stream and the connection (closed at T+6000) go on.
+    const knownUntil = await damageServerStreamAt(dir, T + 1020);
+    expect(knownUntil).toBe(T + 140);
+    await processRun(dir);
+    const j = await readJson(dir);
+    expect(j.warnings.map((w) => w.code)).toEqual(expect.arrayContaining(['RECORDING_ERR_TIME_ORDER', 'RECORDING_ERR_STALE_FRAME']));
+    const [click, type, wait, finish] = j.actions;
+    // The click's images are known; its effect at T+140 is the last known update, so quiet after it cannot be confirmed.
+    expect(click).toMatchObject({ before_stale: false, after_stale: false, after_at: T + 140, after_shows_at: T + 140, settled: false });
+    expect(await pixel(join(dir, click!.after!), PROBE.x, PROBE.y)).toEqual(C.clicked);
+    for (const a of [type!, wait!, finish!]) {
+      expect(a, `action ${a.index}`).toMatchObject({
+        before_stale: true,
+        before_stale_reason: 'damage',
+        before_shows_at: T + 140,
+        after_stale: true,
+        after_stale_reason: 'damage',
+        after_shows_at: T + 140,
+        settled: false,
+      });
+      expect(a.before_at!).toBeGreaterThan(T + 140);
+      // The image is the last frame before the damage (the click's effect), not what the screen showed then.
+      expect(await pixel(join(dir, a.before!), PROBE.x, PROBE.y)).toEqual(C.clicked);
+    }
+    // The step report shows it on each stale image.
+    const html = await readFile(join(dir, 'action_screenshots.html'), 'utf8');
+    expect(html.match(/class="stale-badge" data-reason="damage"/g)).toHaveLength(6);
+  });
+
+  it('marks the images of actions after the end of the recorded data stale (end_of_data)', async () => {
+    const dir = await writeVncuaRun(join(root, 'run'));
+    await openEndedManifest(dir); // nothing says the screen stayed as it was after the last byte (T+3950)
+    await processRun(dir);
+    const j = await readJson(dir);
+    expect(j.warnings.map((w) => w.code)).toEqual(['RECORDING_ERR_STALE_FRAME']);
+    expect(j.actions.slice(0, 3).every((a) => a.before_stale === false && a.after_stale === false)).toBe(true);
+    expect(j.actions[3]).toMatchObject({
+      before_at: T + 5000,
+      before_stale: true,
+      before_stale_reason: 'end_of_data',
+      before_shows_at: T + 3950,
+      after_stale: true,
+      after_stale_reason: 'end_of_data',
+      after_shows_at: T + 3950,
+      settled: false,
+    });
+    expect(await pixel(join(dir, j.actions[3]!.before!), PROBE.x, PROBE.y)).toEqual(spinnerAt(3950));
+    const html = await readFile(join(dir, 'action_screenshots.html'), 'utf8');
+    expect(html.match(/class="stale-badge" data-reason="end_of_data"/g)).toHaveLength(2);
   });
 
   it('never fails on corrupt server bytes: a valid JSON and real images every time', async () => {

@@ -7,8 +7,10 @@
  *     ended_at and never past the next action's started_at.
  * uitask traces carry no timestamps: they are aligned to the recorded client input first ('inferred').
  *
- * A damaged recording gives every frame up to the damage and warnings in the JSON; only a run that has no
- * trace or no recording at all fails. An existing complete output is left alone unless `overwrite`.
+ * A damaged recording gives every frame up to the damage and warnings in the JSON; an image whose instant lies
+ * past the damage (or past the end of the data) is the last frame known, marked `stale` with the reason and the
+ * instant it shows (`*_stale`, `*_stale_reason`, `*_shows_at`). Only a run that has no trace or no recording at
+ * all fails. An existing complete output is left alone unless `overwrite`.
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
@@ -121,18 +123,29 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       before_at: null,
       after_at: null,
       settled: null,
+      before_stale: null,
+      before_stale_reason: null,
+      before_shows_at: null,
+      after_stale: null,
+      after_stale_reason: null,
+      after_shows_at: null,
       width: null,
       height: null,
     }));
     const missing: string[] = [];
+    const stale: string[] = [];
     let firstSize: { width: number; height: number } | null = null;
     const cursor = options.cursor ?? true;
     const save = async (shot: ActionShot, which: 'before' | 'after', at: number): Promise<void> => {
-      const f: Frame | null = at <= dataEnd ? await replayer.frameAt(at, { cursor }) : null;
+      const f: Frame | null = await replayer.frameAt(at, { cursor });
       if (!f) {
         missing.push(`${shot.index} ${which}`);
         return;
       }
+      shot[`${which}_stale`] = f.stale !== null;
+      shot[`${which}_stale_reason`] = f.stale?.reason ?? null;
+      shot[`${which}_shows_at`] = f.stale?.knownUntil ?? at;
+      if (f.stale) stale.push(`${shot.index} ${which} (${f.stale.reason})`);
       const rel = imagePath(shot.index, which);
       await png.add(f, join(tmpDir, rel.slice(ACTION_SCREENSHOTS_DIR.length + 1))).catch((cause: unknown) => {
         throw writeError(join(dir, rel), cause);
@@ -172,8 +185,9 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
         break;
       }
       const s = await settleAfter(replayer, ended, ended + settleMs, next, dataEnd, QUIET_MS);
-      shot.settled = s.settled;
       await save(shot, 'after', s.at);
+      // A frame older than its instant cannot show that the screen settled.
+      shot.settled = s.settled && shot.after_stale !== true;
       lastAt = Math.max(lastAt, s.at);
     }
     const untimed = shots.filter((s) => s.started_at === null || s.ended_at === null).map((s) => s.index);
@@ -187,7 +201,13 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
     if (missing.length > 0) {
       warnings.push({
         code: 'RECORDING_ERR_NOT_REACHED',
-        message: `${missing.length} image(s) fall outside what the recording shows (before its first complete frame or after its data ends at ${Number.isFinite(dataEnd) ? new Date(dataEnd).toISOString() : 'no data'}): ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.`,
+        message: `${missing.length} image(s) fall before the recording's first complete frame: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.`,
+      });
+    }
+    if (stale.length > 0) {
+      warnings.push({
+        code: 'RECORDING_ERR_STALE_FRAME',
+        message: `${stale.length} image(s) show an older screen than their instant (marked stale, with the instant they show): ${stale.slice(0, 20).join(', ')}${stale.length > 20 ? ', …' : ''}.`,
       });
     }
     if (untimed.length > 0) warnings.push({ code: 'PROCESS_ERR_ALIGNMENT', message: `Action(s) ${untimed.join(', ')} have no known time: they have no images.` });

@@ -27,7 +27,8 @@ export interface SettleResult {
  * `nextStart` (the next action's started_at). The screen counts as settled when no update completes for
  * `quietMs` after the last one, or — when the next action starts sooner — none completes before it starts
  * (the after frame is then exactly the screen the next action acted on). `dataEnd` is how far the
- * recording is known to reach: quiet past it cannot be confirmed.
+ * recording is known to reach (and, before it, where the stream shown is damaged or cannot be replayed:
+ * Replayer.knownUntil): quiet past it cannot be confirmed.
  */
 export async function settleAfter(replayer: Replayer, endedAt: number, capAt: number, nextStart: number, dataEnd: number, quietMs = QUIET_MS): Promise<SettleResult> {
   const cap = Math.max(endedAt, Math.min(capAt, nextStart));
@@ -39,10 +40,11 @@ export async function settleAfter(replayer: Replayer, endedAt: number, capAt: nu
       q = u;
       continue;
     }
-    // Nothing completes in (q, window]. Is that known (the data reaches that far)?
-    const covered = u !== null || dataEnd >= window;
+    // Nothing completes in (q, window]. Is that known (the data reaches that far, undamaged)?
+    const known = Math.min(dataEnd, await replayer.knownUntil(q));
+    const covered = known >= window;
     if (covered && q + quietMs <= cap) return { at: q, settled: true };
     if (covered && cap === nextStart && cap < capAt) return { at: q, settled: true };
-    return { at: Math.max(q, Math.min(cap, dataEnd)), settled: false };
+    return { at: Math.max(q, Math.min(cap, known)), settled: false };
   }
 }

@@ -94,7 +94,7 @@ function shapeId(s: CursorShape): number {
 export class ConnectionReplayer {
   readonly index: number;
   private readonly session: RfbSession;
-  private readonly server: { data: Uint8Array; times: Float64Array; ends: Float64Array };
+  private readonly server: { data: Uint8Array; times: Float64Array; ends: Float64Array; damagedAfter?: number };
   /** Pointer events in time order (x, y at t). */
   readonly pointer: Array<{ t: number; x: number; y: number }>;
   /** Pointer and key events of this connection. */
@@ -118,6 +118,8 @@ export class ConnectionReplayer {
   lastCommitAt = -Infinity;
   /** Why replay stopped early, if it did. */
   failure: VncuaError | null = null;
+  /** Time of the server chunk whose bytes could not be replayed (meaningful once `failure` is set). */
+  private failedAt = Infinity;
   private asyncErrors = 0;
 
   constructor(conn: RecordedConnection, warn: (w: RecordingWarning) => void) {
@@ -165,6 +167,22 @@ export class ConnectionReplayer {
     let i = this.server.times.length - 1;
     while (i >= 0 && this.server.times[i]! >= this.limit) i--;
     return i >= 0 ? this.server.times[i]! : -Infinity;
+  }
+
+  /**
+   * Up to when this connection's screen is known (as far as decoded so far): Infinity for a whole stream;
+   * else the instant after which its server stream is damaged ('damage': the files), or cannot be replayed
+   * ('undecodable': bytes the decoders reject, or a pixel format vncua cannot decode).
+   */
+  get known(): { until: number; reason: 'damage' | 'undecodable' } | null {
+    let best: { until: number; reason: 'damage' | 'undecodable' } | null = null;
+    const consider = (until: number, reason: 'damage' | 'undecodable') => {
+      if (best === null || until < best.until) best = { until, reason };
+    };
+    if (this.server.damagedAfter !== undefined) consider(this.server.damagedAfter, 'damage');
+    if (this.failure) consider(this.failedAt, 'undecodable');
+    if (Number.isFinite(this.limit)) consider(this.limit, 'undecodable');
+    return best;
   }
 
   /** True when every usable byte has been decoded (or replay stopped). */
@@ -340,6 +358,7 @@ export class ConnectionReplayer {
   private fail(e: unknown): void {
     const err = e instanceof VncuaError ? e : new VncuaError('RECORDING_ERR_DECODE', (e as Error)?.message ?? String(e), { cause: e });
     this.failure = err;
+    this.failedAt = this.pushedUntil;
     const at = Number.isFinite(this.pushedUntil) ? ` (data of ${new Date(this.pushedUntil).toISOString()})` : '';
     const code: ErrorCode = err.code === 'RECORDING_ERR_PIXEL_FORMAT' ? 'RECORDING_ERR_PIXEL_FORMAT' : 'RECORDING_ERR_DECODE';
     this.warn({

@@ -32,6 +32,11 @@ export interface RecordedStream {
   times: Float64Array;
   /** Cumulative byte length of `data` after each chunk, non-decreasing; the last equals data.length. */
   ends: Float64Array;
+  /**
+   * Set when the stream is damaged: the time of the last record kept (-Infinity when none was). What the
+   * stream carried after that instant is unknown; absent when the stream is whole.
+   */
+  damagedAfter?: number;
 }
 
 /** One client connection through the recorder. */
@@ -224,7 +229,9 @@ function guessUnit(files: Map<string, Uint8Array>): TimeUnit {
  */
 export function validateStream(rfbName: string, timeName: string, data: Uint8Array, time: Uint8Array, encoding: TimeEncoding, warnings: RecordingWarning[]): RecordedStream {
   const n = Math.floor(time.length / TIME_RECORD_BYTES);
-  if (time.length % TIME_RECORD_BYTES !== 0) {
+  const partialRecord = time.length % TIME_RECORD_BYTES !== 0;
+  let damaged = false;
+  if (partialRecord) {
     warnings.push({
       code: 'RECORDING_ERR_TRUNCATED',
       message: `${timeName} ends with a partial record (${time.length % TIME_RECORD_BYTES} of ${TIME_RECORD_BYTES} bytes, the recorder stopped mid-write); it is ignored.`,
@@ -235,7 +242,6 @@ export function validateStream(rfbName: string, timeName: string, data: Uint8Arr
   const ends: number[] = [];
   let prevT = -Infinity;
   let prevEnd = 0;
-  let damaged = false;
   for (let i = 0; i < n; i++) {
     const { t, end } = readTimeRecord(view, i * TIME_RECORD_BYTES, encoding);
     const badTime = !Number.isFinite(t) || t < 0;
@@ -271,6 +277,9 @@ export function validateStream(rfbName: string, timeName: string, data: Uint8Arr
       code: 'RECORDING_ERR_TRUNCATED',
       message: `${rfbName} has ${data.length - prevEnd} bytes after the last time record (byte ${prevEnd}): they have no timestamp (the recorder stopped between writing them and their record) and are ignored.`,
     });
+    damaged = true;
   }
-  return { file: rfbName, data: data.subarray(0, prevEnd), times: Float64Array.from(times), ends: Float64Array.from(ends) };
+  const out: RecordedStream = { file: rfbName, data: data.subarray(0, prevEnd), times: Float64Array.from(times), ends: Float64Array.from(ends) };
+  if (damaged || partialRecord) out.damagedAfter = times.length > 0 ? times[times.length - 1]! : -Infinity;
+  return out;
 }

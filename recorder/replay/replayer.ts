@@ -28,6 +28,22 @@ export interface Frame {
   connection: number;
   /** When the last update shown completed (epoch ms). */
   updateAt: number;
+  /** Set when the frame is older than `t`: the recording does not say what the screen was at `t` (see Stale). */
+  stale: Stale | null;
+}
+
+/** Why a frame is older than its instant. */
+export type StaleReason = 'damage' | 'undecodable' | 'end_of_data';
+
+/**
+ * A frame older than the instant asked: `knownUntil` is the last instant whose screen it is known to show.
+ * 'damage': the recorded server stream is damaged after knownUntil (truncated, times out of order);
+ * 'undecodable': its bytes after knownUntil cannot be replayed (rejected by the decoders, or a pixel format
+ * vncua cannot decode); 'end_of_data': the recording ends at knownUntil, before the instant asked.
+ */
+export interface Stale {
+  reason: StaleReason;
+  knownUntil: number;
 }
 
 /** Options of frameAt(). */
@@ -136,11 +152,31 @@ export class Replayer {
     if (!a) return null;
     const cursor = options.cursor ?? false;
     const key = a.conn.frameKey(t, cursor);
-    if (this.last && key === this.last.key) return { ...this.last, t };
+    if (this.last && key === this.last.key) return { ...this.last, t, stale: this.staleness(a.conn, t) };
     const f = await a.conn.frame(t, cursor);
     if (!f) return null;
-    this.last = { t, rgb: f.rgb, width: f.width, height: f.height, key: f.key, connection: a.conn.index, updateAt: f.updateAt };
+    this.last = { t, rgb: f.rgb, width: f.width, height: f.height, key: f.key, connection: a.conn.index, updateAt: f.updateAt, stale: this.staleness(a.conn, t) };
     return this.last;
+  }
+
+  /** Is the screen of `conn` (brought up to `t`) older than `t`? */
+  private staleness(conn: ConnectionReplayer, t: number): Stale | null {
+    const k = conn.known;
+    if (k && k.until < t) return { reason: k.reason, knownUntil: k.until };
+    const end = this.dataEnd;
+    if (end < t) return { reason: 'end_of_data', knownUntil: end };
+    return null;
+  }
+
+  /**
+   * Up to when the screen shown from `t` on is known: the end of the data, or earlier where the connection
+   * shown at `t` is damaged or cannot be replayed (as far as decoded so far).
+   */
+  async knownUntil(t: number): Promise<number> {
+    await this.prepare(t);
+    const a = await this.active(t);
+    const k = a?.conn.known;
+    return Math.min(this.dataEnd, k ? k.until : Infinity);
   }
 
   /** When the first frame with pixels completed (epoch ms), or null if none; does not move this replayer. */

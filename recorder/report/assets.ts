@@ -54,6 +54,9 @@ figcaption{margin:0 0 3px;color:var(--muted);font-size:12px}
 .shot{position:relative;display:block;overflow:hidden;line-height:0;border:1px solid var(--line);background:#e6e8ee}
 .shot a{display:block}
 .shot img{display:block;width:100%;height:auto}
+.shot.stale{border:3px solid var(--warn)}
+.shot .stale-badge{position:absolute;left:0;top:0;right:0;z-index:2;padding:3px 6px;background:rgba(168,100,0,.92);color:#fff;font:600 12px/1.35 system-ui,sans-serif;pointer-events:none}
+body.hide-markers .shot .stale-badge{display:block}
 .shot.missing{display:flex;align-items:center;justify-content:center;line-height:1.4;color:var(--muted);font-style:italic;padding:8px;text-align:center}
 .ov{position:absolute;left:0;top:0;width:100%;height:100%;pointer-events:none}
 .ov line{stroke:var(--mk);stroke-width:3;stroke-dasharray:8 5}

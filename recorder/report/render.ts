@@ -67,12 +67,31 @@ function shotHtml(which: 'before' | 'after', a: ReportAction, pos: number, w: nu
     return `<figure>${cap}<div class="shot missing ${which}" style="aspect-ratio:${w} / ${h}">no frame: the recording does not reach this point</div></figure>`;
   }
   const href = pathAttr(src);
+  const stale = staleText(a, which);
+  const badge = stale ? `<span class="stale-badge" data-reason="${escapeHtml(String(a[`${which}_stale_reason`] ?? ''))}">${escapeHtml(stale)}</span>` : '';
   return (
-    `<figure>${cap}<div class="shot ${which}" data-w="${w}" data-h="${h}">` +
-    `<a href="${href}" target="_blank" rel="noopener"><img src="${href}" width="${w}" height="${h}" loading="lazy" decoding="async" alt="${which} step ${pos}"></a>` +
+    `<figure>${cap}<div class="shot ${which}${stale ? ' stale' : ''}" data-w="${w}" data-h="${h}"${stale ? ` title="${escapeHtml(stale)}"` : ''}>` +
+    `<a href="${href}" target="_blank" rel="noopener"><img src="${href}" width="${w}" height="${h}" loading="lazy" decoding="async" alt="${which} step ${pos}${stale ? ' (stale)' : ''}"></a>` +
     overlayHtml(mk, w, h) +
+    badge +
     `</div></figure>`
   );
+}
+
+const STALE_REASONS: Record<string, string> = {
+  damage: 'the recording is damaged after it',
+  undecodable: 'the recording cannot be replayed past it',
+  end_of_data: 'the recording ends there',
+};
+
+/** "stale: …" for an image older than its instant (from `<which>_stale`), or '' when it is not. */
+function staleText(a: ReportAction, which: 'before' | 'after'): string {
+  if (a[`${which}_stale`] !== true) return '';
+  const reason = a[`${which}_stale_reason`] ?? 'unknown';
+  const at = a[`${which}_at`];
+  const shows = a[`${which}_shows_at`];
+  const when = at != null && shows != null ? `the screen ${formatMs(Math.max(0, at - shows))} earlier` : 'an earlier screen';
+  return `stale (${reason}): ${when}; ${STALE_REASONS[reason] ?? 'the recording does not show this instant'}`;
 }
 
 function typedHtml(a: ReportAction): string {
@@ -98,6 +117,7 @@ function captions(a: ReportAction, settleMs: number | null | undefined): { befor
   if (a.before_at != null && a.started_at != null) before = `frame ${signedMs(a.before_at - a.started_at)} from start`;
   if (a.after_at != null && a.ended_at != null) after = `frame ${signedMs(a.after_at - a.ended_at)} after end`;
   if (a.settled === true) after += `${after ? ', ' : ''}settled`;
+  else if (a.settled === false && a.after_stale === true) after += `${after ? ', ' : ''}not settled (the recording does not show it)`;
   else if (a.settled === false) after += `${after ? ', ' : ''}not settled${settleMs != null ? ` (capped at ${formatMs(settleMs)})` : ''}`;
   return { before, after };
 }

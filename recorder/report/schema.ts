@@ -36,6 +36,12 @@ export const reportActionSchema = z.looseObject({
   before_at: epochMs.nullable().optional(),
   after_at: epochMs.nullable().optional(),
   settled: z.boolean().nullable().optional(),
+  before_stale: z.boolean().nullable().optional(),
+  before_stale_reason: z.string().nullable().optional(),
+  before_shows_at: epochMs.nullable().optional(),
+  after_stale: z.boolean().nullable().optional(),
+  after_stale_reason: z.string().nullable().optional(),
+  after_shows_at: epochMs.nullable().optional(),
   width: size.nullable().optional(),
   height: size.nullable().optional(),
 });

@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { spawn } from 'node:child_process';
 import { launchDesktop } from '../../desktop/index.ts';
+import { freePort, stopProcess, track, waitForPort } from '../../rfb/test-helpers/xvnc.ts';
 import { Agent } from '../agent.ts';
 import type { AgentOptions } from '../options.ts';
 
@@ -68,6 +70,8 @@ export type ServerKind = 'xvnc' | 'x11vnc';
 /** A desktop showing the events page, and the page seen through CDP. */
 export interface EventsDesktop {
   kind: ServerKind;
+  /** X display, e.g. ":3". */
+  display: string;
   vncUrl: string;
   /** Plain RFB over TCP (for proxies): Xvnc's own port, or x11vnc's. */
   tcpUrl: string;
@@ -102,10 +106,11 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     let vncUrl: string;
     let tcpUrl: string;
     let cdpUrl: string;
+    let display: string;
     {
       const d = await launchDesktop({ server: kind, url: http.url, timeoutMs: 45_000 });
       closers.push(() => d.close());
-      ({ vncUrl, tcpUrl, cdpUrl } = d);
+      ({ vncUrl, tcpUrl, cdpUrl, display } = d);
     }
     const browser: Browser = await chromium.connectOverCDP(cdpUrl);
     closers.push(() => browser.close());
@@ -120,6 +125,7 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     const state = () => p.evaluate(() => (window as unknown as { __state(): PageState }).__state());
     return {
       kind,
+      display,
       vncUrl,
       tcpUrl,
       cdpUrl,
@@ -173,4 +179,18 @@ export class ScriptAgent extends Agent {
 export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * TigerVNC's x0vncserver serving an existing X display (no password, localhost): a server that drops key
+ * events whose keysym its X keymap lacks, without telling the client.
+ */
+export async function startX0vncserver(display: string): Promise<{ url: string; close(): Promise<void> }> {
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const port = await freePort();
+    const p = track(spawn('x0vncserver', ['-display', display, '-rfbport', String(port), '-SecurityTypes', 'None', '-localhost', '-AlwaysShared'], { stdio: ['ignore', 'ignore', 'ignore'] }));
+    if (await waitForPort(port, p)) return { url: `tcp://127.0.0.1:${port}`, close: () => stopProcess(p) };
+    await stopProcess(p);
+  }
+  throw new Error('x0vncserver did not start');
 }

@@ -11,7 +11,8 @@
  *     1010 (0xA) TightPNG:         PngCompression: compact length n, U8[n]   a PNG of w x h
  *                Tight:            BasicCompression without zlib (TurboVNC/libvncserver "NoZlib",
  *     1110 (0xE) Tight:            same, with a filter-id byte)   see below
- *     0xxx       BasicCompression (Tight only; TightPNG rejects it):
+ *     0xxx       BasicCompression (Tight; TightPNG too, although its spec forbids it: QEMU
+ *                sends gradient-filtered rectangles under TightPNG with lossy=on):
  *                  bits 4..5 = zlib stream id, bit 6 (mode & 0x4) = a filter-id byte follows
  *     other      invalid (RFB_ERR_DECODE)
  *
@@ -121,14 +122,21 @@ export class TightRectDecoder implements RectDecoder {
     if (mode === MODE_JPEG) return this.decodeImage(q, ctl, 'jpeg');
     if (this.variant === 'tightpng') {
       if (mode === MODE_PNG_OR_NOZLIB) return this.decodeImage(q, ctl, 'png');
-      if (mode < MODE_FILL) {
-        throw decodeError(`TightPNG rectangle uses BasicCompression (control byte 0x${ctl.toString(16)}), which TightPNG forbids; the server is not speaking TightPNG`, { ctl, rect: this.rect });
-      }
+      // The spec forbids BasicCompression here, but QEMU sends gradient-filtered rectangles under
+      // TightPNG when lossy=on (its send_gradient_rect has no PNG path): decode them as Tight does.
+      if (mode < MODE_FILL) return this.decodeBasic(q, ctl, mode & 0x3, (mode & 0x4) !== 0, false);
       throw decodeError(`TightPNG control byte 0x${ctl.toString(16)} names no compression type (0x8 fill, 0x9 JPEG, 0xA PNG)`, { ctl, rect: this.rect });
     }
     if (mode < MODE_FILL) return this.decodeBasic(q, ctl, mode & 0x3, (mode & 0x4) !== 0, false);
     if (mode === MODE_PNG_OR_NOZLIB || mode === MODE_NOZLIB_FILTER) return this.decodeBasic(q, ctl, 0, mode === MODE_NOZLIB_FILTER, true);
     throw decodeError(`Tight control byte 0x${ctl.toString(16)} names no compression type (0x0-0x7 basic, 0x8 fill, 0x9 JPEG)`, { ctl, rect: this.rect });
+  }
+
+  /** Count a decoded rectangle of `kind` (DecodeContext.tightKinds). */
+  private counted(kind: string): true {
+    const k = this.ctx.tightKinds;
+    if (k) k.set(kind, (k.get(kind) ?? 0) + 1);
+    return true;
   }
 
   /** Reset the zlib streams whose bits are set in the control byte. */
@@ -145,7 +153,7 @@ export class TightRectDecoder implements RectDecoder {
     const b = q.u8();
     const { x, y, width, height } = this.rect;
     if (width > 0 && height > 0) this.ctx.sink.fill(x, y, width, height, packRgb(r, g, b));
-    return true;
+    return this.counted('fill');
   }
 
   private decodeImage(q: ByteQueue, ctl: number, format: 'jpeg' | 'png'): boolean {
@@ -160,7 +168,7 @@ export class TightRectDecoder implements RectDecoder {
     const data = q.readBytes(len);
     const { x, y, width, height } = this.rect;
     if (width > 0 && height > 0) this.ctx.sink.image(x, y, width, height, format, data);
-    return true;
+    return this.counted(format);
   }
 
   private decodeBasic(q: ByteQueue, ctl: number, streamId: number, explicitFilter: boolean, noZlib: boolean): boolean {
@@ -213,7 +221,8 @@ export class TightRectDecoder implements RectDecoder {
       }
     }
 
-    if (w === 0 || h === 0) return true;
+    const kind = filter === FILTER_PALETTE ? 'palette' : filter === FILTER_GRADIENT ? 'gradient' : 'copy';
+    if (w === 0 || h === 0) return this.counted(kind);
     if (filter === FILTER_PALETTE) {
       if (colours <= 2) this.drawMono(data, colours, rowBytes);
       else this.drawIndexed(data, colours);
@@ -222,7 +231,7 @@ export class TightRectDecoder implements RectDecoder {
     } else {
       this.ctx.sink.blit(this.rect.x, this.rect.y, w, h, data, 0, rowBytes, 3);
     }
-    return true;
+    return this.counted(kind);
   }
 
   /** Copy `colours` TPIXELs at `offset` into palette32 (still unconsumed in the queue). */

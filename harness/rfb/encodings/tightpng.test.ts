@@ -4,7 +4,7 @@ import { tightPngEncoding } from './tightpng.ts';
 import type { VncuaError } from '../../errors.ts';
 import type { RectHeader } from './types.ts';
 import { decodeRects, expectPixels, expectSameAtEverySplit } from '../test-helpers/decode.ts';
-import { type Rgb, TightDeflaters, tightBasic, tightControl, tightFill, tightJpeg, tightPng } from '../test-helpers/fixtures-tight.ts';
+import { type Rgb, TightDeflaters, qemuGradientRect, tightBasic, tightControl, tightFill, tightJpeg, tightPng } from '../test-helpers/fixtures-tight.ts';
 
 const rect = (x: number, y: number, width: number, height: number): RectHeader => ({ x, y, width, height, encoding: -260 });
 const black = (): Rgb => [0, 0, 0];
@@ -71,13 +71,37 @@ describe('TightPNG', () => {
     expectPixels(ctx.fb, 0, 4, 6, 2, () => [1, 1, 1]);
   });
 
-  it('rejects BasicCompression (every stream, with and without a filter byte), as the spec forbids it', async () => {
+  it("decodes QEMU's gradient-filtered BasicCompression rectangles (lossy=on) exactly, between PNG rectangles, split anywhere", async () => {
     const z = new TightDeflaters();
+    const png = await encode(4, 2, rough, 'png');
+    const rects = [
+      { rect: rect(0, 0, 6, 5), payload: qemuGradientRect({ width: 6, height: 5, rgb: smooth }, z) },
+      { rect: rect(0, 5, 4, 2), payload: tightPng(png) },
+      // the same zlib stream continues across rectangles (sync-flushed, not reset)
+      { rect: rect(6, 0, 2, 7), payload: qemuGradientRect({ width: 2, height: 7, rgb: rough }, z) },
+    ];
+    expect(rects[0]!.payload[0]).toBe(0x70);
+    expect(rects[0]!.payload[1]).toBe(2);
+    const ctx = await expectSameAtEverySplit(tightPngEncoding, rects, { width: 8, height: 7, init: (c) => (c.tightKinds = new Map()) });
+    expect(Object.fromEntries(ctx.tightKinds!)).toEqual({ gradient: 2, png: 1 });
+    expectPixels(ctx.fb, 0, 0, 6, 5, smooth);
+    expectPixels(ctx.fb, 0, 5, 4, 2, rough);
+    expectPixels(ctx.fb, 6, 0, 2, 7, rough);
+    expectPixels(ctx.fb, 4, 5, 2, 2, black);
+  });
+
+  it('decodes every other BasicCompression form (copy and palette, every stream) as Tight does', async () => {
     for (let mode = 0; mode < 8; mode++) {
+      const z = new TightDeflaters();
       const payload = tightBasic({ width: 4, height: 3, filter: 'copy', explicitFilter: (mode & 4) !== 0, stream: mode & 3, rgb: rough }, z);
       expect(payload[0]! >> 4).toBe(mode);
-      await expect(decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 4, 3), payload }], { width: 4, height: 3 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+      const ctx = await decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 4, 3), payload }], { width: 4, height: 3 });
+      expectPixels(ctx.fb, 0, 0, 4, 3, rough);
     }
+    const palette: Rgb[] = [[10, 20, 30], [200, 100, 0], [0, 255, 0]];
+    const payload = tightBasic({ width: 5, height: 3, filter: 'palette', palette, index: (px, py) => (px + py) % 3 }, new TightDeflaters());
+    const ctx = await decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 5, 3), payload }], { width: 5, height: 3 });
+    expectPixels(ctx.fb, 0, 0, 5, 3, (px, py) => palette[(px + py) % 3]!);
   });
 
   it('rejects control bytes naming no compression type and an empty PNG', async () => {

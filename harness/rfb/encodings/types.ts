@@ -34,6 +34,8 @@ export interface DecodeContext {
   zrleStream: InflateStream;
   /** Tight's four zlib streams. */
   tightStreams: [InflateStream, InflateStream, InflateStream, InflateStream];
+  /** Tight / TightPNG rectangles decoded, by kind (fill, jpeg, png, copy, palette, gradient), when given. */
+  tightKinds?: Map<string, number>;
 }
 
 /** Progress through one rectangle's payload. */

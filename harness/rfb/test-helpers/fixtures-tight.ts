@@ -162,3 +162,11 @@ export function tightBasic(o: TightBasicOptions, deflaters: TightDeflaters): Uin
   const body = o.zlib ?? (o.noZlib ? filtered : deflaters.compress(stream, filtered));
   return w.bytes(compactLength(body.length)).bytes(body).toBytes();
 }
+
+/**
+ * A gradient-filtered rectangle as QEMU's send_gradient_rect writes it (also under TightPNG, with
+ * lossy=on): control byte (stream 3 | explicit filter) << 4, filter id 2, zlib data on stream 3.
+ */
+export function qemuGradientRect(o: Omit<TightBasicOptions, 'filter' | 'stream' | 'explicitFilter'>, deflaters: TightDeflaters): Uint8Array {
+  return tightBasic({ ...o, filter: 'gradient', stream: 3, explicitFilter: true }, deflaters);
+}

@@ -27,6 +27,12 @@ export function reasonString(text: string): Uint8Array {
   return new ByteWriter().u32(b.length).bytes(b).toBytes();
 }
 
+/** A reason string as QEMU writes it: `sizeof` of a C string, so the length counts its trailing NUL. */
+export function cStringReason(text: string): Uint8Array {
+  const b = Buffer.from(`${text}\0`, 'utf8');
+  return new ByteWriter().u32(b.length).bytes(b).toBytes();
+}
+
 /** 3.7+ security type list (an empty list must be followed by reasonString()). */
 export function securityTypes(types: number[]): Uint8Array {
   return new ByteWriter().u8(types.length).bytes(types).toBytes();

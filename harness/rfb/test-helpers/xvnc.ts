@@ -26,13 +26,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function track(p: ChildProcess): ChildProcess {
+/** Kill `p` when the test process exits (if it is still running then). */
+export function track(p: ChildProcess): ChildProcess {
   live.add(p);
   p.once('exit', () => live.delete(p));
   return p;
 }
 
-async function stopProcess(p: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 3 s; resolves once `p` exited. */
+export async function stopProcess(p: ChildProcess): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
   const exited = new Promise<void>((r) => p.once('exit', () => r()));
   p.kill('SIGTERM');
@@ -95,7 +97,7 @@ export async function startXvnc(opts: { geometry?: string; securityTypes?: strin
 }
 
 /** Resolve once something accepts TCP connections on 127.0.0.1:port. */
-async function waitForPort(port: number, p: ChildProcess, timeoutMs = 10_000): Promise<boolean> {
+export async function waitForPort(port: number, p: ChildProcess, timeoutMs = 10_000): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end && p.exitCode === null) {
     const ok = await new Promise<boolean>((resolve) => {

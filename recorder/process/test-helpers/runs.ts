@@ -2,11 +2,12 @@
  * Test-only: run directories with a synthetic recording (known colours at known instants) and a trace
  * whose actions fall between them, in vncua's format or uitask's.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeKeyEvent, writePointerEvent } from '../../../harness/rfb/client-messages.ts';
 import { cursorRect, framebufferUpdate, rawRect, type Rgb } from '../../../harness/rfb/test-helpers/server-stream.ts';
 import { uitaskClick, uitaskExecutionJson, uitaskFinish, uitaskType, uitaskWait } from '../../../harness/trace/test-fixtures/uitask.ts';
+import { parseTimeIndex, writeTimeRecord } from '../../proxy/format.ts';
 import { manifestTimeFields, writeRecording, type Chunk } from '../../replay/test-helpers/recording.ts';
 import { syntheticConnection } from '../../replay/test-helpers/synthetic.ts';
 
@@ -108,4 +109,28 @@ export async function writeUitaskRun(dir: string): Promise<string> {
   const entries = [uitaskClick({ x: 10, y: 10 }), uitaskType('ab'), uitaskWait(0.5), uitaskFinish(null, { done: true })];
   await writeFile(join(dir, 'execution.json'), uitaskExecutionJson(entries));
   return dir;
+}
+
+/**
+ * Damage a run's recording in the middle: the server time record of the chunk sent at `at` gets a timestamp
+ * going back before the recording (as a recorder's crash mid-write would leave), so the stream is usable only
+ * up to the record before it, while the client stream and the manifest go on. Returns that record's time.
+ */
+export async function damageServerStreamAt(runDir: string, at: number): Promise<number> {
+  const file = join(runDir, 'recording', 'server.time.bin');
+  const bytes = new Uint8Array(await readFile(file));
+  const { records } = parseTimeIndex(bytes);
+  const i = records.findIndex((r) => r.t === at);
+  if (i < 1) throw new Error(`no server chunk at ${at} after the first one`);
+  writeTimeRecord(bytes, i * 16, T - 1000, records[i]!.end);
+  await writeFile(file, bytes);
+  return records[i - 1]!.t;
+}
+
+/** Rewrite a run's manifest with the connection never closed: the data ends with the last recorded byte. */
+export async function openEndedManifest(runDir: string): Promise<void> {
+  await writeFile(
+    join(runDir, 'recording', 'recording.json'),
+    JSON.stringify({ format: 'vncua-recording', ...manifestTimeFields('vncua'), connections: [{ index: 0, opened_at: T, closed_at: null }] }),
+  );
 }

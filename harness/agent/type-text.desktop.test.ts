@@ -1,0 +1,99 @@
+/**
+ * typeText never loses a character silently, on servers that drop keysyms without a word:
+ * - TigerVNC's x0vncserver (serving the Xvfb display of an x11vnc desktop) drops every keysym its US
+ *   keymap lacks: é, €, ÿ never reach the page as keys;
+ * - Xvnc binds at most 19 new keysyms per server lifetime, then drops the others.
+ * With a cdpUrl each such character is checked and, when dropped, inserted with CDP Input.insertText,
+ * which the trace entry's meta records. Without one, the trace says which characters went unchecked.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseExecution } from '../trace/parse.ts';
+import { ScriptAgent, startEventsDesktop, startX0vncserver, tempOutputDir, type EventsDesktop } from './test-helpers/desktops.ts';
+
+async function lastEntry(dir: string) {
+  return parseExecution(JSON.parse(await readFile(join(dir, 'execution.json'), 'utf8'))).at(-1)!;
+}
+
+describe('typeText on x0vncserver (keysyms missing from its keymap are dropped)', () => {
+  let desktop: EventsDesktop;
+  let x0: { url: string; close(): Promise<void> };
+  let out: { dir: string; remove(): Promise<void> };
+
+  beforeAll(async () => {
+    desktop = await startEventsDesktop('x11vnc');
+    x0 = await startX0vncserver(desktop.display);
+    out = await tempOutputDir();
+  }, 90_000);
+
+  afterAll(async () => {
+    await x0?.close();
+    await desktop?.close();
+    await out?.remove();
+  });
+
+  beforeEach(async () => {
+    await desktop.reset();
+  });
+
+  async function type(text: string, cdp: boolean): Promise<void> {
+    const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: x0.url, ...(cdp ? { cdpUrl: desktop.cdpUrl } : {}) }, async (a) => {
+      await a.mouseClick({ position: { x: 900, y: 150 } });
+      await a.typeText(text);
+    });
+    const r = await agent.run({ maxSteps: 1 });
+    expect(r.error).toBeUndefined();
+    expect(r.status).toBe('finished');
+  }
+
+  it('without CDP the server really drops é € ÿ, and the trace says they went unchecked', async () => {
+    await type('aé€ÿb', false);
+    const s = await desktop.settle((s) => s.text.length >= 2, 200);
+    expect(s.text).toBe('ab');
+    expect((await lastEntry(out.dir)).meta).toMatchObject({ unverified: ['é', '€', 'ÿ'] });
+  });
+
+  it('with CDP "é€ÿ" arrives exactly, through Input.insertText, recorded in the trace entry', async () => {
+    const text = 'aé€ÿb café';
+    await type(text, true);
+    const s = await desktop.settle((s) => s.text === text, 100);
+    expect(s.text).toBe(text);
+    const entry = await lastEntry(out.dir);
+    expect(entry).toMatchObject({ action: 'type_text', params: { text } });
+    expect(entry.meta).toEqual({ typed_via: 'keys+cdp_insert_text', cdp_inserted: ['é', '€', 'ÿ', 'é'] });
+  });
+});
+
+describe('typeText on Xvnc past its 19 new keysyms', () => {
+  let desktop: EventsDesktop;
+  let out: { dir: string; remove(): Promise<void> };
+
+  beforeAll(async () => {
+    desktop = await startEventsDesktop('xvnc');
+    out = await tempOutputDir();
+  }, 90_000);
+
+  afterAll(async () => {
+    await desktop?.close();
+    await out?.remove();
+  });
+
+  it('25 distinct new keysyms arrive exactly; the ones Xvnc could not bind went through Input.insertText', async () => {
+    const text = 'абвгдежзийклмнопрстуфхцчш';
+    expect(new Set(text).size).toBe(25);
+    const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }, async (a) => {
+      await a.mouseClick({ position: { x: 900, y: 150 } });
+      await a.typeText(text);
+    });
+    const r = await agent.run({ maxSteps: 1 });
+    expect(r.error).toBeUndefined();
+    const s = await desktop.settle((s) => s.text === text, 100);
+    expect(s.text).toBe(text);
+    const meta = (await lastEntry(out.dir)).meta as { typed_via?: string; cdp_inserted?: string[] };
+    expect(meta.typed_via).toBe('keys+cdp_insert_text');
+    // At most 19 bound: at least the last 6 were dropped by Xvnc and inserted over CDP.
+    expect(meta.cdp_inserted).toEqual(expect.arrayContaining([...'фхцчш', 'у']));
+    expect(meta.cdp_inserted!.length).toBeGreaterThanOrEqual(6);
+  });
+});
