@@ -6,6 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
+import { cdpHttpUrl } from '../harness/cdp/endpoint.ts';
+import { redactUrl } from '../harness/redact.ts';
 
 /** A target as /json/list describes it. */
 interface CdpTarget {
@@ -31,7 +33,7 @@ function anySignal(signal: AbortSignal | undefined, timeoutMs: number): AbortSig
 }
 
 async function cdpHttp<T>(cdpUrl: string, path: string, opts: { method?: string; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> {
-  const r = await fetch(new URL(path, cdpUrl), { method: opts.method ?? 'GET', signal: anySignal(opts.signal, opts.timeoutMs ?? HTTP_TIMEOUT_MS) });
+  const r = await fetch(cdpHttpUrl(cdpUrl, path), { method: opts.method ?? 'GET', signal: anySignal(opts.signal, opts.timeoutMs ?? HTTP_TIMEOUT_MS) });
   if (!r.ok) throw new Error(`CDP ${path}: HTTP ${r.status}`);
   const text = await r.text();
   return (text ? JSON.parse(text) : undefined) as T;
@@ -192,7 +194,7 @@ export async function navigatePage(cdpUrl: string, url: string, opts: CdpPageOpt
     pages = await pageTargets(cdpUrl, signal);
   }
   const [page, ...others] = pages;
-  if (!page?.webSocketDebuggerUrl) throw new Error(`the browser at ${cdpUrl} has no page to navigate`);
+  if (!page?.webSocketDebuggerUrl) throw new Error(`the browser at ${redactUrl(cdpUrl)} has no page to navigate`);
   for (const t of others) await cdpHttp(cdpUrl, `/json/close/${t.id}`, { signal }).catch(() => {});
   const s = await PageSocket.open(page.webSocketDebuggerUrl, signal);
   try {

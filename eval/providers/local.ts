@@ -6,6 +6,7 @@
 import { launchDesktop, type Desktop, type LaunchDesktopOptions } from '../../harness/desktop/index.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { VncuaError } from '../../harness/errors.ts';
+import { redactUrl } from '../../harness/redact.ts';
 import { cdpAnswers, waitForPageLoad } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
@@ -25,7 +26,7 @@ export async function localDesktopProblem(d: Desktop, exited: () => boolean, opt
     return { code: 'EVAL_ERR_DESKTOP_LOST', message: `The desktop (start script pid ${d.pid}) exited during the task: a part of it (Chromium, Xvnc, the WebSocket bridge) died.` };
   }
   if (!(await cdpAnswers(d.cdpUrl, opts))) {
-    return { code: 'EVAL_ERR_DESKTOP_LOST', message: `Chromium's CDP endpoint ${d.cdpUrl} stopped answering during the task (Chromium crashed or hung).` };
+    return { code: 'EVAL_ERR_DESKTOP_LOST', message: `Chromium's CDP endpoint ${redactUrl(d.cdpUrl)} stopped answering during the task (Chromium crashed or hung).` };
   }
   return null;
 }
@@ -39,10 +40,11 @@ export function leaseLocal(d: Desktop): LeasedDesktop {
   return {
     vncUrl: d.vncUrl,
     cdpUrl: d.cdpUrl,
+    ...(d.password !== undefined ? { password: d.password } : {}),
     width: d.width,
     height: d.height,
-    ports: [d.rfbPort, d.wsPort, d.cdpPort],
-    info: { provider: 'local', pid: d.pid, display: d.display, rfbPort: d.rfbPort, wsPort: d.wsPort, cdpPort: d.cdpPort },
+    ports: [d.wsPort, d.cdpPort, ...(d.rfbPort !== undefined ? [d.rfbPort] : [])],
+    info: { provider: 'local', pid: d.pid, display: d.display, wsPort: d.wsPort, cdpPort: d.cdpPort, ...(d.rfbPort !== undefined ? { rfbPort: d.rfbPort } : {}) },
     health: (opts) => localDesktopProblem(d, () => hasExited, opts),
     release: () => d.close(),
   };
@@ -64,7 +66,7 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         const loaded = await waitForPageLoad(d.cdpUrl, { timeoutMs: opts.pageLoadTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
         if (!loaded) {
           throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `The task page ${req.url} did not load within the page-load timeout; is its server up?`, {
-            details: { url: req.url, cdpUrl: d.cdpUrl },
+            details: { url: req.url, cdpUrl: redactUrl(d.cdpUrl) },
           });
         }
       } catch (e) {

@@ -37,7 +37,11 @@ describe('docker provider', () => {
     expect(parseDockerPort('[::]:5000\n')).toBe(5000);
     expect(() => parseDockerPort('')).toThrow();
     expect(parseReadyLog('')).toBeUndefined();
-    expect(parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080","cdpUrl":"http://127.0.0.1:9222"}\n')).toEqual({ ready: true });
+    expect(parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080/0123456789abcdef0123456789abcdef","cdpUrl":"http://127.0.0.1:9222/0123456789abcdef0123456789abcdef/"}\n')).toEqual({
+      ready: true,
+      vncPath: '/0123456789abcdef0123456789abcdef',
+      cdpPath: '/0123456789abcdef0123456789abcdef/',
+    });
     expect(() => parseReadyLog('{"error":"DESKTOP_ERR_MISSING_BINARY","message":"no chromium"}\n')).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_START_FAILED' }));
   });
 

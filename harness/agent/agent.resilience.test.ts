@@ -114,7 +114,7 @@ describe('bad actions', () => {
 describe('reconnection', () => {
   let proxy: TcpProxy;
   beforeEach(async () => {
-    proxy = await startTcpProxy(desktop.tcpUrl);
+    proxy = await startTcpProxy(desktop.rfbUnixUrl);
   });
   afterAll(async () => {
     await proxy?.close();

@@ -75,7 +75,7 @@ describe('replayed frames equal the live client’s screenshots', () => {
   for (const cfg of CONFIGS) {
     it(`at quiet instants, with and without the cursor: ${cfg.name}`, async () => {
       const dir = join(root, cfg.name.replace(/\W+/g, '-'));
-      const proxy = await startRecordingProxy({ upstream: desktop.tcpUrl, dir });
+      const proxy = await startRecordingProxy({ upstream: desktop.vncUrl, dir });
       const taken: LiveShot[] = [];
       let client: VncClient | undefined;
       try {

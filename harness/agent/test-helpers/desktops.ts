@@ -69,8 +69,8 @@ export type ServerKind = 'xvnc' | 'x11vnc';
 export interface EventsDesktop {
   kind: ServerKind;
   vncUrl: string;
-  /** Plain RFB over TCP (for proxies): Xvnc's own port, or x11vnc's. */
-  tcpUrl: string;
+  /** Plain RFB on the desktop's unix socket (unix:///…/rfb.sock), for test proxies (startTcpProxy). */
+  rfbUnixUrl: string;
   cdpUrl: string;
   pageUrl: string;
   page: Page;
@@ -100,12 +100,13 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
   };
   try {
     let vncUrl: string;
-    let tcpUrl: string;
+    let rfbUnixUrl: string;
     let cdpUrl: string;
     {
       const d = await launchDesktop({ server: kind, url: http.url, timeoutMs: 45_000 });
       closers.push(() => d.close());
-      ({ vncUrl, tcpUrl, cdpUrl } = d);
+      ({ vncUrl, cdpUrl } = d);
+      rfbUnixUrl = `unix://${d.rfbSocket}`;
     }
     const browser: Browser = await chromium.connectOverCDP(cdpUrl);
     closers.push(() => browser.close());
@@ -121,7 +122,7 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     return {
       kind,
       vncUrl,
-      tcpUrl,
+      rfbUnixUrl,
       cdpUrl,
       pageUrl: http.url,
       page: p,

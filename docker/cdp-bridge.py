@@ -1,0 +1,555 @@
+"""Chromium's DevTools protocol (CDP) behind a per-desktop secret token.
+
+Chromium's own --remote-debugging-port has no authentication: any local user (any process
+in the container) that finds the port drives the browser. So Chromium is started here with
+--remote-debugging-pipe (CDP on file descriptors 3 and 4, no port at all), and this bridge
+serves the usual HTTP + WebSocket CDP endpoints on LISTEN_HOST:LISTEN_PORT, but only under
+a secret path prefix read from TOKEN_FILE:
+
+  GET  /<token>/json/version       {Browser, Protocol-Version, ..., webSocketDebuggerUrl}
+  GET  /<token>/json[/list]        page and worker targets, URLs through this bridge
+  PUT  /<token>/json/new?URL       open a page
+  GET  /<token>/json/activate/ID   bring a page to the front
+  GET  /<token>/json/close/ID      close a page
+  WS   /<token>/devtools/browser/ID   a browser-level CDP connection
+  WS   /<token>/devtools/page/ID      a page-level CDP connection
+  GET  /health                     200 once Chromium answers (no token; tells nothing else)
+
+Anything else, and any path without the token, is 403 (404 under the token). So
+cdpUrl = http://HOST:PORT/<token>/ works with Playwright's connectOverCDP and any client
+that resolves json/version relative to it.
+
+One pipe, many clients: each WebSocket client gets its own CDP session on the pipe
+(Target.attachToBrowserTarget, or Target.attachToTarget with flatten for a page). The
+bridge adds that sessionId to the client's messages and strips it from the answers; child
+sessions the client attaches (Playwright's auto-attach) are routed to it unchanged. Message
+ids need no rewriting: answers carry their session. When a client leaves, its session is
+detached, which also detaches the children. Domains enabled by one client stay private to
+its session, as with Chromium's own server.
+
+The bridge is Chromium's parent and lives exactly as long as it: when Chromium exits (EOF on
+the pipe) the bridge exits with its status; SIGTERM/SIGINT/SIGHUP stop Chromium, then the
+bridge. Python 3 standard library only (the Docker image has no Node).
+
+usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE -- CHROMIUM [CHROMIUM_ARGS...]
+(LISTEN_PORT 0: the OS picks one; start.sh reads it from /proc.)
+"""
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import sys
+import urllib.parse
+
+MAX_MESSAGE = 256 * 1024 * 1024  # one CDP message (a full-page screenshot is a few MB)
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+SESSION_TAIL = re.compile(rb',"sessionId":"([^"\\]+)"\}$')
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
+HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
+
+
+def log(message: str) -> None:
+    try:
+        sys.stderr.write(f"cdp-bridge: {message}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+
+
+# ------------------------------------------------------------------ WebSocket framing (RFC 6455)
+
+
+def ws_accept_key(key: str) -> str:
+    return base64.b64encode(hashlib.sha1(key.encode("ascii") + WS_GUID).digest()).decode("ascii")
+
+
+def ws_frame(opcode: int, payload: bytes) -> bytes:
+    n = len(payload)
+    if n < 126:
+        head = struct.pack(">BB", 0x80 | opcode, n)
+    elif n < 65536:
+        head = struct.pack(">BBH", 0x80 | opcode, 126, n)
+    else:
+        head = struct.pack(">BBQ", 0x80 | opcode, 127, n)
+    return head + payload
+
+
+def unmask(data: bytes, mask: bytes) -> bytes:
+    n = len(data)
+    if n == 0:
+        return data
+    key = (mask * (n // 4 + 1))[:n]
+    return (int.from_bytes(data, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
+
+
+class WsClosed(Exception):
+    pass
+
+
+async def ws_read_message(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+    """The next whole text/binary message; answers pings; raises WsClosed on close or EOF."""
+    parts: list = []
+    size = 0
+    while True:
+        try:
+            b0, b1 = await reader.readexactly(2)
+            n = b1 & 0x7F
+            if n == 126:
+                (n,) = struct.unpack(">H", await reader.readexactly(2))
+            elif n == 127:
+                (n,) = struct.unpack(">Q", await reader.readexactly(8))
+            if not b1 & 0x80:
+                raise WsClosed(1002)  # clients must mask
+            if size + n > MAX_MESSAGE:
+                raise WsClosed(1009)
+            mask = await reader.readexactly(4)
+            data = unmask(await reader.readexactly(n), mask)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            raise WsClosed(1006)
+        opcode = b0 & 0x0F
+        if opcode == 0x8:
+            raise WsClosed(1000)
+        if opcode == 0x9:
+            writer.write(ws_frame(0xA, data[:125]))
+            continue
+        if opcode == 0xA:
+            continue
+        if opcode in (0x1, 0x2):
+            parts = [data]
+            size = n
+        elif opcode == 0x0 and parts:
+            parts.append(data)
+            size += n
+        else:
+            raise WsClosed(1002)
+        if b0 & 0x80:
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+# ------------------------------------------------------------------ Chromium over the pipe
+
+
+class CdpError(Exception):
+    pass
+
+
+class Browser:
+    """Chromium with --remote-debugging-pipe: our own calls, and the routing of session messages."""
+
+    def __init__(self, argv: list):
+        self.argv = argv
+        self.pid = 0
+        self.next_id = 0
+        self.pending: dict = {}  # id -> (future, on_result)
+        self.sessions: dict = {}  # sessionId -> Client
+        self.out = None
+        self.reader = None
+        self.read_task = None
+        self.version: dict = {}
+        self.browser_id = ""
+        self.ready = asyncio.Event()
+        self.gone = asyncio.Event()
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        to_chrome_r, to_chrome_w = os.pipe()
+        from_chrome_r, from_chrome_w = os.pipe()
+        # Keep the ends away from 3 and 4, so the dup2 below always clears close-on-exec.
+        ends = [fcntl_dup(fd) for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w)]
+        for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w):
+            os.close(fd)
+        to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w = ends
+        self.pid = os.posix_spawn(
+            self.argv[0],
+            self.argv,
+            dict(os.environ),
+            file_actions=[(os.POSIX_SPAWN_DUP2, to_chrome_r, 3), (os.POSIX_SPAWN_DUP2, from_chrome_w, 4)],
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        reader = asyncio.StreamReader(limit=MAX_MESSAGE)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(from_chrome_r, "rb", 0))
+        self.out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(to_chrome_w, "wb", 0))
+        # Strong references: the protocol holds the reader only weakly, the loop holds tasks weakly.
+        self.reader = reader
+        self.read_task = loop.create_task(self.read_loop(reader))
+        v = await self.call("Browser.getVersion")
+        self.version = v
+        info = await self.call("Target.getTargetInfo")
+        self.browser_id = info.get("targetInfo", {}).get("targetId", "")
+        self.ready.set()
+
+    async def read_loop(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                msg = await reader.readuntil(b"\0")
+                self.dispatch(msg[:-1])
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError) as e:
+            if not isinstance(e, asyncio.IncompleteReadError):
+                log(f"reading Chromium's pipe failed: {e!r}")
+        finally:
+            for fut, _ in self.pending.values():
+                if not fut.done():
+                    fut.set_exception(CdpError("Chromium closed its DevTools pipe"))
+            self.pending.clear()
+            self.gone.set()
+
+    def send_raw(self, data: bytes) -> None:
+        if self.out is not None and not self.out.is_closing():
+            self.out.write(data + b"\0")
+
+    def call(self, method: str, params=None, on_result=None) -> "asyncio.Future":
+        """Send one of the bridge's own commands (on the pipe's root session)."""
+        self.next_id += 1
+        fut = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = (fut, on_result)
+        msg = {"id": self.next_id, "method": method}
+        if params:
+            msg["params"] = params
+        self.send_raw(json.dumps(msg, separators=(",", ":")).encode())
+        return fut
+
+    def dispatch(self, msg: bytes) -> None:
+        m = SESSION_TAIL.search(msg, max(0, len(msg) - 200))
+        if m is not None:
+            self.route(m.group(1).decode("ascii", "replace"), msg, m.start())
+            return
+        try:
+            obj = json.loads(msg)
+        except ValueError:
+            log("Chromium sent a message that is not JSON; dropped")
+            return
+        sid = obj.get("sessionId") if isinstance(obj, dict) else None
+        if isinstance(sid, str):  # a session message whose sessionId is not last (not seen in practice)
+            client = self.sessions.get(sid)
+            if client is not None:
+                if sid == client.session:
+                    del obj["sessionId"]
+                client.send_text(json.dumps(obj, separators=(",", ":")).encode(), msg)
+            return
+        if "id" in obj:
+            fut, on_result = self.pending.pop(obj["id"], (None, None))
+            if fut is None or fut.done():
+                return
+            if "error" in obj:
+                fut.set_exception(CdpError(str(obj["error"].get("message", "CDP error"))))
+            else:
+                result = obj.get("result", {})
+                if on_result is not None:
+                    on_result(result)  # synchronously: before any later message is routed
+                fut.set_result(result)
+        elif obj.get("method") == "Target.detachedFromTarget":
+            sid = obj.get("params", {}).get("sessionId")
+            client = self.sessions.get(sid)
+            if client is not None and client.session == sid:
+                client.close(1000)  # its page (or browser session) went away
+
+    def route(self, sid: str, msg: bytes, tail_at: int) -> None:
+        client = self.sessions.get(sid)
+        if client is None:
+            return
+        out = msg[:tail_at] + b"}" if sid == client.session else msg
+        client.send_text(out, msg)
+
+
+def fcntl_dup(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+
+
+# ------------------------------------------------------------------ one WebSocket client
+
+
+class Client:
+    """One WebSocket client: its own CDP session on the pipe, and the child sessions it attached."""
+
+    def __init__(self, browser: Browser, writer: asyncio.StreamWriter):
+        self.browser = browser
+        self.writer = writer
+        self.session = ""
+        self.owned: set = set()
+        self.closed = False
+
+    def adopt(self, sid: str) -> None:
+        self.owned.add(sid)
+        self.browser.sessions[sid] = self
+
+    def send_text(self, out: bytes, original: bytes) -> None:
+        if self.closed:
+            return
+        # Learn the child sessions this client attaches, and forget detached ones.
+        if original.startswith(b'{"method":"Target.attachedToTarget"') or original.startswith(b'{"method":"Target.detachedFromTarget"'):
+            try:
+                ev = json.loads(original)
+                child = ev.get("params", {}).get("sessionId")
+                if isinstance(child, str):
+                    if ev["method"] == "Target.attachedToTarget":
+                        self.adopt(child)
+                    elif child != self.session and self.browser.sessions.get(child) is self:
+                        self.owned.discard(child)
+                        del self.browser.sessions[child]
+            except (ValueError, KeyError, AttributeError):
+                pass
+        try:
+            self.writer.write(ws_frame(0x1, out))
+        except (ConnectionError, OSError, RuntimeError):
+            self.close(1006)
+
+    def from_client(self, data: bytes) -> None:
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            return self.reply_error(None, -32700, "Message must be a valid JSON")
+        if not isinstance(obj, dict):
+            return self.reply_error(None, -32600, "Message must be an object")
+        sid = obj.get("sessionId")
+        if sid is None:
+            body = data.rstrip()
+            sep = b"," if obj else b""
+            self.browser.send_raw(body[:-1] + sep + b'"sessionId":"' + self.session.encode("ascii") + b'"}')
+        elif self.browser.sessions.get(sid) is self:
+            self.browser.send_raw(data)
+        else:
+            self.reply_error(obj.get("id"), -32001, "Session with given id not found.", sid)
+
+    def reply_error(self, mid, code: int, message: str, sid=None) -> None:
+        reply = {"id": mid, "error": {"code": code, "message": message}}
+        if isinstance(sid, str):
+            reply["sessionId"] = sid
+        try:
+            self.writer.write(ws_frame(0x1, json.dumps(reply, separators=(",", ":")).encode()))
+        except (ConnectionError, OSError, RuntimeError):
+            self.close(1006)
+
+    def close(self, code: int) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for sid in self.owned:
+            if self.browser.sessions.get(sid) is self:
+                del self.browser.sessions[sid]
+        if self.session:
+            fut = self.browser.call("Target.detachFromTarget", {"sessionId": self.session})
+            fut.add_done_callback(lambda f: f.exception())  # already detached: fine
+        try:
+            if code != 1006:
+                self.writer.write(ws_frame(0x8, struct.pack(">H", code)))
+            self.writer.close()
+        except (ConnectionError, OSError, RuntimeError):
+            pass
+
+
+# ------------------------------------------------------------------ HTTP
+
+
+class Bridge:
+    def __init__(self, browser: Browser, token: str):
+        self.browser = browser
+        self.token = token.encode("ascii")
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            await self.request(head, reader, writer)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError, OSError, ValueError):
+            pass
+        finally:
+            try:
+                writer.close()
+            except (ConnectionError, OSError, RuntimeError):
+                pass
+
+    def respond(self, writer, status: int, reason: str, body, content_type="application/json; charset=UTF-8") -> None:
+        if not isinstance(body, bytes):
+            body = (json.dumps(body, indent=3) if not isinstance(body, str) else body).encode("utf-8")
+        writer.write(
+            f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+            f"Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode("latin-1")
+            + body
+        )
+
+    def authorized_rest(self, path: str):
+        """The path after /<token> when the first segment is the token (compared in constant time), else None."""
+        first, slash, rest = path[1:].partition("/")
+        if not hmac.compare_digest(first.encode("utf-8", "replace"), self.token):
+            return None
+        return "/" + rest
+
+    async def request(self, head: bytes, reader, writer) -> None:
+        lines = head.decode("latin-1").split("\r\n")
+        method, target, _version = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                k, v = line.split(":", 1)
+                headers[k.strip().lower()] = v.strip()
+        path, _, query = target.partition("?")
+        if path == "/health":
+            ok = self.browser.ready.is_set()
+            return self.respond(writer, 200 if ok else 503, "OK" if ok else "Starting", "ok\n" if ok else "starting\n", "text/plain")
+        rest = self.authorized_rest(path)
+        if rest is None:
+            return self.respond(writer, 403, "Forbidden", "Forbidden: this DevTools endpoint needs the desktop's token (use the cdpUrl the desktop printed).\n", "text/plain")
+        if not self.browser.ready.is_set():
+            return self.respond(writer, 503, "Service Unavailable", "Chromium is not ready yet\n", "text/plain")
+        host = headers.get("host", "")
+        if not HOST_RE.match(host):
+            host = "127.0.0.1"
+        base = f"{host}/{self.token.decode()}"
+        if headers.get("upgrade", "").lower() == "websocket":
+            return await self.websocket(rest, headers, reader, writer)
+        body_len = int(headers.get("content-length", "0") or 0)
+        if 0 < body_len <= 65536:
+            await reader.readexactly(body_len)
+        await self.http(method, rest.rstrip("/") or "/", query, base, writer)
+
+    def target_json(self, t: dict, base: str) -> dict:
+        tid = t.get("targetId", "")
+        out = {
+            "description": "",
+            "devtoolsFrontendUrl": f"/devtools/inspector.html?ws={base}/devtools/page/{tid}",
+            "id": tid,
+            "title": t.get("title", ""),
+            "type": t.get("type", ""),
+            "url": t.get("url", ""),
+            "webSocketDebuggerUrl": f"ws://{base}/devtools/page/{tid}",
+        }
+        return out
+
+    async def http(self, method: str, path: str, query: str, base: str, writer) -> None:
+        b = self.browser
+        try:
+            if path == "/json/version":
+                v = b.version
+                return self.respond(writer, 200, "OK", {
+                    "Browser": v.get("product", ""),
+                    "Protocol-Version": v.get("protocolVersion", ""),
+                    "User-Agent": v.get("userAgent", ""),
+                    "V8-Version": v.get("jsVersion", ""),
+                    "WebKit-Version": f"537.36 ({v.get('revision', '')})",
+                    "webSocketDebuggerUrl": f"ws://{base}/devtools/browser/{b.browser_id}",
+                })
+            if path in ("/json", "/json/list"):
+                r = await b.call("Target.getTargets")
+                infos = [t for t in r.get("targetInfos", []) if t.get("type") not in ("browser", "tab")]
+                return self.respond(writer, 200, "OK", [self.target_json(t, base) for t in infos])
+            if path == "/json/new":
+                if method != "PUT":
+                    return self.respond(writer, 405, "Method Not Allowed", f"Using unsafe HTTP verb {method} to invoke /json/new. This action supports only PUT verb.\n", "text/plain")
+                url = urllib.parse.unquote(query) if query else "about:blank"
+                created = await b.call("Target.createTarget", {"url": url})
+                info = await b.call("Target.getTargetInfo", {"targetId": created["targetId"]})
+                return self.respond(writer, 200, "OK", self.target_json(info["targetInfo"], base))
+            for prefix, command, answer in (("/json/activate/", "Target.activateTarget", "Target activated"), ("/json/close/", "Target.closeTarget", "Target is closing")):
+                if path.startswith(prefix):
+                    tid = urllib.parse.unquote(path[len(prefix):])
+                    try:
+                        await b.call(command, {"targetId": tid})
+                    except CdpError:
+                        return self.respond(writer, 404, "Not Found", f"No such target id: {tid}\n", "text/plain")
+                    return self.respond(writer, 200, "OK", answer, "text/plain")
+        except CdpError as e:
+            return self.respond(writer, 500, "Internal Server Error", f"{e}\n", "text/plain")
+        self.respond(writer, 404, "Not Found", f"Unknown url: {path}\n", "text/plain")
+
+    async def websocket(self, rest: str, headers: dict, reader, writer) -> None:
+        key = headers.get("sec-websocket-key", "")
+        if headers.get("sec-websocket-version") != "13" or len(key) < 16:
+            return self.respond(writer, 400, "Bad Request", "Bad WebSocket handshake\n", "text/plain")
+        b = self.browser
+        client = Client(b, writer)
+
+        def attached(result: dict) -> None:
+            client.session = result["sessionId"]
+            client.adopt(client.session)
+
+        try:
+            if rest.startswith("/devtools/browser"):
+                await b.call("Target.attachToBrowserTarget", None, attached)
+            elif rest.startswith("/devtools/page/"):
+                tid = urllib.parse.unquote(rest[len("/devtools/page/"):])
+                await b.call("Target.attachToTarget", {"targetId": tid, "flatten": True}, attached)
+            else:
+                return self.respond(writer, 404, "Not Found", f"Unknown url: {rest}\n", "text/plain")
+        except CdpError as e:
+            return self.respond(writer, 404, "Not Found", f"{e}\n", "text/plain")
+        writer.write(
+            "HTTP/1.1 101 WebSocket Protocol Handshake\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Accept: {ws_accept_key(key)}\r\n\r\n".encode("latin-1")
+        )
+        code = 1000
+        try:
+            while not client.closed:
+                client.from_client(await ws_read_message(reader, writer))
+        except WsClosed as e:
+            code = e.args[0] if e.args else 1000
+        finally:
+            client.close(code)
+
+
+# ------------------------------------------------------------------ main
+
+
+async def main() -> int:
+    args = sys.argv[1:]
+    if len(args) < 5 or args[3] != "--":
+        log("usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE -- CHROMIUM [ARGS...]")
+        return 2
+    host, port, token_file, chromium = args[0], int(args[1]), args[2], args[4:]
+    with open(token_file, encoding="ascii") as f:
+        token = f.read().strip()
+    if not TOKEN_RE.match(token):
+        log("the token file does not hold a token of 16-128 characters [A-Za-z0-9_-]")
+        return 2
+    loop = asyncio.get_running_loop()
+    browser = Browser(chromium)
+    bridge = Bridge(browser, token)
+    server = await asyncio.start_server(bridge.handle, host, port, limit=65536, reuse_address=True)
+
+    stopping = asyncio.Event()
+
+    def stop() -> None:
+        stopping.set()
+        if browser.pid:
+            try:
+                os.kill(browser.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(sig, stop)
+    try:
+        await browser.start()
+    except (CdpError, OSError) as e:
+        log(f"Chromium did not start: {e}")
+    await browser.gone.wait()
+    server.close()
+    status = 0
+    if browser.pid:
+        try:
+            for _ in range(300):  # Chromium closed its pipe; it exits right after
+                pid, raw = os.waitpid(browser.pid, os.WNOHANG)
+                if pid:
+                    status = os.waitstatus_to_exitcode(raw)
+                    break
+                await asyncio.sleep(0.01)
+        except ChildProcessError:
+            pass
+    if stopping.is_set():
+        return 0
+    log(f"Chromium exited (status {status})")
+    return status if status > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
