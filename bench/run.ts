@@ -19,6 +19,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'zrle-decode', args: [], about: 'ZRLE decode of a 1280x800 frame' },
   { name: 'tight-decode', args: [], about: 'Tight decode of a 1280x800 frame' },
   { name: 'cdp-check', args: [], about: '`checkTaskSuccess()` (CDP sentinel) against a fresh connection per check' },
+  { name: 'cdp-bridge', args: ['200'], about: "CDP through the desktop's token-guarded bridge (Chromium on a pipe) against Chromium's own port" },
   { name: 'trace-write', args: [], about: 'trace append cost' },
   { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
   { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
