@@ -29,23 +29,56 @@ its session, as with Chromium's own server.
 
 The bridge is Chromium's parent and lives exactly as long as it: when Chromium exits (EOF on
 the pipe) the bridge exits with its status; SIGTERM/SIGINT/SIGHUP stop Chromium, then the
-bridge. Python 3 standard library only (the Docker image has no Node).
+bridge; Chromium exits by itself when the bridge dies (EOF on its pipe). Chromium is spawned
+first thing, before the heavier imports. Python 3 standard library only (the Docker image
+has no Node); start.sh runs it with -S (no site-packages needed).
 
-usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE -- CHROMIUM [CHROMIUM_ARGS...]
-(LISTEN_PORT 0: the OS picks one; start.sh reads it from /proc.)
+usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE -- CHROMIUM [CHROMIUM_ARGS...]
+(LISTEN_PORT 0: the OS picks one.) Once Chromium answers, the bridge writes the port it listens
+on to READY_FILE (atomically), so start.sh waits on a file instead of polling the port.
 """
-import asyncio
-import base64
-import hashlib
-import hmac
-import json
+import fcntl
 import os
-import re
-import signal
-import socket
-import struct
 import sys
-import urllib.parse
+
+
+def spawn_chromium(argv: list):
+    """Start Chromium with CDP on fds 3 (it reads) and 4 (it writes); (pid, our write end, our read end).
+
+    Done first, before the heavier imports below: Chromium's start is the desktop's critical
+    path, and importing asyncio costs ~30 ms.
+    """
+    to_chrome_r, to_chrome_w = os.pipe()
+    from_chrome_r, from_chrome_w = os.pipe()
+    # Keep our ends away from 3 and 4, so the dup2 below always clears close-on-exec.
+    ends = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w)]
+    for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w):
+        os.close(fd)
+    to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w = ends
+    pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, to_chrome_r, 3), (os.POSIX_SPAWN_DUP2, from_chrome_w, 4)])
+    os.close(to_chrome_r)
+    os.close(from_chrome_w)
+    return pid, to_chrome_w, from_chrome_r
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 7 or sys.argv[5] != "--":
+        sys.exit("cdp-bridge: usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE -- CHROMIUM [ARGS...]")
+    try:
+        CHROMIUM = spawn_chromium(sys.argv[6:])
+    except OSError as e:
+        sys.exit(f"cdp-bridge: cannot start {sys.argv[6]}: {e.strerror}")
+
+import asyncio  # noqa: E402
+import base64  # noqa: E402
+import hashlib  # noqa: E402
+import hmac  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import struct  # noqa: E402
+import urllib.parse  # noqa: E402
 
 MAX_MESSAGE = 256 * 1024 * 1024  # one CDP message (a full-page screenshot is a few MB)
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -142,9 +175,10 @@ class CdpError(Exception):
 class Browser:
     """Chromium with --remote-debugging-pipe: our own calls, and the routing of session messages."""
 
-    def __init__(self, argv: list):
-        self.argv = argv
-        self.pid = 0
+    def __init__(self, pid: int, to_chrome: int, from_chrome: int):
+        self.pid = pid
+        self.to_chrome = to_chrome
+        self.from_chrome = from_chrome
         self.next_id = 0
         self.pending: dict = {}  # id -> (future, on_result)
         self.sessions: dict = {}  # sessionId -> Client
@@ -158,24 +192,9 @@ class Browser:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        to_chrome_r, to_chrome_w = os.pipe()
-        from_chrome_r, from_chrome_w = os.pipe()
-        # Keep the ends away from 3 and 4, so the dup2 below always clears close-on-exec.
-        ends = [fcntl_dup(fd) for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w)]
-        for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w):
-            os.close(fd)
-        to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w = ends
-        self.pid = os.posix_spawn(
-            self.argv[0],
-            self.argv,
-            dict(os.environ),
-            file_actions=[(os.POSIX_SPAWN_DUP2, to_chrome_r, 3), (os.POSIX_SPAWN_DUP2, from_chrome_w, 4)],
-        )
-        os.close(to_chrome_r)
-        os.close(from_chrome_w)
         reader = asyncio.StreamReader(limit=MAX_MESSAGE)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(from_chrome_r, "rb", 0))
-        self.out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(to_chrome_w, "wb", 0))
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.from_chrome, "rb", 0))
+        self.out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self.to_chrome, "wb", 0))
         # Strong references: the protocol holds the reader only weakly, the loop holds tasks weakly.
         self.reader = reader
         self.read_task = loop.create_task(self.read_loop(reader))
@@ -256,12 +275,6 @@ class Browser:
             return
         out = msg[:tail_at] + b"}" if sid == client.session else msg
         client.send_text(out, msg)
-
-
-def fcntl_dup(fd: int) -> int:
-    import fcntl
-
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
 
 
 # ------------------------------------------------------------------ one WebSocket client
@@ -501,18 +514,19 @@ class Bridge:
 
 
 async def main() -> int:
-    args = sys.argv[1:]
-    if len(args) < 5 or args[3] != "--":
-        log("usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE -- CHROMIUM [ARGS...]")
-        return 2
-    host, port, token_file, chromium = args[0], int(args[1]), args[2], args[4:]
-    with open(token_file, encoding="ascii") as f:
-        token = f.read().strip()
+    host, port, token_file, ready_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    browser = Browser(*CHROMIUM)
+    try:
+        with open(token_file, encoding="ascii") as f:
+            token = f.read().strip()
+    except OSError as e:
+        token = ""
+        log(f"cannot read the token file: {e.strerror}")
     if not TOKEN_RE.match(token):
         log("the token file does not hold a token of 16-128 characters [A-Za-z0-9_-]")
+        os.kill(browser.pid, signal.SIGTERM)
         return 2
     loop = asyncio.get_running_loop()
-    browser = Browser(chromium)
     bridge = Bridge(browser, token)
     server = await asyncio.start_server(bridge.handle, host, port, limit=65536, reuse_address=True)
 
@@ -530,6 +544,10 @@ async def main() -> int:
         loop.add_signal_handler(sig, stop)
     try:
         await browser.start()
+        listening = server.sockets[0].getsockname()[1]
+        with open(ready_file + ".part", "w", encoding="ascii") as f:
+            f.write(f"{listening}\n")
+        os.rename(ready_file + ".part", ready_file)
     except (CdpError, OSError) as e:
         log(f"Chromium did not start: {e}")
     await browser.gone.wait()

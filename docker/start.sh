@@ -25,7 +25,7 @@
 #   - Secrets never reach argv (`ps`): the password comes from --password-file FILE or from
 #     VNCUA_VNC_PASSWORD (unset at once) and reaches Xvnc/x11vnc as a vncpasswd file; the
 #     token reaches the bridges as a file.
-#   - Every part gets a scrubbed environment (CHILD_ENV_NAMES below): no API keys, no passwords.
+#   - Every part gets a scrubbed environment (scrub_environment): no API keys, no passwords.
 #
 # When every part answers (the RFB greeting through the WebSocket, CDP /json/version) it
 # prints ONE JSON line on stdout and keeps running until SIGTERM/SIGINT/SIGHUP, EOF on stdin
@@ -58,8 +58,8 @@ readonly CHROMIUM_FLAGS=(
 # loop, "FD ownership violation", and the window stays white. Crashpad's handler daemonizes
 # out of our process group instead; teardown finds it by the tag in its environment.)
 
-# The parts' environment: PATH, HOME, LC_ALL=C, TMPDIR (inside our temp dir), XAUTHORITY, our
-# tag, DISPLAY where needed, and these when set. Proxy settings pass too, unless they hold
+# The parts' environment (scrub_environment): PATH, HOME, LC_ALL=C, TMPDIR (inside our temp dir),
+# XAUTHORITY, our tag, DISPLAY, and these when set. Proxy settings pass too, unless they hold
 # credentials (user:password@). Nothing else (no API keys, no passwords) reaches a part.
 readonly CHILD_ENV_NAMES=(USER LOGNAME LANG LANGUAGE TZ XDG_RUNTIME_DIR XDG_CONFIG_HOME XDG_CACHE_HOME
   XDG_DATA_HOME XDG_DATA_DIRS XDG_CONFIG_DIRS FONTCONFIG_FILE FONTCONFIG_PATH)
@@ -88,7 +88,6 @@ token=""
 width=0 height=0 display=""
 xvnc_pid="" vnc_pid="" wm_pid="" ws_pid="" chromium_pid=""
 ws_listen_port="" cdp_listen_port="" rfb_listen_port=""
-child_env=()
 SLEEP_FD=""
 found_port=""
 deadline_ms=0
@@ -292,7 +291,6 @@ check_programs() {
   require "$CHROMIUM" chromium
   require python3 python3
   require setsid util-linux
-  require od coreutils
   if [ -n "$password" ]; then require vncpasswd tigervnc-tools; fi
 }
 
@@ -316,16 +314,27 @@ websockify_python() {
 
 # ---------------------------------------------------------------- secrets and environment
 
+# random_hex128: 128 random bits as 32 hex digits, in $REPLY: bash's SRANDOM (the kernel's
+# getrandom(), no fork), else od on /dev/urandom.
+random_hex128() {
+  if [ -n "${SRANDOM:-}" ]; then
+    printf -v REPLY '%08x%08x%08x%08x' "$SRANDOM" "$SRANDOM" "$SRANDOM" "$SRANDOM"
+  else
+    REPLY=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+  fi
+  [[ $REPLY =~ ^[0-9a-f]{32}$ ]] || fail DESKTOP_ERR_START_FAILED 5 "could not get 16 random bytes from the kernel"
+}
+
 # A fresh token (128 random bits, 32 hex digits) in $token and $tmp/token; a fresh X cookie in
 # $tmp/Xauthority. The X entry is FamilyWild with no display number, so it matches whichever
 # display X picks (-displayfd); the server loads every cookie of its -auth file.
 make_secrets() {
   local cookie esc="" i
-  token=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-  [[ $token =~ ^[0-9a-f]{32}$ ]] || fail DESKTOP_ERR_START_FAILED 5 "could not read 16 random bytes from /dev/urandom"
+  random_hex128
+  token=$REPLY
   printf '%s\n' "$token" >"$tmp/token"
-  cookie=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
-  [[ $cookie =~ ^[0-9a-f]{32}$ ]] || fail DESKTOP_ERR_START_FAILED 5 "could not read 16 random bytes from /dev/urandom"
+  random_hex128
+  cookie=$REPLY
   for ((i = 0; i < 32; i += 2)); do esc+="\\x${cookie:i:2}"; done
   # family 0xffff (wild), address "", number "", name "MIT-MAGIC-COOKIE-1", data: the cookie.
   { printf '\xff\xff\x00\x00\x00\x00\x00\x12MIT-MAGIC-COOKIE-1\x00\x10' && printf "$esc"; } >"$tmp/Xauthority"
@@ -335,18 +344,24 @@ make_secrets() {
   fi
 }
 
-# child_environment: the scrubbed environment of every part (in $child_env, NAME=value words).
-child_environment() {
-  local name value
-  child_env=("PATH=$PATH" "HOME=${HOME:-/}" "LC_ALL=C" "TMPDIR=$tmp/tmp" "XAUTHORITY=$tmp/Xauthority" "VNCUA_DESKTOP_TAG=$tmp")
-  for name in "${CHILD_ENV_NAMES[@]}"; do
-    [ -n "${!name+set}" ] && child_env+=("$name=${!name}")
+# scrub_environment: from here on every process we start inherits only the allowlist: PATH,
+# HOME, LC_ALL=C, TMPDIR, XAUTHORITY, CHILD_ENV_NAMES, and the proxy settings without
+# credentials (DISPLAY is added once X is up, our tag by spawn). Everything else loses its export attribute
+# (no fork, no env(1) per part).
+scrub_environment() {
+  local name value keep allowed fns
+  for name in $(compgen -e); do
+    keep=0
+    for allowed in PATH HOME "${CHILD_ENV_NAMES[@]}"; do [ "$name" = "$allowed" ] && keep=1 && break; done
+    for allowed in "${CHILD_PROXY_NAMES[@]}"; do
+      value=${!name-}
+      [ "$name" = "$allowed" ] && [[ $value != *@* ]] && keep=1 && break
+    done
+    [ "$keep" = 1 ] || export -n -- "$name" 2>/dev/null || true
   done
-  for name in "${CHILD_PROXY_NAMES[@]}"; do
-    value=${!name-}
-    [ -n "$value" ] && [[ $value != *@* ]] && child_env+=("$name=$value")
-  done
-  return 0
+  fns=$(declare -Fx) # exported shell functions (BASH_FUNC_*): none either
+  for name in ${fns//declare -fx/}; do export -nf -- "$name" 2>/dev/null || true; done
+  export HOME=${HOME:-/} LC_ALL=C TMPDIR="$tmp/tmp" XAUTHORITY="$tmp/Xauthority"
 }
 
 # ---------------------------------------------------------------- process helpers
@@ -380,14 +395,14 @@ snooze() { read -r -t "$1" -u "$SLEEP_FD" _ || true; }
 
 now_ms() { local t=${EPOCHREALTIME/./}; REPLY=$((t / 1000)); }
 
-# spawn NAME [VAR=value...] COMMAND...: run a part in the background with the scrubbed
-# environment (plus the VAR=value words), its output in $tmp/NAME.log. Every part carries
-# VNCUA_DESKTOP_TAG=$tmp in its environment, so teardown can find processes that left our
-# process group (Chromium's crashpad handler).
+# spawn NAME COMMAND...: run a part in the background (with the scrubbed environment), its
+# output in $tmp/NAME.log. Every part carries VNCUA_DESKTOP_TAG=$tmp in its environment, so
+# teardown can find processes that left our process group (Chromium's crashpad handler).
 spawn() {
   local name=$1
   shift
-  env -i "${child_env[@]}" "$@" </dev/null >>"$tmp/$name.log" 2>&1 {SLEEP_FD}<&- &
+  # (The tag only on parts: the grep of tagged_processes must not carry it.)
+  VNCUA_DESKTOP_TAG=$tmp "$@" </dev/null >>"$tmp/$name.log" 2>&1 {SLEEP_FD}<&- &
 }
 
 # tagged_processes: pids whose environment holds our tag (in $members).
@@ -483,6 +498,7 @@ start_xvnc() {
     while :; do
       IFS= read -r display 2>/dev/null <"$tmp/display" && [ -n "$display" ] && {
         [ -z "$password" ] || rfb_listen_port=$port
+        export DISPLAY=":$display"
         return 0
       }
       alive "$xvnc_pid" || break
@@ -503,7 +519,7 @@ start_xvfb() {
   spawn xvfb "$XVFB" -displayfd 3 3>"$tmp/display" -auth "$tmp/Xauthority" -screen 0 "${width}x${height}x24" -nolisten tcp
   xvnc_pid=$!
   while :; do
-    IFS= read -r display 2>/dev/null <"$tmp/display" && [ -n "$display" ] && return 0
+    IFS= read -r display 2>/dev/null <"$tmp/display" && [ -n "$display" ] && export DISPLAY=":$display" && return 0
     alive "$xvnc_pid" || { log_tail xvfb; fail DESKTOP_ERR_START_FAILED 5 "Xvfb did not start: $REPLY"; }
     check_deadline
     snooze 0.005
@@ -542,7 +558,7 @@ start_x11vnc() {
 }
 
 start_wm() {
-  spawn wm "DISPLAY=:$display" "$WM" -use_titlebar no -use_cursor yes
+  spawn wm "$WM" -use_titlebar no -use_cursor yes
   wm_pid=$!
 }
 
@@ -554,7 +570,7 @@ start_chromium() {
   local app_url=$url
   [ "$url" = about:blank ] && app_url='data:text/html,'
   websockify_python
-  spawn chromium "DISPLAY=:$display" "$REPLY" "$SELF_DIR/cdp-bridge.py" "$bind" "$cdp_port" "$tmp/token" -- \
+  spawn chromium "$REPLY" -S "$SELF_DIR/cdp-bridge.py" "$bind" "$cdp_port" "$tmp/token" "$tmp/cdp.port" -- \
     "$(command -v -- "$CHROMIUM")" --remote-debugging-pipe --user-data-dir="$tmp/chromium" "${CHROMIUM_FLAGS[@]}" --app="$app_url"
   chromium_pid=$!
 }
@@ -593,9 +609,9 @@ wait_ready() {
       ws_listen_port=$found_port
     fi
     if [ -z "$ws_ok" ] && [ -n "$ws_listen_port" ] && probe_ws "$ws_listen_port" 2>/dev/null; then ws_ok=1; fi
-    if [ -z "$cdp_listen_port" ]; then
-      listen_port "$chromium_pid"
-      cdp_listen_port=$found_port
+    # The bridge writes its port once Chromium answers (no polling of a port that is not ready).
+    if [ -z "$cdp_listen_port" ] && [ -s "$tmp/cdp.port" ]; then
+      IFS= read -r cdp_listen_port <"$tmp/cdp.port" || true
     fi
     if [ -z "$cdp_ok" ] && [ -n "$cdp_listen_port" ] && probe_cdp "$cdp_listen_port" 2>/dev/null; then cdp_ok=1; fi
     [ -n "$ws_ok" ] && [ -n "$cdp_ok" ] && return 0
@@ -700,6 +716,7 @@ main() {
   trap cleanup EXIT
   trap 'exit 0' TERM INT HUP
   chmod 700 "$tmp"
+  scrub_environment
   mkdir "$tmp/tmp"
   mkfifo "$tmp/sleep"
   exec {SLEEP_FD}<>"$tmp/sleep"
@@ -708,7 +725,6 @@ main() {
   make_secrets
   password=""
   [ ! -e "$tmp/passwd" ] || password=set # from here on: "a password is in use", not the password
-  child_environment
 
   if [ "$server" = x11vnc ]; then
     start_xvfb
