@@ -8,6 +8,7 @@
  * reconnects.
  */
 import { VncuaError } from '../errors.ts';
+import { redactUrl } from '../redact.ts';
 import { connectVnc, type VncClient } from '../rfb/index.ts';
 import type { Point } from './arguments.ts';
 import { InputDriver } from './input.ts';
@@ -104,8 +105,8 @@ export class AgentConnection {
       if (!reconnecting) throw e;
       throw new VncuaError(
         'AGENT_ERR_CONNECTION_LOST',
-        `The VNC connection to ${this.url} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
-        { cause: e, details: { url: this.url } },
+        `The VNC connection to ${redactUrl(this.url)} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
+        { cause: e, details: { url: redactUrl(this.url) } },
       );
     }
     this.hadConnection = true;

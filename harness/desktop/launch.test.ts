@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -260,6 +262,36 @@ describe('launchDesktop errors', () => {
     const code = await new Promise<number | null>((r) => child.once('close', r));
     expect(code).toBe(3);
     expect(JSON.parse(out.trim())).toMatchObject({ error: 'DESKTOP_ERR_BAD_SIZE' });
+  });
+
+  it('the script refuses a password on its command line, an empty VNCUA_VNC_PASSWORD and an empty or missing password file: exit 2, DESKTOP_ERR_BAD_PASSWORD, never echoed', async () => {
+    const script = async (args: string[], env: Record<string, string> = {}) => {
+      const child = spawn('bash', [startScriptPath(), '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
+      let out = '';
+      child.stdout.on('data', (b) => (out += b));
+      child.stderr.on('data', (b) => (out += b));
+      const code = await new Promise<number | null>((r) => child.once('close', r));
+      return { code, out };
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'vncua-start-pw-'));
+    try {
+      writeFileSync(join(dir, 'empty'), '');
+      for (const [args, env] of [
+        [['--password', 'hunter2-secret'], {}],
+        [['--password=hunter2-secret'], {}],
+        [[], { VNCUA_VNC_PASSWORD: '' }],
+        [['--password-file', join(dir, 'empty')], {}],
+        [['--password-file', join(dir, 'missing')], {}],
+      ] as Array<[string[], Record<string, string>]>) {
+        const r = await script(args, env);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(JSON.parse(r.out.split('\n').find((l) => l.startsWith('{'))!)).toMatchObject({ error: 'DESKTOP_ERR_BAD_PASSWORD' });
+        expect(r.out).not.toContain('hunter2-secret');
+      }
+      expect(readdirSync(dir)).toEqual(['empty']); // nothing else written
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a missing program gives DESKTOP_ERR_MISSING_BINARY naming it and its apt package', async () => {
