@@ -29,25 +29,32 @@ its session, as with Chromium's own server.
 
 The bridge is Chromium's parent and lives exactly as long as it: when Chromium exits (EOF on
 the pipe) the bridge exits with its status; SIGTERM/SIGINT/SIGHUP stop Chromium, then the
-bridge; Chromium exits by itself when the bridge dies (EOF on its pipe). Chromium is spawned
-first thing, before the heavier imports. Python 3 standard library only (the Docker image
-has no Node); start.sh runs it with -S (no site-packages needed).
+bridge; Chromium exits by itself when the bridge dies (EOF on its pipe). Python 3 standard
+library only (the Docker image has no Node); start.sh runs it with -S (no site-packages needed).
 
-usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE -- CHROMIUM [CHROMIUM_ARGS...]
+usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE GO_FILE -- CHROMIUM [ARGS...]
 (LISTEN_PORT 0: the OS picks one.) Once Chromium answers, the bridge writes the port it listens
-on to READY_FILE (atomically), so start.sh waits on a file instead of polling the port.
+on to READY_FILE (atomically), so start.sh waits on a file instead of polling the port. GO_FILE
+(a fifo, or "-" to go at once): start.sh starts the bridge before X, so that Python's start-up
+overlaps X's; the bridge starts Chromium when the display (":N") arrives on it.
 """
+import asyncio
+import base64
 import fcntl
+import hashlib
+import hmac
+import json
 import os
+import re
+import signal
+import socket
+import struct
 import sys
+import urllib.parse
 
 
 def spawn_chromium(argv: list):
-    """Start Chromium with CDP on fds 3 (it reads) and 4 (it writes); (pid, our write end, our read end).
-
-    Done first, before the heavier imports below: Chromium's start is the desktop's critical
-    path, and importing asyncio costs ~30 ms.
-    """
+    """Start Chromium with CDP on fds 3 (it reads) and 4 (it writes); (pid, our write end, our read end)."""
     to_chrome_r, to_chrome_w = os.pipe()
     from_chrome_r, from_chrome_w = os.pipe()
     # Keep our ends away from 3 and 4, so the dup2 below always clears close-on-exec.
@@ -55,30 +62,11 @@ def spawn_chromium(argv: list):
     for fd in (to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w):
         os.close(fd)
     to_chrome_r, to_chrome_w, from_chrome_r, from_chrome_w = ends
-    pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, to_chrome_r, 3), (os.POSIX_SPAWN_DUP2, from_chrome_w, 4)])
+    pid = os.posix_spawnp(argv[0], argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, to_chrome_r, 3), (os.POSIX_SPAWN_DUP2, from_chrome_w, 4)])
     os.close(to_chrome_r)
     os.close(from_chrome_w)
     return pid, to_chrome_w, from_chrome_r
 
-
-if __name__ == "__main__":
-    if len(sys.argv) < 7 or sys.argv[5] != "--":
-        sys.exit("cdp-bridge: usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE -- CHROMIUM [ARGS...]")
-    try:
-        CHROMIUM = spawn_chromium(sys.argv[6:])
-    except OSError as e:
-        sys.exit(f"cdp-bridge: cannot start {sys.argv[6]}: {e.strerror}")
-
-import asyncio  # noqa: E402
-import base64  # noqa: E402
-import hashlib  # noqa: E402
-import hmac  # noqa: E402
-import json  # noqa: E402
-import re  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import struct  # noqa: E402
-import urllib.parse  # noqa: E402
 
 MAX_MESSAGE = 256 * 1024 * 1024  # one CDP message (a full-page screenshot is a few MB)
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -198,11 +186,11 @@ class Browser:
         # Strong references: the protocol holds the reader only weakly, the loop holds tasks weakly.
         self.reader = reader
         self.read_task = loop.create_task(self.read_loop(reader))
-        v = await self.call("Browser.getVersion")
-        self.version = v
+        self.version = await self.call("Browser.getVersion")
+        self.ready.set()
+        # The browser target's id, for json/version's webSocketDebuggerUrl (any id is accepted).
         info = await self.call("Target.getTargetInfo")
         self.browser_id = info.get("targetInfo", {}).get("targetId", "")
-        self.ready.set()
 
     async def read_loop(self, reader: asyncio.StreamReader) -> None:
         try:
@@ -450,7 +438,7 @@ class Bridge:
                     "User-Agent": v.get("userAgent", ""),
                     "V8-Version": v.get("jsVersion", ""),
                     "WebKit-Version": f"537.36 ({v.get('revision', '')})",
-                    "webSocketDebuggerUrl": f"ws://{base}/devtools/browser/{b.browser_id}",
+                    "webSocketDebuggerUrl": f"ws://{base}/devtools/browser/{b.browser_id or 'browser'}",
                 })
             if path in ("/json", "/json/list"):
                 r = await b.call("Target.getTargets")
@@ -513,9 +501,9 @@ class Bridge:
 # ------------------------------------------------------------------ main
 
 
-async def main() -> int:
+async def main(chromium: tuple) -> int:
     host, port, token_file, ready_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    browser = Browser(*CHROMIUM)
+    browser = Browser(*chromium)
     try:
         with open(token_file, encoding="ascii") as f:
             token = f.read().strip()
@@ -542,15 +530,20 @@ async def main() -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, stop)
-    try:
-        await browser.start()
+    def announce() -> None:
         listening = server.sockets[0].getsockname()[1]
         with open(ready_file + ".part", "w", encoding="ascii") as f:
             f.write(f"{listening}\n")
         os.rename(ready_file + ".part", ready_file)
+
+    waiter = loop.create_task(browser.ready.wait())
+    waiter.add_done_callback(lambda t: None if t.cancelled() else announce())
+    try:
+        await browser.start()
     except (CdpError, OSError) as e:
         log(f"Chromium did not start: {e}")
     await browser.gone.wait()
+    waiter.cancel()
     server.close()
     status = 0
     if browser.pid:
@@ -569,5 +562,25 @@ async def main() -> int:
     return status if status > 0 else 1
 
 
+def run() -> int:
+    if len(sys.argv) < 8 or sys.argv[6] != "--":
+        log("usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE GO_FILE -- CHROMIUM [ARGS...]")
+        return 2
+    go = sys.argv[5]
+    if go != "-":
+        # Started early (its imports overlapping X's start); go when start.sh writes the display.
+        with open(go, "rb", buffering=0) as f:
+            line = f.readline().decode("ascii", "replace").strip()
+        if not line:
+            return 1  # start.sh is gone
+        os.environ["DISPLAY"] = line
+    try:
+        chromium = spawn_chromium(sys.argv[7:])
+    except OSError as e:
+        log(f"cannot start {sys.argv[7]}: {e.strerror}")
+        return 1
+    return asyncio.run(main(chromium))
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    sys.exit(run())

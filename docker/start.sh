@@ -13,8 +13,9 @@
 #   ws-bridge.py (websockify)  WebSocket on <bind>:<OS-chosen port>, path /<token> only,
 #                              relaying each client to the RFB unix socket
 #   cdp-bridge.py + chromium   Chromium with --remote-debugging-pipe (no DevTools port at all),
-#                              a fresh --user-data-dir and --app=URL; the bridge serves CDP's
-#                              HTTP + WebSocket endpoints on <bind>:<OS-chosen port> under /<token>/
+#                              a fresh --user-data-dir and --app=URL; the bridge (started first,
+#                              so that Python's start-up overlaps X's) serves CDP's HTTP +
+#                              WebSocket endpoints on <bind>:<OS-chosen port> under /<token>/
 #
 # Security (README.md, "Security"): the desktop belongs to the user who started it.
 #   - Everything lives in a fresh 0700 temp dir (umask 077): the X authority file, the RFB
@@ -89,6 +90,7 @@ width=0 height=0 display=""
 xvnc_pid="" vnc_pid="" wm_pid="" ws_pid="" chromium_pid=""
 ws_listen_port="" cdp_listen_port="" rfb_listen_port=""
 SLEEP_FD=""
+GO_FD=""
 found_port=""
 deadline_ms=0
 members=()
@@ -349,8 +351,14 @@ make_secrets() {
 # credentials (DISPLAY is added once X is up, our tag by spawn). Everything else loses its export attribute
 # (no fork, no env(1) per part).
 scrub_environment() {
-  local name value keep allowed fns
-  for name in $(compgen -e); do
+  local name value keep allowed
+  local -a names fns
+  # Builtins writing to a file, then read back: no fork.
+  compgen -e >"$tmp/env.names"
+  mapfile -t names <"$tmp/env.names"
+  declare -Fx >"$tmp/env.names" # exported shell functions (BASH_FUNC_*): none either
+  mapfile -t fns <"$tmp/env.names"
+  for name in "${names[@]}"; do
     keep=0
     for allowed in PATH HOME "${CHILD_ENV_NAMES[@]}"; do [ "$name" = "$allowed" ] && keep=1 && break; done
     for allowed in "${CHILD_PROXY_NAMES[@]}"; do
@@ -359,8 +367,7 @@ scrub_environment() {
     done
     [ "$keep" = 1 ] || export -n -- "$name" 2>/dev/null || true
   done
-  fns=$(declare -Fx) # exported shell functions (BASH_FUNC_*): none either
-  for name in ${fns//declare -fx/}; do export -nf -- "$name" 2>/dev/null || true; done
+  for name in "${fns[@]}"; do export -nf -- "${name##* }" 2>/dev/null || true; done
   export HOME=${HOME:-/} LC_ALL=C TMPDIR="$tmp/tmp" XAUTHORITY="$tmp/Xauthority"
 }
 
@@ -402,7 +409,7 @@ spawn() {
   local name=$1
   shift
   # (The tag only on parts: the grep of tagged_processes must not carry it.)
-  VNCUA_DESKTOP_TAG=$tmp "$@" </dev/null >>"$tmp/$name.log" 2>&1 {SLEEP_FD}<&- &
+  VNCUA_DESKTOP_TAG=$tmp "$@" </dev/null >>"$tmp/$name.log" 2>&1 {SLEEP_FD}<&- {GO_FD}<&- &
 }
 
 # tagged_processes: pids whose environment holds our tag (in $members).
@@ -453,15 +460,6 @@ probe_ws() (
   # One binary frame: 0x82, length 12, then "RFB 003.00x\n".
   IFS= read -r -t 2 -N 14 -u "$fd" frame || exit 1
   [[ ${frame:2} == "RFB 003."* ]]
-)
-
-# probe_cdp PORT: GET /<token>/json/version answers 200 (the bridge answers once Chromium does).
-probe_cdp() (
-  local fd status
-  exec {fd}<>"/dev/tcp/127.0.0.1/$1" || exit 1
-  printf 'GET /%s/json/version HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n' "$token" "$1" >&"$fd"
-  IFS= read -r -t 2 -u "$fd" status || exit 1
-  [[ $status == "HTTP/1.1 200 "* ]]
 )
 
 # ---------------------------------------------------------------- parts
@@ -562,17 +560,23 @@ start_wm() {
   wm_pid=$!
 }
 
-# Chromium, as the child of cdp-bridge.py: CDP over --remote-debugging-pipe, served by the
-# bridge on <bind>:<cdp port> under /<token>/.
-start_chromium() {
+# cdp-bridge.py, started before X so that Python's start-up overlaps X's; it starts Chromium (its
+# child, CDP over --remote-debugging-pipe) once start_chromium gives it the display, and serves CDP
+# on <bind>:<cdp port> under /<token>/.
+start_cdp_bridge() {
   # --app=about:blank opens Chromium's third-party new-tab page instead, which attaches over CDP
   # slowly (5 s, sometimes 30 s and more for Playwright's connectOverCDP): open an empty page.
   local app_url=$url
   [ "$url" = about:blank ] && app_url='data:text/html,'
   websockify_python
-  spawn chromium "$REPLY" -S "$SELF_DIR/cdp-bridge.py" "$bind" "$cdp_port" "$tmp/token" "$tmp/cdp.port" -- \
-    "$(command -v -- "$CHROMIUM")" --remote-debugging-pipe --user-data-dir="$tmp/chromium" "${CHROMIUM_FLAGS[@]}" --app="$app_url"
+  spawn chromium "$REPLY" -S "$SELF_DIR/cdp-bridge.py" "$bind" "$cdp_port" "$tmp/token" "$tmp/cdp.port" "$tmp/cdp.go" -- \
+    "$CHROMIUM" --remote-debugging-pipe --user-data-dir="$tmp/chromium" "${CHROMIUM_FLAGS[@]}" --app="$app_url"
   chromium_pid=$!
+}
+
+# Chromium: the bridge starts it on the display written to its go fifo.
+start_chromium() {
+  printf '%s\n' "$DISPLAY" >&"$GO_FD"
 }
 
 # check_parts PHASE: fail when a part has died.
@@ -599,7 +603,8 @@ check_deadline() {
   fail DESKTOP_ERR_TIMEOUT 6 "the desktop was not ready after ${timeout_s}s"
 }
 
-# Poll every 10 ms until the RFB greeting arrives through the WebSocket and CDP answers.
+# Poll every 10 ms until the RFB greeting arrives through the WebSocket and CDP answers (the
+# bridge's ready file).
 wait_ready() {
   local ws_ok="" cdp_ok=""
   while :; do
@@ -609,11 +614,12 @@ wait_ready() {
       ws_listen_port=$found_port
     fi
     if [ -z "$ws_ok" ] && [ -n "$ws_listen_port" ] && probe_ws "$ws_listen_port" 2>/dev/null; then ws_ok=1; fi
-    # The bridge writes its port once Chromium answers (no polling of a port that is not ready).
-    if [ -z "$cdp_listen_port" ] && [ -s "$tmp/cdp.port" ]; then
+    # The bridge writes its port once Chromium has answered it over the pipe, its HTTP server
+    # already listening: that is CDP ready (no polling of a port that is not ready yet).
+    if [ -z "$cdp_ok" ] && [ -s "$tmp/cdp.port" ]; then
       IFS= read -r cdp_listen_port <"$tmp/cdp.port" || true
+      if [[ $cdp_listen_port =~ ^[0-9]+$ ]]; then cdp_ok=1; fi
     fi
-    if [ -z "$cdp_ok" ] && [ -n "$cdp_listen_port" ] && probe_cdp "$cdp_listen_port" 2>/dev/null; then cdp_ok=1; fi
     [ -n "$ws_ok" ] && [ -n "$cdp_ok" ] && return 0
     check_deadline
     snooze 0.01
@@ -715,17 +721,18 @@ main() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/vncua-desktop.XXXXXX")
   trap cleanup EXIT
   trap 'exit 0' TERM INT HUP
-  chmod 700 "$tmp"
   scrub_environment
   mkdir "$tmp/tmp"
-  mkfifo "$tmp/sleep"
+  mkfifo "$tmp/sleep" "$tmp/cdp.go"
   exec {SLEEP_FD}<>"$tmp/sleep"
+  exec {GO_FD}<>"$tmp/cdp.go" # read-write: never blocks, and keeps what we write until the bridge reads it
   now_ms
   deadline_ms=$((REPLY + timeout_s * 1000))
   make_secrets
   password=""
   [ ! -e "$tmp/passwd" ] || password=set # from here on: "a password is in use", not the password
 
+  start_cdp_bridge # waits for the display
   if [ "$server" = x11vnc ]; then
     start_xvfb
     start_wm
