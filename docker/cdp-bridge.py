@@ -31,6 +31,9 @@ The bridge is Chromium's parent and lives exactly as long as it: when Chromium e
 the pipe) the bridge exits with its status; SIGTERM/SIGINT/SIGHUP stop Chromium, then the
 bridge; Chromium exits by itself when the bridge dies (EOF on its pipe). Python 3 standard
 library only (the Docker image has no Node); start.sh runs it with -S (no site-packages needed).
+Threads, not asyncio: importing asyncio alone costs ~40 ms of CPU on every desktop start. One
+thread reads the pipe and routes; each connection has a thread, each WebSocket client also a
+writer thread fed by a queue (a slow client never stalls the others).
 
 usage: cdp-bridge.py LISTEN_HOST LISTEN_PORT TOKEN_FILE READY_FILE GO_FILE -- CHROMIUM [ARGS...]
 (LISTEN_PORT 0: the OS picks one.) Once Chromium answers, the bridge writes the port it listens
@@ -38,19 +41,37 @@ on to READY_FILE (atomically), so start.sh waits on a file instead of polling th
 (a fifo, or "-" to go at once): start.sh starts the bridge before X, so that Python's start-up
 overlaps X's; the bridge starts Chromium when the display (":N") arrives on it.
 """
-import asyncio
 import base64
 import fcntl
 import hashlib
 import hmac
 import json
 import os
+import queue
 import re
 import signal
 import socket
 import struct
 import sys
+import threading
+import time
 import urllib.parse
+
+MAX_MESSAGE = 256 * 1024 * 1024  # one CDP message (a full-page screenshot is a few MB)
+MAX_HEAD = 65536
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+SESSION_TAIL = re.compile(rb',"sessionId":"([^"\\]+)"\}$')
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
+HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
+CALL_TIMEOUT_S = 30
+
+
+def log(message: str) -> None:
+    try:
+        sys.stderr.write(f"cdp-bridge: {message}\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
 
 
 def spawn_chromium(argv: list):
@@ -66,21 +87,6 @@ def spawn_chromium(argv: list):
     os.close(to_chrome_r)
     os.close(from_chrome_w)
     return pid, to_chrome_w, from_chrome_r
-
-
-MAX_MESSAGE = 256 * 1024 * 1024  # one CDP message (a full-page screenshot is a few MB)
-WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-SESSION_TAIL = re.compile(rb',"sessionId":"([^"\\]+)"\}$')
-TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
-HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$")
-
-
-def log(message: str) -> None:
-    try:
-        sys.stderr.write(f"cdp-bridge: {message}\n")
-        sys.stderr.flush()
-    except OSError:
-        pass
 
 
 # ------------------------------------------------------------------ WebSocket framing (RFC 6455)
@@ -113,31 +119,63 @@ class WsClosed(Exception):
     pass
 
 
-async def ws_read_message(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
-    """The next whole text/binary message; answers pings; raises WsClosed on close or EOF."""
+class Conn:
+    """A blocking socket with a read buffer."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.buf = bytearray()
+
+    def read_head(self) -> bytes:
+        while True:
+            i = self.buf.find(b"\r\n\r\n")
+            if i >= 0:
+                head = bytes(self.buf[: i + 4])
+                del self.buf[: i + 4]
+                return head
+            if len(self.buf) > MAX_HEAD:
+                raise ValueError("request head too large")
+            self.fill()
+
+    def fill(self) -> None:
+        chunk = self.sock.recv(262144)
+        if not chunk:
+            raise WsClosed(1006)
+        self.buf += chunk
+
+    def exactly(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            self.fill()
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+
+def ws_read_message(conn: Conn, send) -> bytes:
+    """The next whole text/binary message; answers pings through `send`; raises WsClosed on close or EOF."""
     parts: list = []
     size = 0
     while True:
         try:
-            b0, b1 = await reader.readexactly(2)
+            b0, b1 = conn.exactly(2)
             n = b1 & 0x7F
             if n == 126:
-                (n,) = struct.unpack(">H", await reader.readexactly(2))
+                (n,) = struct.unpack(">H", conn.exactly(2))
             elif n == 127:
-                (n,) = struct.unpack(">Q", await reader.readexactly(8))
+                (n,) = struct.unpack(">Q", conn.exactly(8))
             if not b1 & 0x80:
                 raise WsClosed(1002)  # clients must mask
             if size + n > MAX_MESSAGE:
                 raise WsClosed(1009)
-            mask = await reader.readexactly(4)
-            data = unmask(await reader.readexactly(n), mask)
-        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            mask = conn.exactly(4)
+            data = unmask(conn.exactly(n), mask)
+        except (ConnectionError, OSError, ValueError):
             raise WsClosed(1006)
         opcode = b0 & 0x0F
         if opcode == 0x8:
             raise WsClosed(1000)
         if opcode == 0x9:
-            writer.write(ws_frame(0xA, data[:125]))
+            send(ws_frame(0xA, data[:125]))
             continue
         if opcode == 0xA:
             continue
@@ -160,6 +198,18 @@ class CdpError(Exception):
     pass
 
 
+class Pending:
+    """One of the bridge's own commands, waiting for its answer."""
+
+    __slots__ = ("done", "result", "error", "on_result")
+
+    def __init__(self, on_result):
+        self.done = threading.Event()
+        self.result = None
+        self.error = None
+        self.on_result = on_result
+
+
 class Browser:
     """Chromium with --remote-debugging-pipe: our own calls, and the routing of session messages."""
 
@@ -167,72 +217,97 @@ class Browser:
         self.pid = pid
         self.to_chrome = to_chrome
         self.from_chrome = from_chrome
+        self.lock = threading.Lock()  # next_id, pending, sessions
+        self.write_lock = threading.Lock()
         self.next_id = 0
-        self.pending: dict = {}  # id -> (future, on_result)
+        self.pending: dict = {}  # id -> Pending
         self.sessions: dict = {}  # sessionId -> Client
-        self.out = None
-        self.reader = None
-        self.read_task = None
         self.version: dict = {}
         self.browser_id = ""
-        self.ready = asyncio.Event()
-        self.gone = asyncio.Event()
+        self.ready = threading.Event()
+        self.gone = threading.Event()
 
-    async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=MAX_MESSAGE)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self.from_chrome, "rb", 0))
-        self.out, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self.to_chrome, "wb", 0))
-        # Strong references: the protocol holds the reader only weakly, the loop holds tasks weakly.
-        self.reader = reader
-        self.read_task = loop.create_task(self.read_loop(reader))
-        self.version = await self.call("Browser.getVersion")
-        self.ready.set()
-        # The browser target's id, for json/version's webSocketDebuggerUrl (any id is accepted).
-        info = await self.call("Target.getTargetInfo")
-        self.browser_id = info.get("targetInfo", {}).get("targetId", "")
-
-    async def read_loop(self, reader: asyncio.StreamReader) -> None:
+    def read_loop(self) -> None:
+        buf = bytearray()
         try:
             while True:
-                msg = await reader.readuntil(b"\0")
-                self.dispatch(msg[:-1])
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError) as e:
-            if not isinstance(e, asyncio.IncompleteReadError):
-                log(f"reading Chromium's pipe failed: {e!r}")
+                chunk = os.read(self.from_chrome, 1 << 20)
+                if not chunk:
+                    break
+                start = len(buf)
+                buf += chunk
+                end = buf.find(b"\0", start)
+                while end >= 0:
+                    msg = bytes(buf[:end])
+                    del buf[: end + 1]
+                    self.dispatch(msg)
+                    end = buf.find(b"\0")
+                if len(buf) > MAX_MESSAGE:
+                    log("Chromium sent a message over the size limit; giving up")
+                    break
+        except OSError as e:
+            log(f"reading Chromium's pipe failed: {e.strerror}")
         finally:
-            for fut, _ in self.pending.values():
-                if not fut.done():
-                    fut.set_exception(CdpError("Chromium closed its DevTools pipe"))
-            self.pending.clear()
+            with self.lock:
+                pending = list(self.pending.values())
+                self.pending.clear()
+            for p in pending:
+                p.error = CdpError("Chromium closed its DevTools pipe")
+                p.done.set()
             self.gone.set()
 
     def send_raw(self, data: bytes) -> None:
-        if self.out is not None and not self.out.is_closing():
-            self.out.write(data + b"\0")
+        data = data + b"\0"
+        with self.write_lock:
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(self.to_chrome, view)
+                    view = view[n:]
+            except OSError:
+                pass  # Chromium is gone: the read loop says so
 
-    def call(self, method: str, params=None, on_result=None) -> "asyncio.Future":
-        """Send one of the bridge's own commands (on the pipe's root session)."""
-        self.next_id += 1
-        fut = asyncio.get_running_loop().create_future()
-        self.pending[self.next_id] = (fut, on_result)
-        msg = {"id": self.next_id, "method": method}
+    def start_call(self, method: str, params=None, on_result=None) -> Pending:
+        """Send one of the bridge's own commands (on the pipe's root session); on_result runs in the read loop."""
+        p = Pending(on_result)
+        with self.lock:
+            if self.gone.is_set():
+                p.error = CdpError("Chromium is gone")
+                p.done.set()
+                return p
+            self.next_id += 1
+            mid = self.next_id
+            self.pending[mid] = p
+        msg = {"id": mid, "method": method}
         if params:
             msg["params"] = params
         self.send_raw(json.dumps(msg, separators=(",", ":")).encode())
-        return fut
+        return p
+
+    def call(self, method: str, params=None, on_result=None) -> dict:
+        p = self.start_call(method, params, on_result)
+        if not p.done.wait(CALL_TIMEOUT_S):
+            raise CdpError(f"{method}: no answer from Chromium within {CALL_TIMEOUT_S} s")
+        if p.error is not None:
+            raise p.error
+        return p.result
 
     def dispatch(self, msg: bytes) -> None:
         m = SESSION_TAIL.search(msg, max(0, len(msg) - 200))
         if m is not None:
-            self.route(m.group(1).decode("ascii", "replace"), msg, m.start())
+            sid = m.group(1).decode("ascii", "replace")
+            client = self.sessions.get(sid)
+            if client is not None:
+                client.send_text(msg[: m.start()] + b"}" if sid == client.session else msg, msg)
             return
         try:
             obj = json.loads(msg)
         except ValueError:
             log("Chromium sent a message that is not JSON; dropped")
             return
-        sid = obj.get("sessionId") if isinstance(obj, dict) else None
+        if not isinstance(obj, dict):
+            return
+        sid = obj.get("sessionId")
         if isinstance(sid, str):  # a session message whose sessionId is not last (not seen in practice)
             client = self.sessions.get(sid)
             if client is not None:
@@ -241,28 +316,22 @@ class Browser:
                 client.send_text(json.dumps(obj, separators=(",", ":")).encode(), msg)
             return
         if "id" in obj:
-            fut, on_result = self.pending.pop(obj["id"], (None, None))
-            if fut is None or fut.done():
+            with self.lock:
+                p = self.pending.pop(obj["id"], None)
+            if p is None:
                 return
             if "error" in obj:
-                fut.set_exception(CdpError(str(obj["error"].get("message", "CDP error"))))
+                p.error = CdpError(str(obj["error"].get("message", "CDP error")))
             else:
-                result = obj.get("result", {})
-                if on_result is not None:
-                    on_result(result)  # synchronously: before any later message is routed
-                fut.set_result(result)
+                p.result = obj.get("result", {})
+                if p.on_result is not None:
+                    p.on_result(p.result)  # here: before any later message is routed
+            p.done.set()
         elif obj.get("method") == "Target.detachedFromTarget":
             sid = obj.get("params", {}).get("sessionId")
             client = self.sessions.get(sid)
             if client is not None and client.session == sid:
                 client.close(1000)  # its page (or browser session) went away
-
-    def route(self, sid: str, msg: bytes, tail_at: int) -> None:
-        client = self.sessions.get(sid)
-        if client is None:
-            return
-        out = msg[:tail_at] + b"}" if sid == client.session else msg
-        client.send_text(out, msg)
 
 
 # ------------------------------------------------------------------ one WebSocket client
@@ -271,16 +340,38 @@ class Browser:
 class Client:
     """One WebSocket client: its own CDP session on the pipe, and the child sessions it attached."""
 
-    def __init__(self, browser: Browser, writer: asyncio.StreamWriter):
+    def __init__(self, browser: Browser, sock: socket.socket):
         self.browser = browser
-        self.writer = writer
+        self.sock = sock
         self.session = ""
         self.owned: set = set()
         self.closed = False
+        self.out: "queue.SimpleQueue" = queue.SimpleQueue()
+        self.writer = threading.Thread(target=self.write_loop, daemon=True)
+
+    def write_loop(self) -> None:
+        while True:
+            frame = self.out.get()
+            if frame is None:
+                break
+            try:
+                self.sock.sendall(frame)
+            except OSError:
+                self.close(1006)
+                break
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def adopt(self, sid: str) -> None:
-        self.owned.add(sid)
-        self.browser.sessions[sid] = self
+        with self.browser.lock:
+            self.owned.add(sid)
+            self.browser.sessions[sid] = self
+
+    def send(self, frame: bytes) -> None:
+        if not self.closed:
+            self.out.put(frame)
 
     def send_text(self, out: bytes, original: bytes) -> None:
         if self.closed:
@@ -293,15 +384,14 @@ class Client:
                 if isinstance(child, str):
                     if ev["method"] == "Target.attachedToTarget":
                         self.adopt(child)
-                    elif child != self.session and self.browser.sessions.get(child) is self:
-                        self.owned.discard(child)
-                        del self.browser.sessions[child]
+                    elif child != self.session:
+                        with self.browser.lock:
+                            if self.browser.sessions.get(child) is self:
+                                self.owned.discard(child)
+                                del self.browser.sessions[child]
             except (ValueError, KeyError, AttributeError):
                 pass
-        try:
-            self.writer.write(ws_frame(0x1, out))
-        except (ConnectionError, OSError, RuntimeError):
-            self.close(1006)
+        self.out.put(ws_frame(0x1, out))
 
     def from_client(self, data: bytes) -> None:
         try:
@@ -324,27 +414,21 @@ class Client:
         reply = {"id": mid, "error": {"code": code, "message": message}}
         if isinstance(sid, str):
             reply["sessionId"] = sid
-        try:
-            self.writer.write(ws_frame(0x1, json.dumps(reply, separators=(",", ":")).encode()))
-        except (ConnectionError, OSError, RuntimeError):
-            self.close(1006)
+        self.send(ws_frame(0x1, json.dumps(reply, separators=(",", ":")).encode()))
 
     def close(self, code: int) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        for sid in self.owned:
-            if self.browser.sessions.get(sid) is self:
-                del self.browser.sessions[sid]
+        with self.browser.lock:
+            if self.closed:
+                return
+            self.closed = True
+            for sid in self.owned:
+                if self.browser.sessions.get(sid) is self:
+                    del self.browser.sessions[sid]
         if self.session:
-            fut = self.browser.call("Target.detachFromTarget", {"sessionId": self.session})
-            fut.add_done_callback(lambda f: f.exception())  # already detached: fine
-        try:
-            if code != 1006:
-                self.writer.write(ws_frame(0x8, struct.pack(">H", code)))
-            self.writer.close()
-        except (ConnectionError, OSError, RuntimeError):
-            pass
+            self.browser.start_call("Target.detachFromTarget", {"sessionId": self.session})  # already detached: fine
+        if code != 1006:
+            self.out.put(ws_frame(0x8, struct.pack(">H", code)))
+        self.out.put(None)
 
 
 # ------------------------------------------------------------------ HTTP
@@ -355,25 +439,26 @@ class Bridge:
         self.browser = browser
         self.token = token.encode("ascii")
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        sock = writer.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+    def handle(self, sock: socket.socket) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = Conn(sock)
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-            await self.request(head, reader, writer)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError, OSError, ValueError):
+            sock.settimeout(10)
+            head = conn.read_head()
+            self.request(head, conn)
+        except (WsClosed, ValueError, ConnectionError, OSError):
             pass
         finally:
             try:
-                writer.close()
-            except (ConnectionError, OSError, RuntimeError):
+                sock.close()
+            except OSError:
                 pass
 
-    def respond(self, writer, status: int, reason: str, body, content_type="application/json; charset=UTF-8") -> None:
+    def respond(self, sock, status: int, reason: str, body, content_type="application/json; charset=UTF-8") -> None:
         if not isinstance(body, bytes):
             body = (json.dumps(body, indent=3) if not isinstance(body, str) else body).encode("utf-8")
-        writer.write(
+        sock.sendall(
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
             f"Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode("latin-1")
             + body
@@ -381,12 +466,13 @@ class Bridge:
 
     def authorized_rest(self, path: str):
         """The path after /<token> when the first segment is the token (compared in constant time), else None."""
-        first, slash, rest = path[1:].partition("/")
+        first, _slash, rest = path[1:].partition("/")
         if not hmac.compare_digest(first.encode("utf-8", "replace"), self.token):
             return None
         return "/" + rest
 
-    async def request(self, head: bytes, reader, writer) -> None:
+    def request(self, head: bytes, conn: Conn) -> None:
+        sock = conn.sock
         lines = head.decode("latin-1").split("\r\n")
         method, target, _version = lines[0].split(" ", 2)
         headers = {}
@@ -397,26 +483,26 @@ class Bridge:
         path, _, query = target.partition("?")
         if path == "/health":
             ok = self.browser.ready.is_set()
-            return self.respond(writer, 200 if ok else 503, "OK" if ok else "Starting", "ok\n" if ok else "starting\n", "text/plain")
+            return self.respond(sock, 200 if ok else 503, "OK" if ok else "Starting", "ok\n" if ok else "starting\n", "text/plain")
         rest = self.authorized_rest(path)
         if rest is None:
-            return self.respond(writer, 403, "Forbidden", "Forbidden: this DevTools endpoint needs the desktop's token (use the cdpUrl the desktop printed).\n", "text/plain")
+            return self.respond(sock, 403, "Forbidden", "Forbidden: this DevTools endpoint needs the desktop's token (use the cdpUrl the desktop printed).\n", "text/plain")
         if not self.browser.ready.is_set():
-            return self.respond(writer, 503, "Service Unavailable", "Chromium is not ready yet\n", "text/plain")
+            return self.respond(sock, 503, "Service Unavailable", "Chromium is not ready yet\n", "text/plain")
         host = headers.get("host", "")
         if not HOST_RE.match(host):
             host = "127.0.0.1"
         base = f"{host}/{self.token.decode()}"
         if headers.get("upgrade", "").lower() == "websocket":
-            return await self.websocket(rest, headers, reader, writer)
+            return self.websocket(rest, headers, conn)
         body_len = int(headers.get("content-length", "0") or 0)
-        if 0 < body_len <= 65536:
-            await reader.readexactly(body_len)
-        await self.http(method, rest.rstrip("/") or "/", query, base, writer)
+        if 0 < body_len <= MAX_HEAD:
+            conn.exactly(body_len)
+        self.http(method, rest.rstrip("/") or "/", query, base, sock)
 
     def target_json(self, t: dict, base: str) -> dict:
         tid = t.get("targetId", "")
-        out = {
+        return {
             "description": "",
             "devtoolsFrontendUrl": f"/devtools/inspector.html?ws={base}/devtools/page/{tid}",
             "id": tid,
@@ -425,14 +511,13 @@ class Bridge:
             "url": t.get("url", ""),
             "webSocketDebuggerUrl": f"ws://{base}/devtools/page/{tid}",
         }
-        return out
 
-    async def http(self, method: str, path: str, query: str, base: str, writer) -> None:
+    def http(self, method: str, path: str, query: str, base: str, sock) -> None:
         b = self.browser
         try:
             if path == "/json/version":
                 v = b.version
-                return self.respond(writer, 200, "OK", {
+                return self.respond(sock, 200, "OK", {
                     "Browser": v.get("product", ""),
                     "Protocol-Version": v.get("protocolVersion", ""),
                     "User-Agent": v.get("userAgent", ""),
@@ -441,34 +526,35 @@ class Bridge:
                     "webSocketDebuggerUrl": f"ws://{base}/devtools/browser/{b.browser_id or 'browser'}",
                 })
             if path in ("/json", "/json/list"):
-                r = await b.call("Target.getTargets")
+                r = b.call("Target.getTargets")
                 infos = [t for t in r.get("targetInfos", []) if t.get("type") not in ("browser", "tab")]
-                return self.respond(writer, 200, "OK", [self.target_json(t, base) for t in infos])
+                return self.respond(sock, 200, "OK", [self.target_json(t, base) for t in infos])
             if path == "/json/new":
                 if method != "PUT":
-                    return self.respond(writer, 405, "Method Not Allowed", f"Using unsafe HTTP verb {method} to invoke /json/new. This action supports only PUT verb.\n", "text/plain")
+                    return self.respond(sock, 405, "Method Not Allowed", f"Using unsafe HTTP verb {method} to invoke /json/new. This action supports only PUT verb.\n", "text/plain")
                 url = urllib.parse.unquote(query) if query else "about:blank"
-                created = await b.call("Target.createTarget", {"url": url})
-                info = await b.call("Target.getTargetInfo", {"targetId": created["targetId"]})
-                return self.respond(writer, 200, "OK", self.target_json(info["targetInfo"], base))
+                created = b.call("Target.createTarget", {"url": url})
+                info = b.call("Target.getTargetInfo", {"targetId": created["targetId"]})
+                return self.respond(sock, 200, "OK", self.target_json(info["targetInfo"], base))
             for prefix, command, answer in (("/json/activate/", "Target.activateTarget", "Target activated"), ("/json/close/", "Target.closeTarget", "Target is closing")):
                 if path.startswith(prefix):
                     tid = urllib.parse.unquote(path[len(prefix):])
                     try:
-                        await b.call(command, {"targetId": tid})
+                        b.call(command, {"targetId": tid})
                     except CdpError:
-                        return self.respond(writer, 404, "Not Found", f"No such target id: {tid}\n", "text/plain")
-                    return self.respond(writer, 200, "OK", answer, "text/plain")
+                        return self.respond(sock, 404, "Not Found", f"No such target id: {tid}\n", "text/plain")
+                    return self.respond(sock, 200, "OK", answer, "text/plain")
         except CdpError as e:
-            return self.respond(writer, 500, "Internal Server Error", f"{e}\n", "text/plain")
-        self.respond(writer, 404, "Not Found", f"Unknown url: {path}\n", "text/plain")
+            return self.respond(sock, 500, "Internal Server Error", f"{e}\n", "text/plain")
+        self.respond(sock, 404, "Not Found", f"Unknown url: {path}\n", "text/plain")
 
-    async def websocket(self, rest: str, headers: dict, reader, writer) -> None:
+    def websocket(self, rest: str, headers: dict, conn: Conn) -> None:
+        sock = conn.sock
         key = headers.get("sec-websocket-key", "")
         if headers.get("sec-websocket-version") != "13" or len(key) < 16:
-            return self.respond(writer, 400, "Bad Request", "Bad WebSocket handshake\n", "text/plain")
+            return self.respond(sock, 400, "Bad Request", "Bad WebSocket handshake\n", "text/plain")
         b = self.browser
-        client = Client(b, writer)
+        client = Client(b, sock)
 
         def attached(result: dict) -> None:
             client.session = result["sessionId"]
@@ -476,34 +562,51 @@ class Bridge:
 
         try:
             if rest.startswith("/devtools/browser"):
-                await b.call("Target.attachToBrowserTarget", None, attached)
+                b.call("Target.attachToBrowserTarget", None, attached)
             elif rest.startswith("/devtools/page/"):
                 tid = urllib.parse.unquote(rest[len("/devtools/page/"):])
-                await b.call("Target.attachToTarget", {"targetId": tid, "flatten": True}, attached)
+                b.call("Target.attachToTarget", {"targetId": tid, "flatten": True}, attached)
             else:
-                return self.respond(writer, 404, "Not Found", f"Unknown url: {rest}\n", "text/plain")
+                return self.respond(sock, 404, "Not Found", f"Unknown url: {rest}\n", "text/plain")
         except CdpError as e:
-            return self.respond(writer, 404, "Not Found", f"{e}\n", "text/plain")
-        writer.write(
+            if client.session:  # attached, then timed out: let it go
+                client.close(1006)
+            return self.respond(sock, 404, "Not Found", f"{e}\n", "text/plain")
+        sock.settimeout(None)
+        # The 101 goes out first; the writer thread takes over the socket's sending from here on.
+        sock.sendall(
             "HTTP/1.1 101 WebSocket Protocol Handshake\r\nUpgrade: WebSocket\r\nConnection: Upgrade\r\n"
             f"Sec-WebSocket-Accept: {ws_accept_key(key)}\r\n\r\n".encode("latin-1")
         )
+        client.writer.start()
         code = 1000
         try:
             while not client.closed:
-                client.from_client(await ws_read_message(reader, writer))
+                client.from_client(ws_read_message(conn, client.send))
         except WsClosed as e:
             code = e.args[0] if e.args else 1000
         finally:
             client.close(code)
+            client.writer.join(10)
 
 
 # ------------------------------------------------------------------ main
 
 
-async def main(chromium: tuple) -> int:
+def serve(chromium: tuple) -> int:
     host, port, token_file, ready_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     browser = Browser(*chromium)
+    stopping = threading.Event()
+
+    def stop(_sig, _frame) -> None:
+        stopping.set()
+        try:
+            os.kill(browser.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
     try:
         with open(token_file, encoding="ascii") as f:
             token = f.read().strip()
@@ -514,48 +617,62 @@ async def main(chromium: tuple) -> int:
         log("the token file does not hold a token of 16-128 characters [A-Za-z0-9_-]")
         os.kill(browser.pid, signal.SIGTERM)
         return 2
-    loop = asyncio.get_running_loop()
-    bridge = Bridge(browser, token)
-    server = await asyncio.start_server(bridge.handle, host, port, limit=65536, reuse_address=True)
-
-    stopping = asyncio.Event()
-
-    def stop() -> None:
-        stopping.set()
-        if browser.pid:
-            try:
-                os.kill(browser.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(sig, stop)
-    def announce() -> None:
-        listening = server.sockets[0].getsockname()[1]
-        with open(ready_file + ".part", "w", encoding="ascii") as f:
-            f.write(f"{listening}\n")
-        os.rename(ready_file + ".part", ready_file)
-
-    waiter = loop.create_task(browser.ready.wait())
-    waiter.add_done_callback(lambda t: None if t.cancelled() else announce())
     try:
-        await browser.start()
-    except (CdpError, OSError) as e:
-        log(f"Chromium did not start: {e}")
-    await browser.gone.wait()
-    waiter.cancel()
-    server.close()
-    status = 0
-    if browser.pid:
+        server = socket.create_server((host, port), backlog=128)
+    except OSError as e:
+        log(f"cannot listen on {host}:{port}: {e.strerror}")
+        os.kill(browser.pid, signal.SIGTERM)
+        return 1
+    bridge = Bridge(browser, token)
+    threading.Thread(target=browser.read_loop, daemon=True).start()
+
+    def accept_loop() -> None:
+        while True:
+            try:
+                sock, _addr = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=bridge.handle, args=(sock,), daemon=True).start()
+
+    threading.Thread(target=accept_loop, daemon=True).start()
+
+    def start() -> None:
         try:
-            for _ in range(300):  # Chromium closed its pipe; it exits right after
-                pid, raw = os.waitpid(browser.pid, os.WNOHANG)
-                if pid:
-                    status = os.waitstatus_to_exitcode(raw)
-                    break
-                await asyncio.sleep(0.01)
-        except ChildProcessError:
+            browser.version = browser.call("Browser.getVersion")
+        except CdpError as e:
+            log(f"Chromium did not answer: {e}")
+            return
+        browser.ready.set()
+        # Announce: start.sh waits for this file (the port; HTTP is served already).
+        try:
+            with open(ready_file + ".part", "w", encoding="ascii") as f:
+                f.write(f"{server.getsockname()[1]}\n")
+            os.rename(ready_file + ".part", ready_file)
+        except OSError as e:
+            log(f"cannot write the ready file: {e.strerror}")
+        # The browser target's id, for json/version's webSocketDebuggerUrl (any id is accepted).
+        try:
+            browser.browser_id = browser.call("Target.getTargetInfo").get("targetInfo", {}).get("targetId", "")
+        except CdpError:
             pass
+
+    threading.Thread(target=start, daemon=True).start()
+    while not browser.gone.wait(1):  # (a timeout, so signals are handled promptly)
+        pass
+    try:
+        server.close()
+    except OSError:
+        pass
+    status = 0
+    for _ in range(300):  # Chromium closed its pipe; it exits right after
+        try:
+            pid, raw = os.waitpid(browser.pid, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid:
+            status = os.waitstatus_to_exitcode(raw)
+            break
+        time.sleep(0.01)
     if stopping.is_set():
         return 0
     log(f"Chromium exited (status {status})")
@@ -568,7 +685,7 @@ def run() -> int:
         return 2
     go = sys.argv[5]
     if go != "-":
-        # Started early (its imports overlapping X's start); go when start.sh writes the display.
+        # Started early (its start-up overlapping X's); go when start.sh writes the display.
         with open(go, "rb", buffering=0) as f:
             line = f.readline().decode("ascii", "replace").strip()
         if not line:
@@ -579,8 +696,10 @@ def run() -> int:
     except OSError as e:
         log(f"cannot start {sys.argv[7]}: {e.strerror}")
         return 1
-    return asyncio.run(main(chromium))
+    return serve(chromium)
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    code = run()
+    sys.stdout.flush()
+    os._exit(code)  # daemon threads may sit in blocking calls: do not wait for them

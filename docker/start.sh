@@ -351,21 +351,21 @@ make_secrets() {
 # credentials (DISPLAY is added once X is up, our tag by spawn). Everything else loses its export attribute
 # (no fork, no env(1) per part).
 scrub_environment() {
-  local name value keep allowed
+  local name value
   local -a names fns
+  local -A allowed=([PATH]=1 [HOME]=1)
+  for name in "${CHILD_ENV_NAMES[@]}"; do allowed[$name]=1; done
+  for name in "${CHILD_PROXY_NAMES[@]}"; do
+    value=${!name-}
+    [[ $value == *@* ]] || allowed[$name]=1
+  done
   # Builtins writing to a file, then read back: no fork.
   compgen -e >"$tmp/env.names"
   mapfile -t names <"$tmp/env.names"
   declare -Fx >"$tmp/env.names" # exported shell functions (BASH_FUNC_*): none either
   mapfile -t fns <"$tmp/env.names"
   for name in "${names[@]}"; do
-    keep=0
-    for allowed in PATH HOME "${CHILD_ENV_NAMES[@]}"; do [ "$name" = "$allowed" ] && keep=1 && break; done
-    for allowed in "${CHILD_PROXY_NAMES[@]}"; do
-      value=${!name-}
-      [ "$name" = "$allowed" ] && [[ $value != *@* ]] && keep=1 && break
-    done
-    [ "$keep" = 1 ] || export -n -- "$name" 2>/dev/null || true
+    [ -n "${allowed[$name]-}" ] || export -n -- "$name" 2>/dev/null || true
   done
   for name in "${fns[@]}"; do export -nf -- "${name##* }" 2>/dev/null || true; done
   export HOME=${HOME:-/} LC_ALL=C TMPDIR="$tmp/tmp" XAUTHORITY="$tmp/Xauthority"
