@@ -517,6 +517,8 @@ class Bridge:
         try:
             if path == "/json/version":
                 v = b.version
+                if not b.browser_id:  # asked before the start-up thread had it
+                    b.browser_id = b.call("Target.getTargetInfo").get("targetInfo", {}).get("targetId", "")
                 return self.respond(sock, 200, "OK", {
                     "Browser": v.get("product", ""),
                     "Protocol-Version": v.get("protocolVersion", ""),

@@ -28,8 +28,8 @@
 #     token reaches the bridges as a file.
 #   - Every part gets a scrubbed environment (scrub_environment): no API keys, no passwords.
 #
-# When every part answers (the RFB greeting through the WebSocket, CDP /json/version) it
-# prints ONE JSON line on stdout and keeps running until SIGTERM/SIGINT/SIGHUP, EOF on stdin
+# When every part answers (the RFB greeting through the WebSocket; Chromium's answer over the
+# pipe, which the CDP bridge reports in a ready file) it prints ONE JSON line on stdout and keeps running until SIGTERM/SIGINT/SIGHUP, EOF on stdin
 # (when stdin is a pipe), the death of its parent, or the death of any part. It then stops
 # its whole process group (Chromium's helpers included), removes its temp dir and exits.
 #
