@@ -41,7 +41,7 @@ const desktop = await launchDesktop({ size: '1280x800', url: `${pages.url('click
 try {
   await pageReady;
   const client = await connectVnc(desktop.vncUrl);
-  const env = { ...process.env, DISPLAY: desktop.display };
+  const env = { ...process.env, DISPLAY: desktop.display, XAUTHORITY: desktop.xauthority };
   const ours: number[] = [];
   const xdo: number[] = [];
   for (let i = 0; i < CLICKS + 5; i++) {

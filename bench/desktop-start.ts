@@ -3,7 +3,8 @@
  * Run: npx tsx bench/desktop-start.ts [runs=20]
  *
  * - vncua desktop: launchDesktop() until the RFB greeting arrives through the WebSocket AND
- *   CDP /json/version answers (both checked again from Node after it resolves); close()
+ *   CDP /json/version answers (both checked again from Node after it resolves, through the
+ *   token-guarded bridges; Chromium on --remote-debugging-pipe behind cdp-bridge.py); close()
  *   until no process of the desktop is left.
  * - peers: bare Xvnc until its RFB port accepts; Chromium (same flags, on an already running
  *   X display) until CDP /json/version answers; stock websockify and our ws-bridge.py (the
@@ -11,7 +12,7 @@
  * Runs are interleaved so every row sees the same machine load. Prints a markdown table.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,11 @@ const WARMUP = 2;
 const POLL_MS = 5;
 const CHROMIUM = '/usr/lib/chromium/chromium';
 const WS_BRIDGE = fileURLToPath(new URL('../docker/ws-bridge.py', import.meta.url));
+// ws-bridge.py answers only under a token, read from a file (as start.sh gives it).
+const TOKEN_DIR = mkdtempSync(join(tmpdir(), 'vncua-bench-token-'));
+const TOKEN_FILE = join(TOKEN_DIR, 'token');
+writeFileSync(TOKEN_FILE, '0123456789abcdef0123456789abcdef\n', { mode: 0o600 });
+process.on('exit', () => rmSync(TOKEN_DIR, { recursive: true, force: true }));
 const CHROMIUM_FLAGS = [
   '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
   '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
@@ -183,7 +189,7 @@ async function main(): Promise<void> {
     const x = await benchXvnc();
     const c = await benchChromium();
     const w = await benchWebsockify('websockify', []);
-    const b = await benchWebsockify('/usr/bin/python3', [WS_BRIDGE]);
+    const b = await benchWebsockify('/usr/bin/python3', [WS_BRIDGE, '--token-file', TOKEN_FILE]);
     if (!keep) continue;
     rows.desktopResolve!.push(d.resolve);
     rows.desktopReady!.push(d.ready);

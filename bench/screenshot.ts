@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
+import { startTcpProxy, type TcpProxy } from '../harness/agent/test-helpers/tcp-proxy.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
 import { connectVnc } from '../harness/rfb/index.ts';
 import { servePages } from './lib/page-server.ts';
@@ -29,6 +30,7 @@ const run = promisify(execFile);
 const pages = await servePages();
 const desktop = await launchDesktop({ size: '1280x800', url: pages.url('dashboard.html') });
 const dir = mkdtempSync(join(tmpdir(), 'vncua-bench-shot-'));
+let relay: TcpProxy | undefined;
 try {
   const client = await connectVnc(desktop.vncUrl);
   const browser = await chromium.connectOverCDP(desktop.cdpUrl);
@@ -37,7 +39,9 @@ try {
   const cdp = await page.context().newCDPSession(page);
   await new Promise((r) => setTimeout(r, 1000));
   const peerFile = join(dir, 'peer.png');
-  const display = `127.0.0.1:${desktop.rfbPort - 5900}`;
+  // gvnccapture dials TCP; without a password the desktop has no TCP port: a relay gives its RFB unix socket one.
+  relay = await startTcpProxy(`unix://${desktop.rfbSocket}`);
+  const display = `127.0.0.1:${Number(new URL(relay.url).port) - 5900}`;
 
   const series: Record<string, number[]> = { changed: [], fresh: [], cached: [], playwright: [], cdp: [], gvnccapture: [] };
   const time = async (name: string, fn: () => Promise<unknown>) => {
@@ -108,6 +112,7 @@ try {
   await browser.close().catch(() => {});
   await client.close();
 } finally {
+  await relay?.close();
   await desktop.close();
   await pages.close();
   rmSync(dir, { recursive: true, force: true });

@@ -25,16 +25,20 @@ export function wholeNumber(v: string, flag: string, min: number, max = Number.M
   return n;
 }
 
+/** Codes of bad input found while parsing arguments: exit code 2. */
+const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD']);
+
 /**
  * Parse a command's arguments: the options, or the exit code to return after printing the usage
- * (0 for --help, when `parse` returns undefined; 2 with the error for CLI_ERR_BAD_ARGS).
+ * (0 for --help, when `parse` returns undefined; 2 with the error for CLI_ERR_BAD_ARGS and
+ * DESKTOP_ERR_BAD_PASSWORD, a password that is empty, unreadable or given on the command line).
  */
 export function parseCommandArgs<T>(command: string, usage: string, parse: () => T | undefined): { options: T } | { exitCode: number } {
   let options: T | undefined;
   try {
     options = parse();
   } catch (e) {
-    if (!isVncuaError(e, 'CLI_ERR_BAD_ARGS')) throw e;
+    if (!isVncuaError(e) || !BAD_INPUT_CODES.has(e.code)) throw e;
     process.stderr.write(`vncua ${command}: ${e.code}: ${e.message}\n${usage}`);
     return { exitCode: 2 };
   }

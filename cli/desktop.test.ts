@@ -1,17 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { groupMembers, stopGroup } from '../harness/desktop/index.ts';
-import { cdpJson, rfbGreeting } from '../harness/desktop/test-helpers.ts';
+import { cdpJson, rfbGreeting, rfbSecurityTypes } from '../harness/desktop/test-helpers.ts';
 
 const BIN = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
 // A private state dir, so these tests never see (or stop) anybody else's desktops.
 const STATE = mkdtempSync(join(tmpdir(), 'vncua-cli-test-'));
-const env = { ...process.env, VNCUA_STATE_DIR: STATE };
+const env: NodeJS.ProcessEnv = { ...process.env, VNCUA_STATE_DIR: STATE };
+delete env.VNCUA_VNC_PASSWORD;
 
 interface UpLine {
   vncUrl: string;
@@ -31,8 +32,8 @@ afterAll(async () => {
 });
 
 /** Run `vncua desktop ...` to completion. */
-function vncua(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const p = spawn(process.execPath, [BIN, 'desktop', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function vncua(args: string[], extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = spawn(process.execPath, [BIN, 'desktop', ...args], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   p.stdout.on('data', (b) => (stdout += b));
@@ -41,8 +42,8 @@ function vncua(args: string[]): Promise<{ code: number | null; stdout: string; s
 }
 
 /** Start `vncua desktop up ...` and wait for its JSON line. */
-async function up(args: string[] = []): Promise<{ proc: ChildProcess; info: UpLine; exit: Promise<number | null> }> {
-  const proc = spawn(process.execPath, [BIN, 'desktop', 'up', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+async function up(args: string[] = [], extra: Record<string, string> = {}): Promise<{ proc: ChildProcess; info: UpLine; exit: Promise<number | null> }> {
+  const proc = spawn(process.execPath, [BIN, 'desktop', 'up', ...args], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
   const entry: { proc: ChildProcess; info?: UpLine } = { proc };
   ups.push(entry);
   const exit = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
@@ -95,11 +96,65 @@ describe('vncua desktop', () => {
     expect((await vncua(['down', '--all'])).code).toBe(1);
   });
 
-  it('up with a bad size exits 1 with DESKTOP_ERR_BAD_SIZE; unknown arguments exit 2', async () => {
+  it('bad input exits 2 with a coded one-line error before anything starts: size, arguments, passwords', async () => {
     const bad = await vncua(['up', '--size', '10x']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('DESKTOP_ERR_BAD_SIZE');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toMatch(/^vncua desktop up: CLI_ERR_BAD_ARGS: --size/);
+    expect((await vncua(['up', '--frobnicate'])).stderr).toMatch(/^vncua desktop up: CLI_ERR_BAD_ARGS: /);
     expect((await vncua(['up', '--frobnicate'])).code).toBe(2);
     expect((await vncua(['sideways'])).code).toBe(2);
+    // A password on the command line is refused (ps would show it), and never repeated.
+    for (const args of [['--password', 'hunter2-secret'], ['--password=hunter2-secret']]) {
+      const r = await vncua(['up', ...args]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.split('\n')[0]).toMatch(/^vncua desktop up: DESKTOP_ERR_BAD_PASSWORD: /);
+      expect(r.stderr + r.stdout).not.toContain('hunter2-secret');
+    }
+    // A missing, empty or unreadable password never means "no password".
+    const empty = join(STATE, 'empty.pw');
+    writeFileSync(empty, '', { mode: 0o600 });
+    for (const [args, extra] of [
+      [['--password-file', join(STATE, 'missing.pw')], {}],
+      [['--password-file', empty], {}],
+      [[], { VNCUA_VNC_PASSWORD: '' }],
+    ] as Array<[string[], Record<string, string>]>) {
+      const r = await vncua(['up', ...args], extra);
+      expect(r.code).toBe(2);
+      expect(r.stderr.split('\n')[0]).toMatch(/^vncua desktop up: DESKTOP_ERR_BAD_PASSWORD: /);
+    }
+    expect(readdirSync(STATE).filter((n) => n.endsWith('.json'))).toEqual([]); // nothing started, nothing recorded
+  });
+
+  it('VNCUA_VNC_PASSWORD (or --password-file) turns on VNC Authentication; the record is private; list shows it, down hides the token', async () => {
+    const file = join(STATE, 'pw');
+    writeFileSync(file, 'filepw12\n', { mode: 0o600 });
+    const u = await up(['--password-file', file]);
+    expect(await rfbSecurityTypes(u.info.vncUrl)).toEqual([2]);
+    const rec = join(STATE, `${u.info.pid}.json`);
+    expect(statSync(rec).mode & 0o777).toBe(0o600);
+    expect(readFileSync(rec, 'utf8')).not.toContain('filepw12');
+    const listed = await vncua(['list']);
+    expect(listed.stdout).toContain(u.info.cdpUrl);
+    const down = await vncua(['down']);
+    expect(down.code).toBe(0);
+    expect(down.stdout).not.toContain(new URL(u.info.vncUrl).pathname.slice(1));
+    expect(await u.exit).toBe(0);
+
+    const e = await up([], { VNCUA_VNC_PASSWORD: 'envpw123' });
+    expect(await rfbSecurityTypes(e.info.vncUrl)).toEqual([2]);
+    e.proc.kill('SIGTERM');
+    expect(await e.exit).toBe(0);
+  });
+
+  it('a state dir other users can enter is refused (DESKTOP_ERR_STATE_DIR): its records hold tokens', async () => {
+    const open = mkdtempSync(join(tmpdir(), 'vncua-cli-open-'));
+    try {
+      chmodSync(open, 0o755);
+      const r = await vncua(['list'], { VNCUA_STATE_DIR: open });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^vncua desktop: DESKTOP_ERR_STATE_DIR: /);
+    } finally {
+      rmSync(open, { recursive: true, force: true });
+    }
   });
 });

@@ -1,24 +1,31 @@
 /**
  * `vncua desktop up|down|list`: start a local desktop in the foreground (one JSON line on
  * stdout, then run until Ctrl-C, SIGTERM or `vncua desktop down`), stop recorded ones, list
- * them. Each running `up` records itself in <state dir>/<pid>.json; the state dir is
- * $VNCUA_STATE_DIR, else $XDG_RUNTIME_DIR/vncua-desktops, else <tmpdir>/vncua-desktops.
+ * them. Each running `up` records itself in <state dir>/<pid>.json (mode 0600: its URLs carry
+ * the desktop's token); the state dir is $VNCUA_STATE_DIR, else $XDG_RUNTIME_DIR/vncua-desktops,
+ * else <tmpdir>/vncua-desktops-<uid>, and must be this user's with mode 0700.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VncuaError } from '../harness/errors.ts';
-import { groupMembers, launchDesktop, procStat, stopGroup } from '../harness/desktop/index.ts';
+import { groupMembers, launchDesktop, parseScreenSize, procStat, stopGroup } from '../harness/desktop/index.ts';
+import { readPassword } from '../harness/desktop/password.ts';
+import { redactUrl } from '../harness/redact.ts';
+import { badArgs, parseCommandArgs, wholeNumber } from './command.ts';
 
 const USAGE = `usage:
-  vncua desktop up [--size WxH] [--url URL] [--password P] [--server xvnc|x11vnc] [--timeout-ms N]
-      start a desktop, print one JSON line {vncUrl, tcpUrl, cdpUrl, display, pid, ...},
-      run until Ctrl-C / SIGTERM / \`vncua desktop down\`
+  vncua desktop up [--size WxH] [--url URL] [--server xvnc|x11vnc] [--timeout-ms N] [--password-file FILE]
+      start a desktop, print one JSON line {vncUrl, cdpUrl, tcpUrl, display, xauthority, pid, ...},
+      run until Ctrl-C / SIGTERM / \`vncua desktop down\`. vncUrl and cdpUrl carry the desktop's
+      secret token. A VNC password comes from --password-file FILE (its first line) or the
+      environment variable VNCUA_VNC_PASSWORD, never from the command line.
   vncua desktop down [--pid PID | --all]
       stop the desktops started by \`desktop up\` (default: all of them)
   vncua desktop list
-      print one JSON line per running desktop
+      print one JSON line per running desktop (only you can read them: they hold the tokens)
+exit code: 0 ok, 1 the desktop failed or stopped on its own, 2 bad arguments (a bad password too)
 `;
 
 /** What `desktop up` records about itself. */
@@ -30,9 +37,10 @@ interface DesktopRecord {
   /** Pid (and process group) of the desktop's start script. */
   desktopPid: number;
   vncUrl: string;
-  tcpUrl: string;
+  tcpUrl?: string;
   cdpUrl: string;
   display: string;
+  xauthority: string;
   width: number;
   height: number;
   startedAt: string;
@@ -42,7 +50,47 @@ interface DesktopRecord {
 export function stateDir(): string {
   const env = process.env;
   if (env.VNCUA_STATE_DIR) return env.VNCUA_STATE_DIR;
-  return join(env.XDG_RUNTIME_DIR || tmpdir(), 'vncua-desktops');
+  if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'vncua-desktops');
+  return join(tmpdir(), `vncua-desktops-${process.getuid?.() ?? 'user'}`);
+}
+
+/** Why `st` is not a private directory of this user, or undefined when it is one. */
+function notPrivate(st: Stats): string | undefined {
+  const uid = process.getuid?.();
+  if (!st.isDirectory()) return 'not a directory';
+  if (uid !== undefined && st.uid !== uid) return `owned by uid ${st.uid}, not you`;
+  if ((st.mode & 0o077) !== 0) return `open to other users (mode ${(st.mode & 0o777).toString(8)})`;
+  return undefined;
+}
+
+/**
+ * The state dir (created 0700 with `create`; undefined when it does not exist); DESKTOP_ERR_STATE_DIR
+ * unless it is a directory of this user that nobody else can enter (its records hold tokens).
+ */
+function privateStateDir(create: boolean): string | undefined {
+  const dir = stateDir();
+  if (create) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new VncuaError('DESKTOP_ERR_STATE_DIR', `Cannot create the state dir ${dir} (${(e as NodeJS.ErrnoException).code ?? String(e)}); set VNCUA_STATE_DIR to a directory of yours.`, {
+        details: { dir },
+      });
+    }
+  }
+  let st: Stats;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  const why = notPrivate(st);
+  if (why !== undefined) {
+    throw new VncuaError('DESKTOP_ERR_STATE_DIR', `The state dir ${dir} is ${why}: its records hold the desktops' tokens. Use a directory of yours with mode 0700 (chmod 700 it, or set VNCUA_STATE_DIR).`, {
+      details: { dir },
+    });
+  }
+  return dir;
 }
 
 /** Run `vncua desktop ...`; resolves to the exit code. */
@@ -55,53 +103,83 @@ export async function run(argv: string[]): Promise<number> {
       return down(rest);
     case 'list':
     case 'ls':
-      return list();
+      return list(rest);
     case '-h':
     case '--help':
       process.stdout.write(USAGE);
       return 0;
     default:
-      process.stderr.write(sub ? `vncua desktop: unknown subcommand "${sub}"\n${USAGE}` : USAGE);
+      process.stderr.write(sub ? `vncua desktop: CLI_ERR_BAD_ARGS: unknown subcommand "${sub}"\n${USAGE}` : USAGE);
       return 2;
   }
 }
 
-/** Parse `--name value` / `--name=value` options; flags listed in `flags` take no value. */
-function parseOptions(argv: string[], valued: string[], flags: string[] = []): Map<string, string> | string {
+/** Parse `--name value` / `--name=value` options (CLI_ERR_BAD_ARGS on a bad one); flags listed in `flags` take no value. */
+function parseOptions(argv: string[], valued: string[], flags: string[] = []): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (name === '--password') {
+      throw new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or the environment variable VNCUA_VNC_PASSWORD.', {
+        details: { argument: '--password' },
+      });
+    }
     if (flags.includes(name) && eq < 0) {
       out.set(name, 'true');
     } else if (valued.includes(name)) {
       const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) return `${name} needs a value`;
+      if (value === undefined) throw badArgs(`${name} needs a value.`, name);
       out.set(name, value);
     } else {
-      return `unknown argument "${arg}"`;
+      throw badArgs(`unknown argument "${name}".`, name);
     }
   }
   return out;
 }
 
-async function up(argv: string[]): Promise<number> {
-  const opts = parseOptions(argv, ['--size', '--url', '--password', '--server', '--timeout-ms']);
-  if (typeof opts === 'string') {
-    process.stderr.write(`vncua desktop up: ${opts}\n${USAGE}`);
-    return 2;
+const wantsHelp = (argv: string[]) => argv.includes('--help') || argv.includes('-h');
+
+/** What `desktop up` was asked for. */
+interface UpOptions {
+  size?: string;
+  url?: string;
+  server?: 'xvnc' | 'x11vnc';
+  timeoutMs?: number;
+  password?: string;
+}
+
+function parseUp(argv: string[]): UpOptions | undefined {
+  if (wantsHelp(argv)) return undefined;
+  const opts = parseOptions(argv, ['--size', '--url', '--password-file', '--server', '--timeout-ms']);
+  const o: UpOptions = {};
+  const size = opts.get('--size');
+  if (size !== undefined) {
+    try {
+      parseScreenSize(size);
+    } catch (e) {
+      throw badArgs(`--size: ${(e as Error).message}`, '--size');
+    }
+    o.size = size;
   }
-  const timeoutMs = opts.has('--timeout-ms') ? Number(opts.get('--timeout-ms')) : undefined;
-  if (timeoutMs !== undefined && !(timeoutMs > 0)) {
-    process.stderr.write(`vncua desktop up: --timeout-ms must be a positive number of ms\n`);
-    return 2;
-  }
+  if (opts.has('--url')) o.url = opts.get('--url')!;
+  if (opts.has('--timeout-ms')) o.timeoutMs = wholeNumber(opts.get('--timeout-ms')!, '--timeout-ms', 1);
   const server = opts.get('--server');
-  if (server !== undefined && server !== 'xvnc' && server !== 'x11vnc') {
-    process.stderr.write(`vncua desktop up: --server must be xvnc or x11vnc, not "${server}"\n`);
-    return 2;
+  if (server !== undefined) {
+    if (server !== 'xvnc' && server !== 'x11vnc') throw badArgs(`--server must be xvnc or x11vnc; got "${server}".`, '--server');
+    o.server = server;
   }
+  const password = readPassword({ file: opts.get('--password-file') }, { warn: (m) => process.stderr.write(`vncua desktop up: warning: ${m}\n`) });
+  if (password !== undefined) o.password = password;
+  return o;
+}
+
+async function up(argv: string[]): Promise<number> {
+  const parsed = parseCommandArgs('desktop up', USAGE, () => parseUp(argv));
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const o = parsed.options;
+  const dir = privateStateDir(true)!;
 
   // Ctrl-C while starting cancels the start (nothing is left running).
   const starting = new AbortController();
@@ -111,18 +189,17 @@ async function up(argv: string[]): Promise<number> {
   for (const s of stopSignals) process.on(s, onSignal);
   try {
     const desktop = await launchDesktop({
-      size: opts.get('--size'),
-      url: opts.get('--url'),
-      password: opts.get('--password'),
-      server,
-      timeoutMs,
+      ...o,
+      // The password was read above (--password-file or VNCUA_VNC_PASSWORD); none means none.
+      env: { VNCUA_VNC_PASSWORD: undefined },
       signal: starting.signal,
     });
     const record: DesktopRecord = {
       vncUrl: desktop.vncUrl,
-      tcpUrl: desktop.tcpUrl,
+      ...(desktop.tcpUrl !== undefined ? { tcpUrl: desktop.tcpUrl } : {}),
       cdpUrl: desktop.cdpUrl,
       display: desktop.display,
+      xauthority: desktop.xauthority,
       pid: process.pid,
       startTicks: procStat(process.pid)?.startTicks ?? 0,
       desktopPid: desktop.pid,
@@ -130,14 +207,16 @@ async function up(argv: string[]): Promise<number> {
       height: desktop.height,
       startedAt: new Date().toISOString(),
     };
-    const file = join(stateDir(), `${process.pid}.json`);
+    const file = join(dir, `${process.pid}.json`);
     try {
-      mkdirSync(stateDir(), { recursive: true, mode: 0o700 });
-      writeFileSync(file, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+      rmSync(file, { force: true }); // a stale record of an earlier process with our pid
+      writeFileSync(file, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: 'wx' });
     } catch (e) {
       process.stderr.write(`vncua desktop up: could not record the desktop in ${file} (${String(e)}); \`desktop down\` will not see it\n`);
     }
-    process.stdout.write(`${JSON.stringify({ ...record, rfbPort: desktop.rfbPort, wsPort: desktop.wsPort, cdpPort: desktop.cdpPort })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ...record, rfbSocket: desktop.rfbSocket, rfbPort: desktop.rfbPort ?? null, wsPort: desktop.wsPort, cdpPort: desktop.cdpPort, vncAuth: desktop.vncAuth })}\n`,
+    );
 
     // Run until a signal or until the desktop dies on its own.
     const keepAlive = setInterval(() => {}, 1 << 30);
@@ -164,7 +243,8 @@ async function up(argv: string[]): Promise<number> {
 
 /** The recorded desktops whose `up` process is still running; stale records are removed. */
 function readRecords(): DesktopRecord[] {
-  const dir = stateDir();
+  const dir = privateStateDir(false);
+  if (dir === undefined) return [];
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => /^\d+\.json$/.test(n));
@@ -188,17 +268,14 @@ function readRecords(): DesktopRecord[] {
 }
 
 async function down(argv: string[]): Promise<number> {
-  const opts = parseOptions(argv, ['--pid'], ['--all']);
-  if (typeof opts === 'string') {
-    process.stderr.write(`vncua desktop down: ${opts}\n${USAGE}`);
-    return 2;
-  }
-  const pidArg = opts.get('--pid');
-  const pid = pidArg === undefined ? undefined : Number(pidArg);
-  if (pidArg !== undefined && !Number.isInteger(pid)) {
-    process.stderr.write(`vncua desktop down: --pid needs a process id\n`);
-    return 2;
-  }
+  const parsed = parseCommandArgs('desktop down', USAGE, () => {
+    if (wantsHelp(argv)) return undefined;
+    const opts = parseOptions(argv, ['--pid'], ['--all']);
+    const pidArg = opts.get('--pid');
+    return { pid: pidArg === undefined ? undefined : wholeNumber(pidArg, '--pid', 1) };
+  });
+  if ('exitCode' in parsed) return parsed.exitCode;
+  const { pid } = parsed.options;
   const records = readRecords().filter((r) => pid === undefined || r.pid === pid || r.desktopPid === pid);
   if (records.length === 0) {
     const which = pid === undefined ? 'No desktop' : `No desktop with pid ${pid}`;
@@ -208,7 +285,7 @@ async function down(argv: string[]): Promise<number> {
   }
   const results = await Promise.all(records.map(stopRecorded));
   for (const [i, r] of records.entries()) {
-    process.stdout.write(`stopped desktop ${r.display} (pid ${r.pid}, ${r.vncUrl}, ${r.cdpUrl})${results[i] ? '' : ' [forced]'}\n`);
+    process.stdout.write(`stopped desktop ${r.display} (pid ${r.pid}, ${redactUrl(r.vncUrl)}, ${redactUrl(r.cdpUrl)})${results[i] ? '' : ' [forced]'}\n`);
   }
   return 0;
 }
@@ -244,7 +321,9 @@ async function stopRecorded(r: DesktopRecord): Promise<boolean> {
   return false;
 }
 
-function list(): number {
+function list(argv: string[]): number {
+  const parsed = parseCommandArgs('desktop list', USAGE, () => (wantsHelp(argv) ? undefined : parseOptions(argv, [])));
+  if ('exitCode' in parsed) return parsed.exitCode;
   for (const r of readRecords()) process.stdout.write(`${JSON.stringify(r)}\n`);
   return 0;
 }

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer } from '../byom/chat/test-helpers/chat-server.ts';
 import { serveTestPages } from '../eval/test-fixtures/pages.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
+import { groupMembers, procStat } from '../harness/desktop/procs.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { parseEvalArgs, run } from './eval.ts';
 
@@ -92,6 +93,28 @@ function taggedPids(tag: string): number[] {
   return out;
 }
 
+/**
+ * The runner's desktops: the process groups of the start scripts it spawned (each docker/start.sh leads
+ * its own group). Desktops do not inherit the runner's environment (start.sh scrubs it), so they are
+ * found by parentage while the runner lives.
+ */
+function desktopGroups(runnerPid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = procStat(Number(name));
+    try {
+      if (s && s.ppid === runnerPid && s.state !== 'Z' && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('docker/start.sh')) out.push(s.pid);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Live processes of those desktops' groups. */
+const desktopProcesses = (groups: number[]): number[] => groups.flatMap((g) => groupMembers(g));
+
 /** Command line that runs `vncua eval ARGS` in a child: bin/vncua.js once the command is registered, else cli/eval.ts directly. */
 function evalCommand(args: string[]): string[] {
   if (/\beval:\s*\{/.test(readFileSync(join(ROOT, 'cli/main.ts'), 'utf8'))) return [join(ROOT, 'bin/vncua.js'), 'eval', ...args];
@@ -126,13 +149,16 @@ describe('vncua eval: SIGKILL in the middle of a suite, then resume', () => {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the agent did not start:\n${text}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(taggedPids(tag).length).toBeGreaterThan(4);
+    const groups = desktopGroups(child.pid!);
+    expect(groups).toHaveLength(1);
+    expect(desktopProcesses(groups).length).toBeGreaterThan(4); // Xvnc, wm, bridges, Chromium...
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((r) => child.once('exit', r));
     expect(code, text).toBe(1);
     expect(text).toContain('SIGTERM, cancelling');
     expect(existsSync(runDir)).toBe(false);
     expect(taggedPids(tag)).toEqual([]);
+    expect(desktopProcesses(groups)).toEqual([]);
   });
 
   it('leaves no desktop process behind, and the rerun runs exactly the unfinished tasks', async () => {
@@ -158,18 +184,21 @@ describe('vncua eval: SIGKILL in the middle of a suite, then resume', () => {
       if (Date.now() > deadline || first.exitCode !== null) throw new Error(`no task finished in time:\n${firstOut}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    // The runner's desktops (Xvnc, websockify, Chromium...) carry its environment.
-    expect(taggedPids(tag).length).toBeGreaterThan(4);
+    // The runner's desktops (Xvnc, websockify, Chromium...), in the process groups of its start scripts.
+    const groups = desktopGroups(first.pid!);
+    expect(groups.length).toBeGreaterThanOrEqual(1);
+    expect(desktopProcesses(groups).length).toBeGreaterThan(4);
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
     const finishedBefore = new Map(finished().map((id) => [id, readFileSync(join(runDir(id), 'result.json'), 'utf8')]));
     expect(finishedBefore.size).toBeGreaterThanOrEqual(1);
     expect(finishedBefore.size).toBeLessThan(ids.length);
 
-    // 2. The desktops die with the runner: nothing carrying the runner's environment is left.
+    // 2. The desktops die with the runner: nothing of theirs, nothing carrying the runner's environment is left.
     const goneBy = Date.now() + 15_000;
-    while (taggedPids(tag).length > 0 && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 100));
+    while ((taggedPids(tag).length > 0 || desktopProcesses(groups).length > 0) && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 100));
     expect(taggedPids(tag)).toEqual([]);
+    expect(desktopProcesses(groups)).toEqual([]);
 
     // 3. Run it again to the end.
     const second = spawnEval();

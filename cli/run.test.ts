@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveEventsPage, startEventsDesktop, type EventsDesktop } from '../harness/agent/test-helpers/desktops.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
+import { launchDesktop, type Desktop } from '../harness/desktop/index.ts';
 import { readResult, readTrace } from '../harness/trace/index.ts';
 
 const bin = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
@@ -24,9 +25,10 @@ interface Ran {
 }
 
 /** Run `vncua run ...args`; `onStdout` sees the output as it comes (it may signal the child). */
-function vncua(args: string[], opts: { cwd?: string; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
+function vncua(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'run', ...args], { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, ...opts.env };
+    const child = spawn(process.execPath, [bin, 'run', ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
@@ -213,5 +215,55 @@ export default class Sleepy extends Agent {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain('CLI_ERR_BAD_ARGS');
     }
+  });
+
+  it('bad passwords and URLs with credentials: a coded one-line error, exit 2, the secret never repeated, nothing written', async () => {
+    const out = join(dir, 'out-bad-secret');
+    const endpoints = ['--vnc', 'ws://127.0.0.1:9/tok', '--cdp', 'http://127.0.0.1:9/tok/'];
+    const cases: Array<[string[], Record<string, string | undefined>, string]> = [
+      [['--agent', 'scripted', '--vnc', 'ws://me:pw-in-url-secret@127.0.0.1:9/x', '--cdp', 'http://127.0.0.1:9/'], {}, 'CLI_ERR_BAD_ARGS'],
+      [['--agent', 'scripted', '--vnc', 'ws://127.0.0.1:9/', '--cdp', 'http://me:pw-in-url-secret@127.0.0.1:9/'], {}, 'CLI_ERR_BAD_ARGS'],
+      [['--agent', 'scripted', ...endpoints, '--password', 'pw-in-argv-secret'], {}, 'DESKTOP_ERR_BAD_PASSWORD'],
+      [['--agent', 'scripted', ...endpoints, '--password-env', 'VNCUA_TEST_UNSET_PASSWORD'], { VNCUA_TEST_UNSET_PASSWORD: undefined }, 'DESKTOP_ERR_BAD_PASSWORD'],
+      [['--agent', 'scripted', ...endpoints, '--password-file', join(dir, 'no-such-password-file')], {}, 'DESKTOP_ERR_BAD_PASSWORD'],
+      [['--agent', 'scripted', ...endpoints], { VNCUA_VNC_PASSWORD: '' }, 'DESKTOP_ERR_BAD_PASSWORD'],
+    ];
+    for (const [args, env, code] of cases) {
+      const r = await vncua([...args, '--out', out], { env });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.split('\n')[0], args.join(' ')).toMatch(new RegExp(`^vncua run: ${code}: `));
+      expect(r.stdout + r.stderr).not.toContain('secret');
+    }
+    expect(existsSync(out)).toBe(false);
+  });
+
+  describe('on a desktop with a VNC password', () => {
+    let desktop: Desktop;
+    beforeAll(async () => {
+      desktop = await launchDesktop({ url: page.url, password: 'runpass1', timeoutMs: 45_000 });
+    }, 90_000);
+    afterAll(async () => {
+      await desktop?.close();
+    });
+
+    it('--password-file and --password-env give the agent the password; without one the run fails with RFB_ERR_AUTH_REQUIRED', async () => {
+      const file = join(dir, 'vnc.pw');
+      await writeFile(file, 'runpass1\n', { mode: 0o600 });
+      for (const [name, extra, env] of [
+        ['file', ['--password-file', file], {}],
+        ['env', ['--password-env', 'MY_VNC_PW'], { MY_VNC_PW: 'runpass1' }],
+        ['default env', [], { VNCUA_VNC_PASSWORD: 'runpass1' }],
+      ] as Array<[string, string[], Record<string, string>]>) {
+        const out = join(dir, `out-pw-${name.replace(/\W/g, '-')}`);
+        const r = await vncua(['--agent', join(dir, 'typing-agent.ts'), '--task', 'pw', '--vnc', desktop.vncUrl, '--cdp', desktop.cdpUrl, '--out', out, ...extra], { env });
+        expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+        expect((await readResult(out)).status).toBe('finished');
+      }
+      const out = join(dir, 'out-pw-none');
+      const r = await vncua(['--agent', join(dir, 'typing-agent.ts'), '--task', 'pw', '--vnc', desktop.vncUrl, '--cdp', desktop.cdpUrl, '--out', out], { env: { VNCUA_VNC_PASSWORD: undefined } });
+      expect(r.code).toBe(1);
+      expect((await readResult(out)).error?.code).toBe('RFB_ERR_AUTH_REQUIRED');
+      expect(r.stdout + r.stderr).not.toContain(new URL(desktop.vncUrl).pathname.slice(1)); // the token stays out of the output
+    });
   });
 });

@@ -18,21 +18,28 @@ import { AGENTS } from './agents.ts';
 import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
+import { SuccessChecker, checkCdpUrl } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
+import { readPassword, type PasswordSource } from '../harness/desktop/password.ts';
 import { VncuaError } from '../harness/errors.ts';
+import { parseVncUrl } from '../harness/rfb/transport.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 
 const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR] [--overwrite]
-                 [--vnc URL --cdp URL] [--size WxH] [--server xvnc|x11vnc] [--script FILE] [-- ARGS...]
+                 [--vnc URL --cdp URL] [--password-file FILE | --password-env NAME]
+                 [--size WxH] [--server xvnc|x11vnc] [--script FILE] [-- ARGS...]
   MODULE   a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent,
            or a built-in agent: ${Object.keys(AGENTS).join(', ')}
   --url    page the local desktop opens (default about:blank)
-  --vnc/--cdp  use a running desktop instead of starting one (give both)
+  --vnc/--cdp  use a running desktop instead of starting one (give both; its URLs with their token)
+  --password-file FILE / --password-env NAME
+           the VNC password (the file's first line, or the variable NAME; default: VNCUA_VNC_PASSWORD
+           when set), for --vnc, or for the local desktop. Never on the command line.
   --out    output directory (default runs/<timestamp>-<agent>/); one that holds a run is refused
   --overwrite  move the run already in --out aside to DIR.1 (DIR.2, ...) instead; nothing is deleted
   ARGS     after --: passed to the agent's builder as ctx.args
-exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments or an unusable --out
+exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too) or an unusable --out
 `;
 
 /** What `vncua run` was asked to do. */
@@ -50,6 +57,8 @@ export interface RunCommandOptions {
   server?: VncServerKind;
   script?: string;
   args?: string[];
+  /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
+  password?: string;
   /** Cancel the run (the CLI wires Ctrl-C / SIGTERM to it). */
   signal?: AbortSignal;
   /** Called after the run, before the desktop is torn down (the demo takes its screenshot here). */
@@ -66,8 +75,9 @@ export interface RunCommandResult {
 }
 
 /** Parse `vncua run` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
-export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
+export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): RunCommandOptions | undefined {
   const o: Partial<RunCommandOptions> = {};
+  const secret: PasswordSource = {};
   const take = (i: number, flag: string): string => flagValue(argv, i, flag);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -106,6 +116,16 @@ export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
       case '--script':
         o.script = take(i++, a);
         break;
+      case '--password-file':
+        secret.file = take(i++, a);
+        break;
+      case '--password-env':
+        secret.env = take(i++, a);
+        break;
+      case '--password':
+        throw new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or --password-env NAME (default VNCUA_VNC_PASSWORD).', {
+          details: { argument: a },
+        });
       case '--server': {
         const v = take(i++, a);
         if (v !== 'xvnc' && v !== 'x11vnc') throw badArgs(`--server must be xvnc or x11vnc; got "${v}".`, a);
@@ -126,6 +146,23 @@ export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
   if (o.vnc !== undefined && (o.url !== undefined || o.size !== undefined || o.server !== undefined)) {
     throw badArgs('--url, --size and --server start a local desktop; they cannot be used with --vnc/--cdp.', o.url !== undefined ? '--url' : o.size !== undefined ? '--size' : '--server');
   }
+  // The endpoints now (messages never repeat a URL's token or password).
+  if (o.vnc !== undefined) {
+    try {
+      parseVncUrl(o.vnc);
+    } catch (e) {
+      throw badArgs(`--vnc: ${(e as Error).message}`, '--vnc');
+    }
+  }
+  if (o.cdp !== undefined) {
+    try {
+      checkCdpUrl(o.cdp);
+    } catch (e) {
+      throw badArgs(`--cdp: ${(e as Error).message}`, '--cdp');
+    }
+  }
+  const password = readPassword(secret, { env, warn: (m) => process.stderr.write(`vncua run: warning: ${m}\n`) });
+  if (password !== undefined) o.password = password;
   return o as RunCommandOptions;
 }
 
@@ -260,6 +297,9 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
         ...(o.size !== undefined ? { size: o.size } : {}),
         ...(o.server !== undefined ? { server: o.server } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
+        // The password was read with the arguments (file, --password-env or VNCUA_VNC_PASSWORD); none means none.
+        ...(o.password !== undefined ? { password: o.password } : {}),
+        env: { VNCUA_VNC_PASSWORD: undefined },
       });
       ({ vncUrl, cdpUrl } = desktop);
       // The first act() comes on a ready page (loaded, showing something, DOM settled); the agent
@@ -269,7 +309,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
         ready.catch(() => {});
       }
     }
-    const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl };
+    const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl, ...(o.password !== undefined ? { password: o.password } : {}) };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);
     const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}), ...(ready ? { ready } : {}) });

@@ -192,9 +192,12 @@ describe('infra failures', () => {
     const { agent, contexts } = clicker((ctx) => ({
       beforeClick: async () => {
         if (contexts.length !== 1) return;
-        // The browser process: the Chromium child of the desktop's start script.
+        // The browser process: the Chromium of the desktop (not one of its --type= helpers).
         const pid = desktopPid.get(ctx.cdpUrl)!;
-        const browser = groupMembers(pid).find((p) => procStat(p)?.ppid === pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0')[0]!.endsWith('chromium'));
+        const browser = groupMembers(pid).find((p) => {
+          const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+          return argv[0]!.endsWith('chromium') && !argv.some((a) => a.startsWith('--type='));
+        });
         expect(browser).toBeDefined();
         process.kill(browser!, 'SIGKILL');
         killed++;
@@ -323,8 +326,8 @@ describe('cancelling', () => {
 });
 
 describe('remote provider', () => {
-  it('runs tasks one at a time on a given desktop, navigating its browser to each task', async () => {
-    const desktop = await launchDesktop({ size: R800, timeoutMs: 45_000 });
+  it('runs tasks one at a time on a given desktop (with a VNC password), navigating its browser to each task', async () => {
+    const desktop = await launchDesktop({ size: R800, timeoutMs: 45_000, password: 'remote12' });
     try {
       const out = join(root, 'remote');
       const { agent, contexts } = clicker();
@@ -334,7 +337,7 @@ describe('remote provider', () => {
         tasks: [tasks()[0]!, tasks()[2]!],
         agent,
         provider: 'remote',
-        endpoints: [{ vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, size: R800 }],
+        endpoints: [{ vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, size: R800, password: 'remote12' }],
         resolutions: [R800],
         workers: 4,
         onProgress: progress.onProgress,
@@ -346,6 +349,11 @@ describe('remote provider', () => {
       expect(trace[0].task_marked_complete).toBe(true);
       expect(json(join(out, 'clicker', '800_600', 'never-1', 'execution.json'))[0].task_marked_complete).toBe(false);
       expect(json(join(out, 'clicker', '800_600', 'ok-1', 'task.json')).desktop).toMatchObject({ provider: 'remote', endpoint: 0 });
+      // The password reached the agent, and neither it nor the desktop's token reached task.json.
+      expect(contexts.map((c) => c.agentOptions.password)).toEqual(['remote12', 'remote12']);
+      const taskJson = readFileSync(join(out, 'clicker', '800_600', 'ok-1', 'task.json'), 'utf8');
+      expect(taskJson).not.toContain(new URL(desktop.vncUrl).pathname.slice(1));
+      expect(taskJson).not.toContain('remote12');
     } finally {
       await desktop.close();
     }

@@ -408,7 +408,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         maxSteps,
         script: opts.script,
         args: opts.args ?? [],
-        agentOptions: { task: job.task.goal, outputDir: dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: job.task.success },
+        agentOptions: { task: job.task.goal, outputDir: dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: job.task.success, ...(desktop.password !== undefined ? { password: desktop.password } : {}) },
         taskId: job.task.id,
         ...(opts.taskFile ? { taskFile: opts.taskFile } : {}),
         resolution: { width: desktop.width, height: desktop.height },

@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   RFB_ERR_TIMEOUT: 'The operation did not finish within its timeout.',
   RFB_ERR_ABORTED: 'The operation was cancelled through its AbortSignal.',
   RFB_ERR_CONNECT: 'The transport could not connect (refused, unreachable, TLS or WebSocket upgrade failure).',
-  RFB_ERR_BAD_URL: 'The VNC URL is not ws://, wss:// or tcp://host:port.',
+  RFB_ERR_BAD_URL: 'The VNC URL is not ws://, wss:// or tcp://host:port, or holds credentials (the message never repeats the URL\'s secret parts).',
   RFB_ERR_ILLEGAL_STATE: 'An operation was attempted in a connection state that does not allow it.',
   RFB_ERR_BAD_ARGUMENT: 'A client method was called with an out-of-range argument.',
   // Desktop
@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   DESKTOP_ERR_BAD_SIZE: 'The requested screen size is not of the form WxH with sane bounds.',
   DESKTOP_ERR_NOT_RUNNING: 'No desktop recorded by `vncua desktop up` is running.',
   DESKTOP_ERR_ABORTED: 'Starting the desktop was cancelled through its AbortSignal (nothing is left running).',
+  DESKTOP_ERR_BAD_PASSWORD: 'A VNC password is empty, unreadable, or was given where `ps` would show it (--password); messages never repeat it.',
+  DESKTOP_ERR_STATE_DIR: 'The state dir of `vncua desktop up` is not a directory of this user with mode 0700 (another user could read its tokens).',
   // Traces (execution.json, result.json, error.txt)
   TRACE_ERR_WRITE: 'A trace file could not be written (output directory missing, not writable, or disk full).',
   TRACE_ERR_INVALID: 'A trace entry or trace file does not match the trace schema (names the file, entry index and field).',
@@ -58,7 +60,7 @@ export const ERROR_CODES = {
   RECORDER_ERR_NOT_STARTED: 'The recording proxy could not be started for a run with recording on (details say why); pass record: false to run without it.',
   // CDP success check (harness/cdp)
   CDP_ERR_BAD_SENTINEL: 'The success sentinel is malformed, or the page rejected it (invalid selector, an expression that threw or returned a non-boolean).',
-  CDP_ERR_BAD_URL: 'The CDP URL is not http://, https://, ws:// or wss://host:port.',
+  CDP_ERR_BAD_URL: 'The CDP URL is not http://, https://, ws:// or wss://host:port, or holds credentials (the message never repeats the URL\'s secret parts).',
   CDP_ERR_ABORTED: 'A success check was cancelled through its AbortSignal.',
   CDP_ERR_CLOSED: 'check() was called after the SuccessChecker was closed.',
   CDP_ERR_BAD_ARGUMENT: 'A SuccessChecker option, a check() option or a waitForPageReady() option is out of range (timeoutMs, connectTimeoutMs, loadTimeoutMs, settleTimeoutMs, quietMs).',

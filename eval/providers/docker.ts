@@ -1,7 +1,8 @@
 /**
  * The `docker` provider: one container of the docker/ image (`docker build -t vncua-desktop docker/`)
  * per task attempt, its WebSocket (6080) and CDP (9222) ports published on 127.0.0.1 at ports the
- * host OS picks (`-p 127.0.0.1::6080`), read back with `docker port`.
+ * host OS picks (`-p 127.0.0.1::6080`), read back with `docker port`. Both answer only under the
+ * container's token, taken from the paths of the ready line's vncUrl and cdpUrl (`docker logs`).
  *
  * - Task URLs on 127.0.0.1/localhost are rewritten to host.docker.internal (mapped to the host with
  *   `--add-host host.docker.internal:host-gateway`): the page server must then listen on an address
@@ -92,13 +93,23 @@ export function parseDockerPort(stdout: string): number {
   throw new Error(`no host port in "docker port" output: ${JSON.stringify(stdout.slice(0, 200))}`);
 }
 
-/** The ready line start.sh prints first (JSON with vncUrl); undefined until it is there; throws on its error line. */
-export function parseReadyLog(stdout: string): { ready: true } | undefined {
+/** What the ready line tells the host: the paths of vncUrl and cdpUrl (each holds the desktop's token). */
+export interface ReadyLog {
+  ready: true;
+  /** e.g. "/<token>" (vncUrl's path, to put after the host's ws://127.0.0.1:PORT). */
+  vncPath: string;
+  /** e.g. "/<token>/" (cdpUrl's path). */
+  cdpPath: string;
+}
+
+/** The ready line start.sh prints first (JSON with vncUrl and cdpUrl); undefined until it is there; throws on its error line. */
+export function parseReadyLog(stdout: string): ReadyLog | undefined {
   const line = stdout.split('\n').find((l) => l.trim().startsWith('{'));
   if (!line) return undefined;
-  const j = JSON.parse(line) as { vncUrl?: string; error?: string; message?: string };
+  const j = JSON.parse(line) as { vncUrl?: string; cdpUrl?: string; error?: string; message?: string };
   if (j.error) throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container's desktop did not start: ${j.error}: ${j.message ?? ''}`, { details: { error: j.error } });
-  return typeof j.vncUrl === 'string' ? { ready: true } : undefined;
+  if (typeof j.vncUrl !== 'string' || typeof j.cdpUrl !== 'string') return undefined;
+  return { ready: true, vncPath: new URL(j.vncUrl).pathname, cdpPath: new URL(j.cdpUrl).pathname };
 }
 
 /** The docker CLI and its environment. */
@@ -163,9 +174,11 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
       let released: Promise<void> | undefined;
       const release = () => (released ??= run(docker, ['rm', '--force', id]).then(() => undefined, () => undefined));
       try {
+        let ready: ReadyLog | undefined;
         for (;;) {
           const logs = await run(docker, ['logs', id], req.signal).catch(() => '');
-          if (parseReadyLog(logs)) break;
+          ready = parseReadyLog(logs);
+          if (ready) break;
           const running = (await run(docker, ['inspect', '--format', '{{.State.Running}}', id], req.signal).catch(() => 'false')).trim();
           if (running !== 'true') throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container ${name} stopped before its desktop was ready.`, { details: { container: id } });
           if (Date.now() > deadline) throw new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: id, timeoutMs } });
@@ -173,9 +186,10 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
         }
         const wsPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_WS_PORT}/tcp`], req.signal));
         const cdpPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_CDP_PORT}/tcp`], req.signal));
-        const cdpUrl = `http://127.0.0.1:${cdpPort}`;
+        // The container's endpoints answer only under its token (the ready line's URL paths).
+        const cdpUrl = `http://127.0.0.1:${cdpPort}${ready.cdpPath}`;
         const lease: LeasedDesktop = {
-          vncUrl: `ws://127.0.0.1:${wsPort}`,
+          vncUrl: `ws://127.0.0.1:${wsPort}${ready.vncPath}`,
           cdpUrl,
           width: req.size.width,
           height: req.size.height,

@@ -9,6 +9,7 @@ import { isAlive } from '../../harness/desktop/procs.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
 import { cdpAnswers, withPageReady } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
+import { redactUrl } from '../../harness/redact.ts';
 
 /** Options of the local provider. */
 export interface LocalProviderOptions {
@@ -26,7 +27,7 @@ export async function localDesktopProblem(d: Desktop, exited: () => boolean, opt
     return { code: 'EVAL_ERR_DESKTOP_LOST', message: `The desktop (start script pid ${d.pid}) exited during the task: a part of it (Chromium, Xvnc, the WebSocket bridge) died.` };
   }
   if (!(await cdpAnswers(d.cdpUrl, opts))) {
-    return { code: 'EVAL_ERR_DESKTOP_LOST', message: `Chromium's CDP endpoint ${d.cdpUrl} stopped answering during the task (Chromium crashed or hung).` };
+    return { code: 'EVAL_ERR_DESKTOP_LOST', message: `Chromium's CDP endpoint ${redactUrl(d.cdpUrl)} stopped answering during the task (Chromium crashed or hung).` };
   }
   return null;
 }
@@ -40,10 +41,11 @@ export function leaseLocal(d: Desktop): LeasedDesktop {
   return {
     vncUrl: d.vncUrl,
     cdpUrl: d.cdpUrl,
+    ...(d.password !== undefined ? { password: d.password } : {}),
     width: d.width,
     height: d.height,
-    ports: [d.rfbPort, d.wsPort, d.cdpPort],
-    info: { provider: 'local', pid: d.pid, display: d.display, rfbPort: d.rfbPort, wsPort: d.wsPort, cdpPort: d.cdpPort },
+    ports: [d.wsPort, d.cdpPort, ...(d.rfbPort !== undefined ? [d.rfbPort] : [])],
+    info: { provider: 'local', pid: d.pid, display: d.display, wsPort: d.wsPort, cdpPort: d.cdpPort, ...(d.rfbPort !== undefined ? { rfbPort: d.rfbPort } : {}) },
     health: (opts) => localDesktopProblem(d, () => hasExited, opts),
     release: () => d.close(),
   };

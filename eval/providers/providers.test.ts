@@ -3,7 +3,7 @@
  * clear errors when docker is missing or its daemon unreachable (runSuite refuses before starting
  * anything); the remote provider's endpoints file (one issue per bad entry) and its size matching.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,7 +37,11 @@ describe('docker provider', () => {
     expect(parseDockerPort('[::]:5000\n')).toBe(5000);
     expect(() => parseDockerPort('')).toThrow();
     expect(parseReadyLog('')).toBeUndefined();
-    expect(parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080","cdpUrl":"http://127.0.0.1:9222"}\n')).toEqual({ ready: true });
+    expect(parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080/0123456789abcdef0123456789abcdef","cdpUrl":"http://127.0.0.1:9222/0123456789abcdef0123456789abcdef/"}\n')).toEqual({
+      ready: true,
+      vncPath: '/0123456789abcdef0123456789abcdef',
+      cdpPath: '/0123456789abcdef0123456789abcdef/',
+    });
     expect(() => parseReadyLog('{"error":"DESKTOP_ERR_MISSING_BINARY","message":"no chromium"}\n')).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_START_FAILED' }));
   });
 
@@ -88,6 +92,54 @@ describe('remote provider', () => {
       [5, 'extra'],
     ]);
     expect(() => parseEndpoints([])).toThrow(expect.objectContaining({ code: 'EVAL_ERR_BAD_ENDPOINTS' }));
+  });
+
+  it('takes a password from passwordEnv or passwordFile (relative to the endpoints file), never from a URL; messages never repeat it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vncua-endpoints-'));
+    try {
+      await writeFile(join(dir, 'vnc.pw'), 'file-s3cret\n', { mode: 0o600 });
+      const ok = parseEndpoints(
+        [
+          { vncUrl: 'ws://127.0.0.1:1/tok', cdpUrl: 'http://127.0.0.1:2/tok/', passwordEnv: 'REMOTE_PW' },
+          { vncUrl: 'ws://127.0.0.1:3/tok', cdpUrl: 'http://127.0.0.1:4/tok/', passwordFile: 'vnc.pw' },
+          { vncUrl: 'ws://127.0.0.1:5/tok', cdpUrl: 'http://127.0.0.1:6/tok/' },
+        ],
+        'endpoints.json',
+        { baseDir: dir, env: { REMOTE_PW: 'env-s3cret' } },
+      );
+      expect(ok.map((e) => e.password)).toEqual(['env-s3cret', 'file-s3cret', undefined]);
+
+      let err: unknown;
+      try {
+        parseEndpoints(
+          [
+            { vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://127.0.0.1:2', passwordEnv: 'UNSET_PW' },
+            { vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://127.0.0.1:2', passwordEnv: 'EMPTY_PW' },
+            { vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://127.0.0.1:2', passwordFile: 'missing.pw' },
+            { vncUrl: 'ws://me:url-s3cret@127.0.0.1:1/', cdpUrl: 'http://127.0.0.1:2' },
+            { vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://me:url-s3cret@127.0.0.1:2/' },
+            { vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://127.0.0.1:2', password: 'inline-s3cret' },
+          ],
+          'endpoints.json',
+          { baseDir: dir, env: { EMPTY_PW: '' } },
+        );
+      } catch (e) {
+        err = e;
+      }
+      expect(isVncuaError(err, 'EVAL_ERR_BAD_ENDPOINTS')).toBe(true);
+      const issues = (err as { details: { issues: Array<{ index: number; field: string }> } }).details.issues;
+      expect(issues.map((i) => [i.index, i.field])).toEqual([
+        [0, 'passwordEnv'],
+        [1, 'passwordEnv'],
+        [2, 'passwordFile'],
+        [3, 'vncUrl'],
+        [4, 'cdpUrl'],
+        [5, 'password'],
+      ]);
+      expect(JSON.stringify(issues) + (err as Error).message).not.toContain('s3cret');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a resolution no endpoint has; its capacity is the number of endpoints', async () => {

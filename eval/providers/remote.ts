@@ -1,16 +1,21 @@
 /**
  * The `remote` provider: desktops someone else runs, given as a JSON file
- * `[{ "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "1280x800" }]`. Each endpoint runs one task at
- * a time; a task starts by navigating the endpoint's browser to the task's page over CDP (other pages
- * are closed) and waiting until it is ready (harness/cdp/page-ready.ts; PAGE_ERR_* when it is not). An endpoint with a `size` only takes tasks at that size; one without is assumed right.
- * The runner never starts or stops these desktops; a desktop that stops answering is an infra error.
+ * `[{ "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "1280x800", "passwordEnv"?: "NAME", "passwordFile"?: "path" }]`.
+ * Each endpoint runs one task at a time; a task starts by navigating the endpoint's browser to the task's
+ * page over CDP (other pages are closed) and waiting until it is ready (harness/cdp/page-ready.ts; PAGE_ERR_* when it is not). An endpoint with a `size` only takes tasks at that size; one
+ * without is assumed right. A VNC password comes from the variable `passwordEnv` or the first line of
+ * `passwordFile` (relative to the endpoints file), never from the file itself or a URL. The runner never
+ * starts or stops these desktops; a desktop that stops answering is an infra error. URLs (which may hold
+ * a desktop's token) appear in messages and task.json redacted.
  */
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { checkCdpUrl } from '../../harness/cdp/success.ts';
+import { readPassword } from '../../harness/desktop/password.ts';
 import { parseScreenSize, type ScreenSize } from '../../harness/desktop/size.ts';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import { redactSecretsIn, redactUrl } from '../../harness/redact.ts';
 import { parseVncUrl } from '../../harness/rfb/transport.ts';
 import { issueField } from '../../harness/trace/parse.ts';
 import { cdpAnswers, navigatePage, withPageReady } from '../cdp-page.ts';
@@ -23,23 +28,35 @@ export interface RemoteEndpoint {
   cdpUrl: string;
   /** Its screen size, when declared. */
   size?: ScreenSize;
+  /** Its VNC password (read from passwordEnv or passwordFile). */
+  password?: string;
 }
 
 const endpointSchema = z.strictObject({
   vncUrl: z.string().min(1),
   cdpUrl: z.string().min(1),
   size: z.string().optional(),
+  passwordEnv: z.string().min(1).optional(),
+  passwordFile: z.string().min(1).optional(),
 });
+
+/** Where parseEndpoints() reads passwords from. */
+export interface EndpointSecrets {
+  /** passwordFile paths are relative to this directory (default: the current directory). */
+  baseDir?: string;
+  /** The environment passwordEnv names (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
 
 function badEndpoints(source: string, issues: TaskIssue[]): VncuaError {
   const lines = issues.map((i) => `  ${i.index < 0 ? 'file' : `entry ${i.index}`}${i.field ? `, field "${i.field}"` : ''}: ${i.problem}`);
-  return new VncuaError('EVAL_ERR_BAD_ENDPOINTS', `${source}: expected a JSON array of { "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "WxH" }:\n${lines.join('\n')}`, {
+  return new VncuaError('EVAL_ERR_BAD_ENDPOINTS', `${source}: expected a JSON array of { "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "WxH", "passwordEnv"?: "NAME", "passwordFile"?: "path" }:\n${lines.join('\n')}`, {
     details: { source, issues },
   });
 }
 
 /** Validate parsed endpoints JSON; EVAL_ERR_BAD_ENDPOINTS with one issue per bad entry. */
-export function parseEndpoints(data: unknown, source = 'endpoints'): RemoteEndpoint[] {
+export function parseEndpoints(data: unknown, source = 'endpoints', secrets: EndpointSecrets = {}): RemoteEndpoint[] {
   if (!Array.isArray(data) || data.length === 0) throw badEndpoints(source, [{ index: -1, field: '', problem: 'expected a non-empty JSON array' }]);
   const issues: TaskIssue[] = [];
   const out: RemoteEndpoint[] = [];
@@ -50,20 +67,27 @@ export function parseEndpoints(data: unknown, source = 'endpoints'): RemoteEndpo
       issues.push({ index, field: issueField(issue), problem: issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message });
       return;
     }
+    const e = r.data;
+    let password: string | undefined;
     const checks: Array<[string, () => unknown]> = [
-      ['vncUrl', () => parseVncUrl(r.data.vncUrl)],
-      ['cdpUrl', () => checkCdpUrl(r.data.cdpUrl)],
-      ['size', () => (r.data.size === undefined ? undefined : parseScreenSize(r.data.size))],
+      ['vncUrl', () => parseVncUrl(e.vncUrl)],
+      ['cdpUrl', () => checkCdpUrl(e.cdpUrl)],
+      ['size', () => (e.size === undefined ? undefined : parseScreenSize(e.size))],
+      [e.passwordFile !== undefined ? 'passwordFile' : 'passwordEnv', () => {
+        if (e.passwordFile === undefined && e.passwordEnv === undefined) return;
+        const file = e.passwordFile === undefined ? undefined : resolve(secrets.baseDir ?? '.', e.passwordFile);
+        password = readPassword({ file, env: e.passwordEnv }, { env: secrets.env ?? process.env });
+      }],
     ];
     for (const [field, f] of checks) {
       try {
         f();
-      } catch (e) {
-        issues.push({ index, field, problem: (e as Error).message });
+      } catch (err) {
+        issues.push({ index, field, problem: (err as Error).message });
         return;
       }
     }
-    out.push({ vncUrl: r.data.vncUrl, cdpUrl: r.data.cdpUrl, ...(r.data.size ? { size: parseScreenSize(r.data.size) } : {}) });
+    out.push({ vncUrl: e.vncUrl, cdpUrl: e.cdpUrl, ...(e.size ? { size: parseScreenSize(e.size) } : {}), ...(password !== undefined ? { password } : {}) });
   });
   if (issues.length > 0) throw badEndpoints(source, issues);
   return out;
@@ -81,7 +105,7 @@ export async function loadEndpoints(path: string): Promise<RemoteEndpoint[]> {
       details: { source: file, issues: [{ index: -1, field: '', problem: (cause as Error).message }] },
     });
   }
-  return parseEndpoints(data, file);
+  return parseEndpoints(data, file, { baseDir: dirname(file) });
 }
 
 const fits = (e: RemoteEndpoint, s: ScreenSize) => !e.size || (e.size.width === s.width && e.size.height === s.height);
@@ -144,18 +168,19 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         } catch (cause) {
           // The task page's own problem (refused, 404, blank, never settles) names the URL and the cause.
           if (isVncuaError(cause) && cause.code !== 'PAGE_ERR_NO_PAGE') throw cause;
-          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${e.cdpUrl}) could not open ${req.url}: ${(cause as Error).message}`, { cause, details: { endpoint: i } });
+          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${redactUrl(e.cdpUrl)}) could not open ${req.url}: ${redactSecretsIn((cause as Error).message, e.cdpUrl)}`, { cause, details: { endpoint: i } });
         }
       };
       const lease: LeasedDesktop = {
         vncUrl: e.vncUrl,
         cdpUrl: e.cdpUrl,
+        ...(e.password !== undefined ? { password: e.password } : {}),
         width: e.size?.width ?? req.size.width,
         height: e.size?.height ?? req.size.height,
         ports: [],
-        info: { provider: 'remote', endpoint: i, vncUrl: e.vncUrl, cdpUrl: e.cdpUrl },
+        info: { provider: 'remote', endpoint: i, vncUrl: redactUrl(e.vncUrl), cdpUrl: redactUrl(e.cdpUrl) },
         async health(o) {
-          return (await cdpAnswers(e.cdpUrl, o)) ? null : { code: 'EVAL_ERR_DESKTOP_LOST', message: `Remote desktop ${i}: CDP ${e.cdpUrl} stopped answering.` };
+          return (await cdpAnswers(e.cdpUrl, o)) ? null : { code: 'EVAL_ERR_DESKTOP_LOST', message: `Remote desktop ${i}: CDP ${redactUrl(e.cdpUrl)} stopped answering.` };
         },
         release,
       };

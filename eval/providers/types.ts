@@ -26,11 +26,13 @@ export interface DesktopProblem {
 export interface LeasedDesktop {
   vncUrl: string;
   cdpUrl: string;
+  /** The VNC password, when the desktop needs VNC Authentication (passed to the agent, never written anywhere). */
+  password?: string;
   width: number;
   height: number;
   /** Host ports this desktop holds (VNC, WebSocket, CDP), for collision checks. */
   ports: number[];
-  /** Provider details for task.json (pid, container id, endpoint index...). */
+  /** Provider details for task.json (pid, container id, endpoint index...): no secrets, URLs redacted. */
   info: Record<string, unknown>;
   /** After a run: null when the desktop still works, else what is wrong (its process died, CDP does not answer). */
   health(opts?: { signal?: AbortSignal; timeoutMs?: number }): Promise<DesktopProblem | null>;

@@ -56,7 +56,7 @@ describe('Agent extensions on Xvnc', () => {
     let accepted = () => 0;
     registerRecorder(async (o) => {
       calls.push(o);
-      const proxy = await startTcpProxy(desktop.tcpUrl);
+      const proxy = await startTcpProxy(desktop.rfbUnixUrl);
       accepted = () => proxy.accepted;
       return {
         url: proxy.url,

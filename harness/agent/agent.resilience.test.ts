@@ -117,7 +117,7 @@ describe('bad actions', () => {
 describe('reconnection', () => {
   let proxy: TcpProxy;
   beforeEach(async () => {
-    proxy = await startTcpProxy(desktop.tcpUrl);
+    proxy = await startTcpProxy(desktop.rfbUnixUrl);
   });
   afterAll(async () => {
     await proxy?.close();
@@ -208,7 +208,7 @@ describe('crash', () => {
 
 describe('slow round trips (a busy machine)', () => {
   it('a double click whose presses came too far apart is made again past the double-click time, and the trace says so', async () => {
-    const proxy = await startTcpProxy(desktop.tcpUrl);
+    const proxy = await startTcpProxy(desktop.rfbUnixUrl);
     try {
       const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: proxy.url, cdpUrl: desktop.cdpUrl }, async (a) => {
         await a.mouseMove({ x: 5, y: 5 }); // connect first: the delay is for the click's round trips

@@ -13,6 +13,7 @@
  * relay's local port.
  */
 import { VncuaError } from '../errors.ts';
+import { redactUrl } from '../redact.ts';
 import { connectVnc, type VncClient } from '../rfb/index.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
 import type { Point } from './arguments.ts';
@@ -132,8 +133,8 @@ export class AgentConnection {
       if (!reconnecting) throw e;
       throw new VncuaError(
         'AGENT_ERR_CONNECTION_LOST',
-        `The VNC connection to ${this.options.url} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
-        { cause: e, details: { url: this.options.url } },
+        `The VNC connection to ${redactUrl(this.options.url)} dropped and could not be re-made: ${(e as Error).message}. Check that the desktop is still running.`,
+        { cause: e, details: { url: redactUrl(this.options.url) } },
       );
     }
     this.hadConnection = true;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { compileSentinel, type Sentinel } from '../cdp/sentinel.ts';
 import { checkCdpUrl } from '../cdp/success.ts';
 import { VncuaError } from '../errors.ts';
+import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
 
 /** What the Agent's constructor takes. */
@@ -105,7 +106,9 @@ export const runOptionsSchema = z.strictObject({
 
 /** AGENT_ERR_BAD_OPTIONS for `field`. */
 export function badOption(field: string, value: unknown, why: string, cause?: unknown): VncuaError {
-  return new VncuaError('AGENT_ERR_BAD_OPTIONS', `Agent option ${field}: ${why}.`, { cause, details: { field, value } });
+  // details never carry a secret: no password, and URLs (which may hold a desktop's token) redacted.
+  const shown = field === 'password' ? '(not shown)' : typeof value === 'string' && /url|host/i.test(field) ? redactUrl(value) : value;
+  return new VncuaError('AGENT_ERR_BAD_OPTIONS', `Agent option ${field}: ${why}.`, { cause, details: { field, value: shown } });
 }
 
 /** Turn the first zod issue into AGENT_ERR_BAD_OPTIONS naming the field. */

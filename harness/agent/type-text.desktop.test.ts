@@ -23,7 +23,7 @@ describe('typeText on x0vncserver (keysyms missing from its keymap are dropped)'
 
   beforeAll(async () => {
     desktop = await startEventsDesktop('x11vnc');
-    x0 = await startX0vncserver(desktop.display);
+    x0 = await startX0vncserver(desktop.display, desktop.xauthority);
     out = await tempOutputDir();
   }, 90_000);
 

@@ -8,6 +8,7 @@
  * does not auto-dismiss the alerts the agent is supposed to see.
  */
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { redactSecretsIn } from '../redact.ts';
 import { isCheckableUrl } from './active-page.ts';
 import type { Budget } from './budget.ts';
 
@@ -66,7 +67,19 @@ export class CdpConnection {
 
   /** Connect over CDP (`http(s)://` endpoint or `ws(s)://` browser URL) within `timeoutMs`. */
   static async open(cdpUrl: string, timeoutMs: number): Promise<CdpConnection> {
-    const browser = await chromium.connectOverCDP(cdpUrl, { noDefaults: true, timeout: Number.isFinite(timeoutMs) ? Math.max(1, Math.round(timeoutMs)) : 0 });
+    let browser: Browser;
+    try {
+      browser = await chromium.connectOverCDP(cdpUrl, { noDefaults: true, timeout: Number.isFinite(timeoutMs) ? Math.max(1, Math.round(timeoutMs)) : 0 });
+    } catch (e) {
+      // Playwright's message and call log repeat the URLs, with the desktop's token: drop it.
+      if (e instanceof Error) {
+        e.message = redactSecretsIn(e.message, cdpUrl);
+        if (e.stack) e.stack = redactSecretsIn(e.stack, cdpUrl);
+        const log = (e as { log?: unknown }).log;
+        if (Array.isArray(log)) (e as { log?: unknown }).log = log.map((l) => (typeof l === 'string' ? redactSecretsIn(l, cdpUrl) : l));
+      }
+      throw e;
+    }
     return new CdpConnection(browser);
   }
 

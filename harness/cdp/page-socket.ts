@@ -3,6 +3,7 @@
  * and one page's WebSocket: lighter than a Playwright connection, and nothing stays attached to the
  * browser afterwards. Used by the page readiness wait (page-ready.ts) and the eval providers.
  */
+import { cdpHttpUrl } from './endpoint.ts';
 import { WebSocket } from 'ws';
 
 /** A target as /json/list describes it. */
@@ -24,7 +25,7 @@ export function withTimeout(signal: AbortSignal | undefined, timeoutMs: number):
 
 /** One request to the browser's /json HTTP endpoint; rejects on a non-2xx answer or the timeout (default 3000 ms). */
 export async function cdpHttp<T>(cdpUrl: string, path: string, opts: { method?: string; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> {
-  const r = await fetch(new URL(path, cdpUrl), { method: opts.method ?? 'GET', signal: withTimeout(opts.signal, opts.timeoutMs ?? HTTP_TIMEOUT_MS) });
+  const r = await fetch(cdpHttpUrl(cdpUrl, path), { method: opts.method ?? 'GET', signal: withTimeout(opts.signal, opts.timeoutMs ?? HTTP_TIMEOUT_MS) });
   if (!r.ok) throw new Error(`CDP ${path}: HTTP ${r.status}`);
   const text = await r.text();
   return (text ? JSON.parse(text) : undefined) as T;

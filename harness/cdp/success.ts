@@ -16,6 +16,7 @@
  */
 import type { CDPSession } from 'playwright-core';
 import { VncuaError, isVncuaError } from '../errors.ts';
+import { redactUrl } from '../redact.ts';
 import { pickActive, type PageView } from './active-page.ts';
 import { Budget, BudgetExpired, checkPositiveMs, type CheckOptions } from './budget.ts';
 import { CdpConnection, ProbeError, type TrackedPage } from './connection.ts';
@@ -53,8 +54,12 @@ export function checkCdpUrl(url: string): void {
   } catch {
     u = undefined;
   }
+  // Messages show scheme, host and port only: the path may hold a desktop's token.
   if (!u || !['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) || u.hostname === '') {
-    throw new VncuaError('CDP_ERR_BAD_URL', `CDP URL ${JSON.stringify(url)} is not http(s)://host:port (the --remote-debugging-port endpoint) or a ws(s):// browser URL`, { details: { url } });
+    throw new VncuaError('CDP_ERR_BAD_URL', `CDP URL ${redactUrl(url)} is not http(s)://host:port[/token/] (a desktop's cdpUrl, or a --remote-debugging-port endpoint) or a ws(s):// browser URL`, { details: { url: redactUrl(url) } });
+  }
+  if (u.username || u.password) {
+    throw new VncuaError('CDP_ERR_BAD_URL', `CDP URL ${redactUrl(url)} holds credentials (user:password@), which are refused so they never end up in logs; CDP endpoints take none`, { details: { url: redactUrl(url) } });
   }
 }
 

@@ -79,8 +79,9 @@ export async function launchChromium(opts: { url?: string; timeoutMs?: number } 
       `--user-data-dir=${dir}`,
       opts.url ?? 'about:blank',
     ],
-    // Its own process group, so close() can kill every Chromium process at once.
-    { stdio: 'ignore', detached: true },
+    // Its own process group, so close() can kill every Chromium process at once; its TMPDIR inside
+    // the profile dir, so no temp folder of Chromium's outlives close() (even after a crash).
+    { stdio: 'ignore', detached: true, env: { ...process.env, TMPDIR: dir } },
   );
   killOnExit(proc);
   let exited = false;

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -46,7 +48,7 @@ const port = (url: string) => Number(new URL(url).port);
 /** Every endpoint of a running desktop answers and the screen has the asked-for size. */
 async function expectWorkingDesktop(d: Desktop, width: number, height: number, pageUrl: string): Promise<void> {
   expect({ width: d.width, height: d.height }).toEqual({ width, height });
-  expect(await xScreenSize(d.display)).toEqual({ width, height });
+  expect(await xScreenSize(d)).toEqual({ width, height });
 
   const version = await cdpJson<{ Browser: string }>(d.cdpUrl, '/json/version');
   expect(version.Browser).toMatch(/Chrom/);
@@ -57,11 +59,12 @@ async function expectWorkingDesktop(d: Desktop, width: number, height: number, p
   expect(pages?.filter((t) => t.type === 'page').map((t) => t.url)).toEqual([pageUrl]);
 
   expect(await rfbGreeting(d.vncUrl)).toMatch(/^RFB 003\.00\d\n$/);
-  expect(await rfbGreeting(d.tcpUrl)).toMatch(/^RFB 003\.00\d\n$/);
+  expect(await rfbGreeting(`unix://${d.rfbSocket}`)).toMatch(/^RFB 003\.00\d\n$/);
+  if (d.tcpUrl !== undefined) expect(await rfbGreeting(d.tcpUrl)).toMatch(/^RFB 003\.00\d\n$/);
 
   // The kiosk window covers the screen exactly (the window manager at work).
   const windows = await eventually(async () => {
-    const w = await chromiumWindows(d.display);
+    const w = await chromiumWindows(d);
     return w.some((g) => g.width === width && g.height === height) ? w : undefined;
   });
   expect(windows).toContainEqual({ x: 0, y: 0, width, height });
@@ -73,11 +76,11 @@ async function expectWorkingDesktop(d: Desktop, width: number, height: number, p
 }
 
 /** After close(): no live process in the desktop's group or carrying its tag, every port refuses, no temp dir. */
-async function expectGone(d: { pid: number; wsPort: number; rfbPort: number; cdpPort: number; tmpDir: string }): Promise<void> {
+async function expectGone(d: { pid: number; wsPort: number; rfbPort?: number | null; cdpPort: number; tmpDir: string }): Promise<void> {
   expect(groupMembers(d.pid)).toEqual([]);
   expect(taggedProcesses(d.tmpDir)).toEqual([]);
   expect(existsSync(d.tmpDir)).toBe(false);
-  for (const p of [d.wsPort, d.rfbPort, d.cdpPort]) expect(await portRefuses(p)).toBe(true);
+  for (const p of [d.wsPort, d.cdpPort, ...(d.rfbPort ? [d.rfbPort] : [])]) expect(await portRefuses(p)).toBe(true);
 }
 
 describe('launchDesktop', () => {
@@ -85,9 +88,17 @@ describe('launchDesktop', () => {
     const page = await servePage('<!doctype html><title>start</title><p>hello</p>');
     try {
       const d = await launch({ url: page.url });
-      expect(d.vncUrl).toBe(`ws://127.0.0.1:${d.wsPort}`);
-      expect(d.tcpUrl).toBe(`tcp://127.0.0.1:${d.rfbPort}`);
-      expect(d.cdpUrl).toBe(`http://127.0.0.1:${d.cdpPort}`);
+      // Both URLs carry the same fresh 128-bit token; without a password there is no plain TCP port.
+      const token = /^ws:\/\/127\.0\.0\.1:(\d+)\/([0-9a-f]{32})$/.exec(d.vncUrl);
+      expect(Number(token?.[1])).toBe(d.wsPort);
+      expect(d.cdpUrl).toBe(`http://127.0.0.1:${d.cdpPort}/${token?.[2]}/`);
+      expect(d.tcpUrl).toBeUndefined();
+      expect(d.rfbPort).toBeUndefined();
+      expect(d.vncAuth).toBe(false);
+      expect(d.rfbSocket).toBe(`${d.tmpDir}/rfb.sock`);
+      expect(d.xauthority).toBe(`${d.tmpDir}/Xauthority`);
+      expect(statSync(d.tmpDir).mode & 0o777).toBe(0o700);
+      expect(statSync(d.xauthority).mode & 0o777).toBe(0o600);
       expect(d.display).toMatch(/^:\d+$/);
       expect(procStat(d.pid)?.pgid).toBe(d.pid);
       const members = groupMembers(d.pid);
@@ -143,8 +154,9 @@ describe('launchDesktop', () => {
   it('eight desktops started at once get eight distinct, working sets of ports', async () => {
     const ds = await Promise.all(Array.from({ length: 8 }, () => launch({ timeoutMs: 60_000 })));
     try {
-      const all = ds.flatMap((d) => [d.wsPort, d.rfbPort, d.cdpPort]);
-      expect(new Set(all).size).toBe(24);
+      const all = ds.flatMap((d) => [d.wsPort, d.cdpPort]);
+      expect(new Set(all).size).toBe(16);
+      expect(new Set(ds.map((d) => new URL(d.vncUrl).pathname)).size).toBe(8); // eight distinct tokens
       expect(new Set(ds.map((d) => d.display)).size).toBe(8);
       expect(new Set(ds.map((d) => d.pid)).size).toBe(8);
       const checks = await Promise.all(
@@ -160,14 +172,32 @@ describe('launchDesktop', () => {
     for (const d of ds) await expectGone(d);
   });
 
-  it('--password makes the server offer only VNC Authentication', async () => {
+  it('a password makes the server offer only VNC Authentication, also on its plain TCP port (opened only then)', async () => {
     const d = await launch({ password: 'secret12' });
+    expect(d.vncAuth).toBe(true);
+    expect(d.tcpUrl).toBe(`tcp://127.0.0.1:${d.rfbPort}`);
     const types = await rfbSecurityTypes(d.vncUrl);
     expect(types).toContain(2);
     expect(types).not.toContain(1);
-    expect(await rfbSecurityTypes(d.tcpUrl)).toEqual(types);
+    expect(await rfbSecurityTypes(d.tcpUrl!)).toEqual(types);
+    expect(await rfbSecurityTypes(`unix://${d.rfbSocket}`)).toEqual(types);
+    // The password is on the Desktop for the owner's clients, but never enumerated (logs, JSON).
+    expect(d.password).toBe('secret12');
+    expect(JSON.stringify(d)).not.toContain('secret12');
     await d.close();
     await expectGone(d);
+  });
+
+  it('VNCUA_VNC_PASSWORD works; set but empty is DESKTOP_ERR_BAD_PASSWORD, never "no password"', async () => {
+    const d = await launch({ env: { VNCUA_VNC_PASSWORD: 'envpass1' } });
+    expect(d.vncAuth).toBe(true);
+    expect(await rfbSecurityTypes(d.vncUrl)).toEqual([2]);
+    await d.close();
+    await expectGone(d);
+    const e = await rejection(launchDesktop({ env: { VNCUA_VNC_PASSWORD: '' } }));
+    expect(e.code).toBe('DESKTOP_ERR_BAD_PASSWORD');
+    expect((await rejection(launchDesktop({ password: '' }))).code).toBe('DESKTOP_ERR_BAD_PASSWORD');
+    expect((await rejection(launchDesktop({ password: 'two\nlines' }))).code).toBe('DESKTOP_ERR_BAD_PASSWORD');
   });
 
   it('a desktop dies with its parent Node process, even on SIGKILL', async () => {
@@ -178,7 +208,7 @@ describe('launchDesktop', () => {
         createInterface({ input: parent.stdout! }).once('line', resolve);
         parent.once('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
       });
-      const info = JSON.parse(line) as { pid: number; wsPort: number; rfbPort: number; cdpPort: number; tmpDir: string };
+      const info = JSON.parse(line) as { pid: number; wsPort: number; rfbPort: number | null; cdpPort: number; tmpDir: string };
       expect(groupMembers(info.pid).length).toBeGreaterThanOrEqual(5);
       parent.kill('SIGKILL');
       expect(await waitGroupGone(info.pid, 10_000)).toBe(true);
@@ -234,6 +264,36 @@ describe('launchDesktop errors', () => {
     expect(JSON.parse(out.trim())).toMatchObject({ error: 'DESKTOP_ERR_BAD_SIZE' });
   });
 
+  it('the script refuses a password on its command line, an empty VNCUA_VNC_PASSWORD and an empty or missing password file: exit 2, DESKTOP_ERR_BAD_PASSWORD, never echoed', async () => {
+    const script = async (args: string[], env: Record<string, string> = {}) => {
+      const child = spawn('bash', [startScriptPath(), '--json', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
+      let out = '';
+      child.stdout.on('data', (b) => (out += b));
+      child.stderr.on('data', (b) => (out += b));
+      const code = await new Promise<number | null>((r) => child.once('close', r));
+      return { code, out };
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'vncua-start-pw-'));
+    try {
+      writeFileSync(join(dir, 'empty'), '');
+      for (const [args, env] of [
+        [['--password', 'hunter2-secret'], {}],
+        [['--password=hunter2-secret'], {}],
+        [[], { VNCUA_VNC_PASSWORD: '' }],
+        [['--password-file', join(dir, 'empty')], {}],
+        [['--password-file', join(dir, 'missing')], {}],
+      ] as Array<[string[], Record<string, string>]>) {
+        const r = await script(args, env);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(JSON.parse(r.out.split('\n').find((l) => l.startsWith('{'))!)).toMatchObject({ error: 'DESKTOP_ERR_BAD_PASSWORD' });
+        expect(r.out).not.toContain('hunter2-secret');
+      }
+      expect(readdirSync(dir)).toEqual(['empty']); // nothing else written
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a missing program gives DESKTOP_ERR_MISSING_BINARY naming it and its apt package', async () => {
     const e = await rejection(launchDesktop({ env: { VNCUA_XVNC: '/nonexistent/Xvnc' } }));
     expect(e.code).toBe('DESKTOP_ERR_MISSING_BINARY');
@@ -287,7 +347,7 @@ function listeningAddresses(): Map<number, string> {
 }
 
 describe('start.sh --bind 0.0.0.0 (the Docker mode)', () => {
-  it('publishes the WebSocket and CDP (through a forwarder) on all interfaces, keeps Xvnc on 127.0.0.1', async () => {
+  it('publishes the WebSocket and CDP (the token protecting both) on all interfaces; Xvnc has no TCP port', async () => {
     const child = spawn('bash', [startScriptPath(), '--json', '--bind', '0.0.0.0'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (b) => (stderr += b));
@@ -299,22 +359,25 @@ describe('start.sh --bind 0.0.0.0 (the Docker mode)', () => {
           throw new Error(`start.sh exited with ${c}: ${stderr}`);
         }),
       ]);
-      const info = JSON.parse(line) as Desktop;
+      const info = JSON.parse(line) as Desktop & { rfbPort: number | null; tcpUrl: string | null };
       const listening = listeningAddresses();
       expect(listening.get(info.wsPort)).toBe('0.0.0.0');
       expect(listening.get(info.cdpPort)).toBe('0.0.0.0');
-      expect(listening.get(info.rfbPort)).toBe('127.0.0.1');
+      expect(info.rfbPort).toBeNull();
+      expect(info.tcpUrl).toBeNull();
       expect(await rfbGreeting(info.vncUrl)).toMatch(/^RFB 003\.00\d\n$/);
-      // CDP HTTP and CDP WebSocket both work through the forwarder.
+      // CDP HTTP and CDP WebSocket both work through the bridge, under the token.
       expect((await cdpJson<{ Browser: string }>(info.cdpUrl, '/json/version')).Browser).toMatch(/Chrom/);
       expect(await cdpEvaluate(info.cdpUrl, '6 * 7')).toBe(42);
-      // Reachable on a non-loopback address too, when the machine has one.
+      // Reachable on a non-loopback address too, when the machine has one; without the token: 403.
       const external = Object.values(networkInterfaces())
         .flat()
         .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
       if (external) {
-        expect(await rfbGreeting(`ws://${external}:${info.wsPort}`)).toMatch(/^RFB 003\.00\d\n$/);
-        expect((await cdpJson<{ Browser: string }>(`http://${external}:${info.cdpPort}`, '/json/version')).Browser).toMatch(/Chrom/);
+        const token = new URL(info.vncUrl).pathname;
+        expect(await rfbGreeting(`ws://${external}:${info.wsPort}${token}`)).toMatch(/^RFB 003\.00\d\n$/);
+        expect((await cdpJson<{ Browser: string }>(`http://${external}:${info.cdpPort}${token}/`, 'json/version')).Browser).toMatch(/Chrom/);
+        expect((await fetch(`http://${external}:${info.cdpPort}/json/version`)).status).toBe(403);
       }
       child.stdin.end(); // EOF on stdin stops the desktop
       expect(await exited).toBe(0);

@@ -4,12 +4,19 @@
  * its own process group; close() stops that group and waits until no process of it is left.
  * The desktop also dies with this Node process, even on SIGKILL: the script watches its
  * stdin pipe for EOF.
+ *
+ * The desktop belongs to this user (README "Security"): its vncUrl and cdpUrl carry a secret
+ * token, X needs the cookie in `xauthority`, the plain RFB socket sits in a 0700 dir. The
+ * script gets a scrubbed environment (no API keys) and the password on a pipe (fd 3), never
+ * in argv or its environment.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { existsSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VncuaError, type ErrorCode } from '../errors.ts';
+import { desktopPassword, scrubbedEnv } from './env.ts';
 import { isAlive, stopGroup, stopTagged } from './procs.ts';
 import { DEFAULT_SCREEN_SIZE, parseScreenSize, type ScreenSize } from './size.ts';
 
@@ -21,13 +28,22 @@ export interface LaunchDesktopOptions {
   url?: string;
   /** VNC server: TigerVNC Xvnc (default) or Xvfb + x11vnc (a second server, for interoperability). */
   server?: VncServerKind;
-  /** Turn on VNC Authentication with this password (only its first 8 characters count). */
+  /**
+   * Turn on VNC Authentication with this password (only its first 8 characters count); the desktop
+   * then also serves plain RFB on 127.0.0.1 (tcpUrl). Default: VNCUA_VNC_PASSWORD from `env`, else
+   * from process.env, if set. An empty password (or an empty VNCUA_VNC_PASSWORD) is
+   * DESKTOP_ERR_BAD_PASSWORD, never "no password".
+   */
   password?: string;
   /** Give up (and stop everything started) after this many ms (default 30 000). */
   timeoutMs?: number;
   /** Cancel the start; the promise rejects with DESKTOP_ERR_ABORTED and nothing is left running. */
   signal?: AbortSignal;
-  /** Extra environment for the start script (e.g. VNCUA_CHROMIUM to use another browser). */
+  /**
+   * Extra environment for the start script (e.g. VNCUA_CHROMIUM to use another browser). The script
+   * otherwise gets only an allowlist of this process's environment (PATH, HOME, locale, TMPDIR,
+   * XDG dirs, proxies, VNCUA_* program overrides): no API keys reach the desktop.
+   */
   env?: Record<string, string | undefined>;
 }
 
@@ -40,26 +56,35 @@ export interface DesktopExit {
   signal: NodeJS.Signals | null;
 }
 
-/** A running desktop: its endpoints, and close(). */
+/** A running desktop: its endpoints, and close(). Its URLs carry its token: keep them out of logs (redactUrl). */
 export interface Desktop {
-  /** RFB over WebSocket, e.g. ws://127.0.0.1:41234. */
+  /** RFB over WebSocket, with the desktop's token as path, e.g. ws://127.0.0.1:41234/<token>. */
   vncUrl: string;
-  /** Plain RFB over TCP (Xvnc itself), e.g. tcp://127.0.0.1:40001. */
-  tcpUrl: string;
-  /** Chromium's DevTools endpoint, e.g. http://127.0.0.1:39001 (GET /json/version). */
+  /** Plain RFB over TCP (Xvnc itself) on 127.0.0.1, e.g. tcp://127.0.0.1:40001: only with a password (VNC Authentication guards it). */
+  tcpUrl?: string;
+  /** Plain RFB on a unix socket in the desktop's 0700 temp dir (no token, no password needed: only this user can open it). */
+  rfbSocket: string;
+  /** Chromium's DevTools endpoint, e.g. http://127.0.0.1:39001/<token>/ (resolve json/version relative to it: cdpHttpUrl). */
   cdpUrl: string;
-  /** X display, e.g. ":3". */
+  /** X display, e.g. ":3"; X clients also need XAUTHORITY=xauthority. */
   display: string;
+  /** The X authority file (mode 0600) with the display's cookie. */
+  xauthority: string;
+  /** True when the VNC server requires VNC Authentication (a password was given). */
+  vncAuth: boolean;
+  /** The VNC password, when there is one (not enumerable: JSON.stringify and console.log leave it out). */
+  readonly password?: string;
   /** Which VNC server runs the display. */
   server: VncServerKind;
   /** Pid of the start script; also the desktop's process group id. */
   pid: number;
   width: number;
   height: number;
-  rfbPort: number;
+  /** The plain RFB TCP port (tcpUrl's), only with a password. */
+  rfbPort?: number;
   wsPort: number;
   cdpPort: number;
-  /** The desktop's temp dir (each part's log, Chromium's profile); removed when it stops. */
+  /** The desktop's temp dir (0700: each part's log, the X cookie, the token, Chromium's profile and TMPDIR); removed when it stops. */
   tmpDir: string;
   /** Resolves when the start script has exited (after close(), or if a part of the desktop died). */
   exited: Promise<DesktopExit>;
@@ -70,17 +95,20 @@ export interface Desktop {
 /** The JSON line docker/start.sh prints when ready. */
 interface ReadyLine {
   vncUrl: string;
-  tcpUrl: string;
+  tcpUrl: string | null;
+  rfbSocket: string;
+  xauthority: string;
   cdpUrl: string;
   display: string;
   pid: number;
-  rfbPort: number;
+  rfbPort: number | null;
   wsPort: number;
   cdpPort: number;
   width: number;
   height: number;
   tmpDir: string;
   server: VncServerKind;
+  vncAuth: boolean;
 }
 
 /** The JSON line docker/start.sh prints (with --json) when it fails. */
@@ -115,18 +143,23 @@ export async function launchDesktop(opts: LaunchDesktopOptions = {}): Promise<De
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (opts.signal?.aborted) throw abortedError(opts.signal);
 
+  const password = desktopPassword(opts.password, opts.env);
   const args = [startScriptPath(), '--json', '--size', `${size.width}x${size.height}`];
   // The script's own deadline is a backstop; ours fires first.
   args.push('--timeout', String(Math.ceil(timeoutMs / 1000) + 5));
   if (opts.url !== undefined) args.push('--url', opts.url);
   if (opts.server !== undefined) args.push('--server', opts.server);
-  const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
-  delete env.VNCUA_VNC_PASSWORD;
-  // Through the environment, so the password does not show in `ps`.
-  if (opts.password) env.VNCUA_VNC_PASSWORD = opts.password;
+  // The password goes through a pipe on fd 3: never in argv (`ps`), never in an environment.
+  if (password !== undefined) args.push('--password-file', '/dev/fd/3');
 
-  const child = spawn('bash', args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
-  return waitReady(child, timeoutMs, opts.signal);
+  const stdio = password === undefined ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'];
+  const child = spawn('bash', args, { detached: true, stdio: stdio as ['pipe', 'pipe', 'pipe'], env: scrubbedEnv(process.env, opts.env) });
+  const secret = child.stdio[3] as Writable | null | undefined;
+  if (secret && password !== undefined) {
+    secret.on('error', () => {}); // the script may exit (bad size) before reading it
+    secret.end(`${password}\n`);
+  }
+  return waitReady(child, timeoutMs, opts.signal, password);
 }
 
 function abortedError(signal: AbortSignal, pid?: number): VncuaError {
@@ -148,7 +181,7 @@ function tail(max: number): { push(s: string): void; text(): string } {
   };
 }
 
-function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal | undefined): Promise<Desktop> {
+function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal | undefined, password: string | undefined): Promise<Desktop> {
   const pid = child.pid;
   const stderr = tail(STDERR_TAIL_CHARS);
   let stdout = '';
@@ -209,7 +242,7 @@ function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal |
       try {
         parsed = JSON.parse(line);
       } catch {
-        fail(() => startFailed(`The start script printed an unexpected line: ${line.slice(0, 200)}`, stderr.text(), exitInfo, pid));
+        fail(() => startFailed('The start script printed a line that is not JSON (not shown: it may hold the desktop\'s token).', stderr.text(), exitInfo, pid));
         return;
       }
       if (isErrorLine(parsed)) {
@@ -217,11 +250,11 @@ function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal |
         return;
       }
       if (!isReadyLine(parsed)) {
-        fail(() => startFailed(`The start script printed an incomplete ready line: ${line.slice(0, 200)}`, stderr.text(), exitInfo, pid));
+        fail(() => startFailed('The start script printed an incomplete ready line (not shown: it may hold the desktop\'s token).', stderr.text(), exitInfo, pid));
         return;
       }
       finish();
-      resolve(makeDesktop(child, parsed, exited));
+      resolve(makeDesktop(child, parsed, exited, password));
     };
 
     // 'close' (not 'exit') so an error line printed just before exiting is read first.
@@ -267,11 +300,15 @@ function isReadyLine(x: unknown): x is ReadyLine {
     typeof x === 'object' &&
     x !== null &&
     typeof r.vncUrl === 'string' &&
-    typeof r.tcpUrl === 'string' &&
+    (r.tcpUrl === null || typeof r.tcpUrl === 'string') &&
+    (r.rfbPort === null || Number.isInteger(r.rfbPort)) &&
+    typeof r.rfbSocket === 'string' &&
+    typeof r.xauthority === 'string' &&
     typeof r.cdpUrl === 'string' &&
     typeof r.display === 'string' &&
     typeof r.tmpDir === 'string' &&
-    [r.pid, r.rfbPort, r.wsPort, r.cdpPort, r.width, r.height].every((n) => Number.isInteger(n))
+    typeof r.vncAuth === 'boolean' &&
+    [r.pid, r.wsPort, r.cdpPort, r.width, r.height].every((n) => Number.isInteger(n))
   );
 }
 
@@ -289,6 +326,7 @@ const EXIT_CODE_NAMES: Record<string, true> = {
   DESKTOP_ERR_START_FAILED: true,
   DESKTOP_ERR_TIMEOUT: true,
   DESKTOP_ERR_BAD_SIZE: true,
+  DESKTOP_ERR_BAD_PASSWORD: true,
 };
 
 function startFailed(
@@ -304,11 +342,11 @@ function startFailed(
   });
 }
 
-function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopExit>): Desktop {
+function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopExit>, password: string | undefined): Desktop {
   const pid = child.pid!;
   // Keep reading stderr (a full pipe would block the script) but let Node exit without us:
   // when it does, the script sees EOF on its stdin and tears the desktop down.
-  for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+  for (const s of [child.stdin, child.stdout, child.stderr, child.stdio[3]]) (s as unknown as { unref?: () => void } | null)?.unref?.();
   child.stdout!.resume();
   child.unref();
 
@@ -346,20 +384,25 @@ function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopE
       }
     })());
 
-  return {
+  const desktop: Desktop = {
     vncUrl: r.vncUrl,
-    tcpUrl: r.tcpUrl,
+    ...(r.tcpUrl !== null ? { tcpUrl: r.tcpUrl } : {}),
+    rfbSocket: r.rfbSocket,
     cdpUrl: r.cdpUrl,
     display: r.display,
+    xauthority: r.xauthority,
+    vncAuth: r.vncAuth,
     server: r.server ?? 'xvnc',
     pid,
     width: r.width,
     height: r.height,
-    rfbPort: r.rfbPort,
+    ...(r.rfbPort !== null ? { rfbPort: r.rfbPort } : {}),
     wsPort: r.wsPort,
     cdpPort: r.cdpPort,
     tmpDir: r.tmpDir,
     exited,
     close,
   };
+  if (password !== undefined) Object.defineProperty(desktop, 'password', { value: password, enumerable: false });
+  return desktop;
 }

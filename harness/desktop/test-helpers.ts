@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { WebSocket } from 'ws';
+import { cdpHttpUrl } from '../cdp/endpoint.ts';
 
 const execFileP = promisify(execFile);
 
@@ -53,12 +54,12 @@ export interface RfbStream {
   close(): void;
 }
 
-/** Open `ws://` or `tcp://` RFB endpoints as a plain byte stream. */
+/** Open `ws://`, `tcp://` or `unix:///path` (a desktop's rfbSocket) RFB endpoints as a plain byte stream. */
 export async function openRfb(url: string): Promise<RfbStream> {
   const reader = new ByteReader();
   const u = new URL(url);
-  if (u.protocol === 'tcp:') {
-    const sock: Socket = connect({ host: u.hostname, port: Number(u.port) });
+  if (u.protocol === 'tcp:' || u.protocol === 'unix:') {
+    const sock: Socket = u.protocol === 'unix:' ? connect({ path: decodeURIComponent(u.pathname) }) : connect({ host: u.hostname, port: Number(u.port) });
     sock.on('data', (b) => reader.push(b));
     sock.on('error', (e) => reader.fail(e));
     sock.on('close', () => reader.fail(new Error('socket closed')));
@@ -106,7 +107,7 @@ export async function rfbSecurityTypes(url: string): Promise<number[]> {
 
 /** GET a CDP HTTP endpoint (/json/version, /json/list) as JSON. */
 export async function cdpJson<T = unknown>(cdpUrl: string, path: string): Promise<T> {
-  const r = await fetch(new URL(path, cdpUrl));
+  const r = await fetch(cdpHttpUrl(cdpUrl, path));
   if (!r.ok) throw new Error(`${path}: HTTP ${r.status}`);
   return (await r.json()) as T;
 }
@@ -144,18 +145,23 @@ export async function cdpEvaluate(cdpUrl: string, expression: string): Promise<u
   }
 }
 
-/** The screen size X reports for `display` (xdpyinfo). */
-export async function xScreenSize(display: string): Promise<{ width: number; height: number }> {
-  const { stdout } = await execFileP('xdpyinfo', ['-display', display]);
+/** The environment of an X client of a desktop's display (DISPLAY and XAUTHORITY). */
+export function xEnv(d: { display: string; xauthority: string }): NodeJS.ProcessEnv {
+  return { ...process.env, DISPLAY: d.display, XAUTHORITY: d.xauthority };
+}
+
+/** The screen size X reports for the desktop's display (xdpyinfo). */
+export async function xScreenSize(d: { display: string; xauthority: string }): Promise<{ width: number; height: number }> {
+  const { stdout } = await execFileP('xdpyinfo', ['-display', d.display], { env: xEnv(d) });
   const m = /dimensions:\s+(\d+)x(\d+) pixels/.exec(stdout);
   if (!m) throw new Error(`xdpyinfo gave no dimensions:\n${stdout}`);
   return { width: Number(m[1]), height: Number(m[2]) };
 }
 
-/** Geometry of the visible Chromium windows on `display` (xdotool). */
-export async function chromiumWindows(display: string): Promise<Array<{ x: number; y: number; width: number; height: number }>> {
+/** Geometry of the visible Chromium windows on the desktop's display (xdotool). */
+export async function chromiumWindows(d: { display: string; xauthority: string }): Promise<Array<{ x: number; y: number; width: number; height: number }>> {
   const { stdout } = await execFileP('xdotool', ['search', '--onlyvisible', '--class', 'chromium', 'getwindowgeometry', '%@'], {
-    env: { ...process.env, DISPLAY: display },
+    env: xEnv(d),
   }).catch(() => ({ stdout: '' }));
   const out: Array<{ x: number; y: number; width: number; height: number }> = [];
   const re = /Position: (-?\d+),(-?\d+).*\n\s*Geometry: (\d+)x(\d+)/g;

@@ -23,7 +23,7 @@ class Typist {
   static async start(): Promise<Typist> {
     const desktop = await startTypingDesktop();
     try {
-      return new Typist(desktop, await connectKeyClient(desktop.rfbPort));
+      return new Typist(desktop, await connectKeyClient(desktop.vncUrl));
     } catch (e) {
       await desktop.close();
       throw e;
@@ -81,7 +81,7 @@ class Typist {
   }
 
   async capsLockOn(): Promise<boolean> {
-    const { stdout } = await execa('xset', ['-display', `:${this.desktop.display}`, 'q']);
+    const { stdout } = await execa('xset', ['-display', `:${this.desktop.display}`, 'q'], { env: { XAUTHORITY: this.desktop.xauthority } });
     return /Caps Lock:\s*on/.test(stdout);
   }
 }
@@ -92,7 +92,7 @@ describe('typing on a real Xvnc + Chromium (first desktop)', () => {
   afterAll(async () => { await t?.close(); });
 
   it('isOnUsKeymap matches the keysyms in Xvnc\'s default keymap (checked before any typing)', async () => {
-    const { stdout } = await execa('xmodmap', ['-display', `:${t.desktop.display}`, '-pk']);
+    const { stdout } = await execa('xmodmap', ['-display', `:${t.desktop.display}`, '-pk'], { env: { XAUTHORITY: t.desktop.xauthority } });
     const present = new Set([...stdout.matchAll(/0x([0-9a-f]{4,8}) \(/g)].map((m) => Number.parseInt(m[1] ?? '0', 16)));
     const candidates = [
       ...Object.values(KEYSYM),

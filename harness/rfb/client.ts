@@ -8,6 +8,7 @@
  * `{ signal, timeoutMs }` and rejects with RFB_ERR_CLOSED if the connection ends first.
  */
 import { VncuaError } from '../errors.ts';
+import { redactUrl } from '../redact.ts';
 import { type RfbVersion, writeFramebufferUpdateRequest } from './client-messages.ts';
 import { type Cancellable, abortError, abortable, checkTimeout, withDeadline } from './deadline.ts';
 import { TypedEmitter } from './emitter.ts';
@@ -184,7 +185,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
     transport.start({ onData: (c) => this.onData(c), onClose: (e) => this.onTransportClose(e) });
     // TigerVNC answers the first request with pseudo-rectangles only (Cursor, ExtendedDesktopSize)
     // and sends the pixels in the next update: wait for real pixels.
-    await this.waitFor(() => this.pixelUpdates > 0, true, signal, `connecting to ${this.url}`);
+    await this.waitFor(() => this.pixelUpdates > 0, true, signal, `connecting to ${redactUrl(this.url)}`);
   }
 
   /** Send a PointerEvent now: x, y in 0..65535, buttonMask bits 0..7 (1 = left, 2 = middle, 4 = right, 8/16 = wheel up/down). */
@@ -374,7 +375,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   private assertOpen(action: string): void {
     if (this.closed) {
-      throw new VncuaError('RFB_ERR_CLOSED', `cannot ${action}: the connection to ${this.url} is closed${this.fatal ? ` (${this.fatal.message})` : ''}`, { cause: this.fatal ?? undefined });
+      throw new VncuaError('RFB_ERR_CLOSED', `cannot ${action}: the connection to ${redactUrl(this.url)} is closed${this.fatal ? ` (${this.fatal.message})` : ''}`, { cause: this.fatal ?? undefined });
     }
   }
 
@@ -409,11 +410,11 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   private closedError(connecting: boolean): VncuaError {
     if (connecting && this.fatal) return this.fatal;
-    return new VncuaError('RFB_ERR_CLOSED', `the connection to ${this.url} closed${this.fatal ? `: ${this.fatal.message}` : ''}`, { cause: this.fatal ?? undefined });
+    return new VncuaError('RFB_ERR_CLOSED', `the connection to ${redactUrl(this.url)} closed${this.fatal ? `: ${this.fatal.message}` : ''}`, { cause: this.fatal ?? undefined });
   }
 
   private rejectWaiters(error: VncuaError | null): void {
-    const err = error ?? new VncuaError('RFB_ERR_CLOSED', `the connection to ${this.url} was closed`);
+    const err = error ?? new VncuaError('RFB_ERR_CLOSED', `the connection to ${redactUrl(this.url)} was closed`);
     for (const w of [...this.waiters]) w.reject(err);
   }
 
@@ -574,9 +575,9 @@ export async function connectVnc(url: string | URL, options: ConnectOptions = {}
   const session = new RfbSession(sessionOptions(options));
   const client = new VncClient(target.href, session);
   try {
-    await withDeadline(`connecting to ${target.href}`, options, DEFAULT_TIMEOUT_MS, (signal) => client.start(target, options, signal));
+    await withDeadline(`connecting to ${redactUrl(target.href)}`, options, DEFAULT_TIMEOUT_MS, (signal) => client.start(target, options, signal));
   } catch (e) {
-    const err = e instanceof VncuaError ? e : new VncuaError('RFB_ERR_CONNECT', `connecting to ${target.href} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    const err = e instanceof VncuaError ? e : new VncuaError('RFB_ERR_CONNECT', `connecting to ${redactUrl(target.href)} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     client.abortWith(err);
     throw err;
   }

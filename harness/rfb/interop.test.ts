@@ -71,11 +71,11 @@ function fbImage(client: VncClient): RgbaImage {
 }
 
 /** Wait until two xwd captures 300 ms apart are identical: the page has finished drawing. */
-async function stableRoot(display: string): Promise<RgbaImage> {
-  let prev = await captureRoot(display);
+async function stableRoot(display: string, xauthority: string): Promise<RgbaImage> {
+  let prev = await captureRoot(display, xauthority);
   for (let i = 0; i < 40; i++) {
     await new Promise((r) => setTimeout(r, 300));
-    const next = await captureRoot(display);
+    const next = await captureRoot(display, xauthority);
     if (diffImages(prev, next).count === 0) return next;
     prev = next;
   }
@@ -91,10 +91,10 @@ for (const kind of ['xvnc', 'x11vnc'] as VncServerKind[]) {
       desktop = await launchDesktop({ server: kind, size: '1024x640', url: pageUrl });
       // TigerVNC draws the cursor into a viewer's picture while the pointer is somewhere that viewer did not
       // put it (a new viewer has "put" it at 0,0). xwd never shows the cursor, so park the pointer at 0,0.
-      execFileSync('xdotool', ['mousemove', '0', '0'], { env: { ...process.env, DISPLAY: desktop.display } });
+      execFileSync('xdotool', ['mousemove', '0', '0'], { env: { ...process.env, DISPLAY: desktop.display, XAUTHORITY: desktop.xauthority } });
       // The page is drawn when its header gradient is on screen and nothing changes any more.
       for (;;) {
-        truth = await stableRoot(desktop.display);
+        truth = await stableRoot(desktop.display, desktop.xauthority);
         if (truth.data[4 * (truth.width * 10 + 500)]! < 100) break; // dark header row reached the screen
         await new Promise((r) => setTimeout(r, 200));
       }

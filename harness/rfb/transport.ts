@@ -6,6 +6,7 @@
 import net from 'node:net';
 import WebSocket from 'ws';
 import { VncuaError } from '../errors.ts';
+import { redactSecretsIn, redactUrl } from '../redact.ts';
 import { abortError } from './deadline.ts';
 
 /** A parsed VNC URL. */
@@ -24,8 +25,9 @@ export interface TlsOptions {
 /** Parse `ws://`, `wss://` or `tcp://host:port`; anything else is RFB_ERR_BAD_URL. */
 export function parseVncUrl(url: string | URL): VncTarget {
   const text = String(url);
+  // The message shows scheme, host and port only: the path may hold a desktop's token, the URL a password.
   const bad = (why: string): never => {
-    throw new VncuaError('RFB_ERR_BAD_URL', `${JSON.stringify(text)} is not a usable VNC URL: ${why}; use ws://host:port/path, wss://host:port/path or tcp://host:port`, { details: { url: text } });
+    throw new VncuaError('RFB_ERR_BAD_URL', `${redactUrl(text)} is not a usable VNC URL: ${why}; use ws://host:port/path, wss://host:port/path or tcp://host:port`, { details: { url: redactUrl(text) } });
   };
   let u: URL;
   try {
@@ -35,7 +37,7 @@ export function parseVncUrl(url: string | URL): VncTarget {
   }
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
   if (!host) bad('it has no host');
-  if (u.username || u.password) bad('credentials in the URL are not supported (pass { password } instead)');
+  if (u.username || u.password) bad('it holds credentials (user:password@), which are refused so they never end up in logs; pass the password with { password }, or --password-file / VNCUA_VNC_PASSWORD on the command line');
   if (u.protocol === 'tcp:') {
     const port = Number(u.port);
     if (!u.port || !Number.isInteger(port) || port < 1 || port > 65535) bad('tcp:// needs an explicit port 1..65535');
@@ -114,18 +116,19 @@ class Inbox implements TransportHandlers {
 /** RFB_ERR_CONNECT for `target` (refused, unreachable, TLS or upgrade failure): what a failed connect gives; a relay reports its upstream's failure with it too. */
 export function connectError(target: VncTarget, cause: unknown): VncuaError {
   const msg = cause instanceof Error ? cause.message : String(cause);
-  return new VncuaError('RFB_ERR_CONNECT', `could not connect to ${target.href}: ${msg}; check the URL and that the VNC server (or its WebSocket bridge) is running`, { cause, details: { url: target.href } });
+  const where = redactUrl(target.href);
+  return new VncuaError('RFB_ERR_CONNECT', `could not connect to ${where}: ${redactSecretsIn(msg, target.href)}; check the URL and that the VNC server (or its WebSocket bridge) is running`, { cause, details: { url: where } });
 }
 
 function openTcp(target: Extract<VncTarget, { kind: 'tcp' }>, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   return new Promise<Transport>((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(`connecting to ${target.href}`, signal));
+    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
     const socket = net.connect({ host: target.host, port: target.port });
     const onAbort = () => {
       cleanupConnect();
       socket.destroy();
-      reject(abortError(`connecting to ${target.href}`, signal));
+      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
     };
     const onConnectError = (e: Error) => {
       cleanupConnect();
@@ -197,7 +200,7 @@ export function newVncWebSocket(target: Extract<VncTarget, { kind: 'ws' }>, opts
 function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   return new Promise<Transport>((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(`connecting to ${target.href}`, signal));
+    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
     let ws: WebSocket;
     try {
       ws = newVncWebSocket(target, opts);
@@ -208,7 +211,7 @@ function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, s
       cleanupConnect();
       ws.on('error', () => {});
       ws.terminate();
-      reject(abortError(`connecting to ${target.href}`, signal));
+      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
     };
     const onConnectError = (e: Error) => {
       cleanupConnect();

@@ -11,6 +11,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import { redactUrl } from '../../harness/redact.ts';
 import { parseVncUrl, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
 import { now } from '../../harness/trace/clock.ts';
 import { type Endpoint, tcpEndpoint, wsEndpoint } from './endpoint.ts';
@@ -87,9 +88,9 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   try {
     target = parseVncUrl(options.upstream);
   } catch (cause) {
-    throw new VncuaError('RECORDER_ERR_BAD_UPSTREAM', `the recording proxy cannot relay to ${JSON.stringify(options.upstream)}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+    throw new VncuaError('RECORDER_ERR_BAD_UPSTREAM', `the recording proxy cannot relay to ${redactUrl(options.upstream)}: ${cause instanceof Error ? cause.message : String(cause)}`, {
       cause,
-      details: { upstream: options.upstream },
+      details: { upstream: redactUrl(options.upstream) },
     });
   }
   const signal = options.signal;
@@ -167,7 +168,8 @@ class RecordingProxyServer implements RecordingProxy {
     private readonly connectTimeoutMs: number,
   ) {
     this.dir = options.dir;
-    this.manifest = new ManifestFile(options.dir, options.upstream);
+    // On disk: scheme, host and port only (a desktop's URL holds its token in the path).
+    this.manifest = new ManifestFile(options.dir, redactUrl(options.upstream));
     this.tcpServer.on('connection', (socket) => this.accept(tcpEndpoint(socket)));
     this.tcpServer.on('error', () => {});
     this.httpServer.on('request', (_req, res) => {

@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
 import { VncuaError } from '../../harness/errors.ts';
+import { redactSecretsIn, redactUrl } from '../../harness/redact.ts';
 import { connectError, newVncWebSocket, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
 import { type Endpoint, tcpEndpoint, wsEndpoint } from './endpoint.ts';
 
@@ -54,9 +55,9 @@ export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endp
       opts.signal.removeEventListener('abort', onAbort);
       cancel();
       reject(
-        new VncuaError('RECORDER_ERR_UPSTREAM_CONNECT', `the recording proxy could not connect to the upstream ${target.href}: ${why}; check that the VNC server (or its WebSocket bridge) is running`, {
+        new VncuaError('RECORDER_ERR_UPSTREAM_CONNECT', `the recording proxy could not connect to the upstream ${redactUrl(target.href)}: ${redactSecretsIn(why, target.href)}; check that the VNC server (or its WebSocket bridge) is running`, {
           cause,
-          details: { upstream: target.href, reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
+          details: { upstream: redactUrl(target.href), reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
         }),
       );
     };

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTcpProxy, type TcpProxy } from '../../harness/agent/test-helpers/tcp-proxy.ts';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { connectVnc, type ConnectOptions, type VncClient } from '../../harness/rfb/index.ts';
 import { now } from '../../harness/trace/clock.ts';
@@ -20,12 +21,15 @@ import { BOX, LINK, PAGE_BACKGROUND, serveBoxesPage } from './test-helpers/page.
 
 let page: { url: string; close(): Promise<void> };
 let desktop: Desktop;
+let tcp: TcpProxy;
 let root: string;
 
 beforeAll(async () => {
   page = await serveBoxesPage();
   root = await mkdtemp(join(tmpdir(), 'vncua-fidelity-'));
   desktop = await launchDesktop({ url: page.url });
+  // Xvnc itself over plain TCP, as before: a test relay to its unix socket (no TCP port without a password).
+  tcp = await startTcpProxy(`unix://${desktop.rfbSocket}`);
   // Wait until the page is on screen (its background colour at the top-left), so the first quiet instant is not mid-load.
   const probe = await connectVnc(desktop.vncUrl);
   try {
@@ -38,6 +42,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await tcp?.close();
   await desktop?.close();
   await page?.close();
   if (root) await rm(root, { recursive: true, force: true });
@@ -75,7 +80,7 @@ describe('replayed frames equal the live client’s screenshots', () => {
   for (const cfg of CONFIGS) {
     it(`at quiet instants, with and without the cursor: ${cfg.name}`, async () => {
       const dir = join(root, cfg.name.replace(/\W+/g, '-'));
-      const proxy = await startRecordingProxy({ upstream: desktop.tcpUrl, dir });
+      const proxy = await startRecordingProxy({ upstream: tcp.url, dir });
       const taken: LiveShot[] = [];
       let client: VncClient | undefined;
       try {

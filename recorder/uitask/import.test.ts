@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTcpProxy, type TcpProxy } from '../../harness/agent/test-helpers/tcp-proxy.ts';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { readTrace } from '../../harness/trace/reader.ts';
 import { uitaskClick, uitaskDrag, uitaskFinish, uitaskKeys, uitaskMove, uitaskScroll, uitaskType, uitaskWait } from '../../harness/trace/test-fixtures/uitask.ts';
@@ -56,6 +57,7 @@ describe('uitask import: a real session recorded like uitask', () => {
   let page: Page;
   let root: string;
   let run: UitaskRun;
+  let tcp: TcpProxy | undefined;
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'vncua-uitask-'));
@@ -77,11 +79,13 @@ describe('uitask import: a real session recorded like uitask', () => {
     }
     if (!page) throw new Error('the test page did not open');
     await page.waitForFunction(() => document.readyState === 'complete');
-    run = await makeUitaskRun({ dir: join(root, 'run'), vncTcpUrl: desktop.tcpUrl, steps: STEPS, task: 'Press the button, then type a greeting' });
+    // uitask dials raw TCP; without a password the desktop has no TCP port: a test relay gives its unix socket one.
+    tcp = await startTcpProxy(`unix://${desktop.rfbSocket}`);
+    run = await makeUitaskRun({ dir: join(root, 'run'), vncTcpUrl: tcp.url, steps: STEPS, task: 'Press the button, then type a greeting' });
   }, 120_000);
 
   afterAll(async () => {
-    for (const step of [() => browser?.close(), () => desktop?.close(), () => new Promise<void>((r) => server?.close(() => r())), () => rm(root, { recursive: true, force: true })]) {
+    for (const step of [() => browser?.close(), () => tcp?.close(), () => desktop?.close(), () => new Promise<void>((r) => server?.close(() => r())), () => rm(root, { recursive: true, force: true })]) {
       try {
         await step();
       } catch {

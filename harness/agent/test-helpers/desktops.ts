@@ -72,9 +72,11 @@ export interface EventsDesktop {
   kind: ServerKind;
   /** X display, e.g. ":3". */
   display: string;
+  /** The X authority file of that display (XAUTHORITY for other X clients). */
+  xauthority: string;
   vncUrl: string;
-  /** Plain RFB over TCP (for proxies): Xvnc's own port, or x11vnc's. */
-  tcpUrl: string;
+  /** Plain RFB on the desktop's unix socket (unix:///…/rfb.sock), for test proxies (startTcpProxy). */
+  rfbUnixUrl: string;
   cdpUrl: string;
   pageUrl: string;
   page: Page;
@@ -104,13 +106,15 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
   };
   try {
     let vncUrl: string;
-    let tcpUrl: string;
+    let rfbUnixUrl: string;
     let cdpUrl: string;
     let display: string;
+    let xauthority: string;
     {
       const d = await launchDesktop({ server: kind, url: http.url, timeoutMs: 45_000 });
       closers.push(() => d.close());
-      ({ vncUrl, tcpUrl, cdpUrl, display } = d);
+      ({ vncUrl, cdpUrl, display, xauthority } = d);
+      rfbUnixUrl = `unix://${d.rfbSocket}`;
     }
     const browser: Browser = await chromium.connectOverCDP(cdpUrl);
     closers.push(() => browser.close());
@@ -126,8 +130,9 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     return {
       kind,
       display,
+      xauthority,
       vncUrl,
-      tcpUrl,
+      rfbUnixUrl,
       cdpUrl,
       pageUrl: http.url,
       page: p,
@@ -182,13 +187,13 @@ export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: str
 }
 
 /**
- * TigerVNC's x0vncserver serving an existing X display (no password, localhost): a server that drops key
+ * TigerVNC's x0vncserver serving an existing X display (its authority file `xauthority`; no password, localhost): a server that drops key
  * events whose keysym its X keymap lacks, without telling the client.
  */
-export async function startX0vncserver(display: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startX0vncserver(display: string, xauthority: string): Promise<{ url: string; close(): Promise<void> }> {
   for (let attempt = 0; attempt < 6; attempt++) {
     const port = await freePort();
-    const p = track(spawn('x0vncserver', ['-display', display, '-rfbport', String(port), '-SecurityTypes', 'None', '-localhost', '-AlwaysShared'], { stdio: ['ignore', 'ignore', 'ignore'] }));
+    const p = track(spawn('x0vncserver', ['-display', display, '-rfbport', String(port), '-SecurityTypes', 'None', '-localhost', '-AlwaysShared'], { stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, XAUTHORITY: xauthority } }));
     if (await waitForPort(port, p)) return { url: `tcp://127.0.0.1:${port}`, close: () => stopProcess(p) };
     await stopProcess(p);
   }

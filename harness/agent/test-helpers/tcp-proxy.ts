@@ -2,6 +2,8 @@
  * Test-only: a TCP proxy on 127.0.0.1:0 in front of a VNC server, so a test can cut the
  * agent's connection from the outside (`dropAll()`), take the server away for good (`close()`),
  * or hold back what the server sends for a while (`delayServerAfterPress()`, as a busy machine does).
+ * Its target may be a desktop's RFB unix socket (`unix://` + Desktop.rfbSocket): a desktop has no
+ * plain TCP port of its own without a password, and peers such as gvnccapture dial TCP.
  */
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
@@ -22,9 +24,10 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-/** Start a proxy forwarding to `target` (tcp://host:port). */
+/** Start a proxy forwarding to `target` (tcp://host:port, or unix:///path/of/a/socket). */
 export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const t = new URL(target);
+  const dial = (): Socket => (t.protocol === 'unix:' ? connect({ path: decodeURIComponent(t.pathname) }) : connect({ host: t.hostname, port: Number(t.port) }));
   const sockets = new Set<Socket>();
   let accepted = 0;
   let delayMs = 0;
@@ -32,7 +35,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   let armed: { delayMs: number; forMs: number } | null = null;
   const server: Server = createServer((client) => {
     accepted++;
-    const upstream = connect({ host: t.hostname, port: Number(t.port) });
+    const upstream = dial();
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));

@@ -9,7 +9,10 @@ import { connectVnc } from '../../rfb/index.ts';
 /** A running desktop whose page has a focused <textarea id="t">. */
 export interface TypingDesktop {
   display: number;
-  rfbPort: number;
+  /** The X authority file X clients (xset, xmodmap) need. */
+  xauthority: string;
+  /** The desktop's VNC WebSocket URL (with its token). */
+  vncUrl: string;
   page: Page;
   close(): Promise<void>;
 }
@@ -50,7 +53,7 @@ export async function startTypingDesktop(): Promise<TypingDesktop> {
     const page = await waitFor('the textarea page', 10_000, () => b.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith('data:')));
     await page.waitForSelector('#t');
     await waitFor('textarea focus', 10_000, async () => ((await page.evaluate(() => document.hasFocus() && document.activeElement?.id === 't')) ? true : undefined));
-    return { display: Number(desktop.display.slice(1)), rfbPort: desktop.rfbPort, page, close };
+    return { display: Number(desktop.display.slice(1)), xauthority: desktop.xauthority, vncUrl: desktop.vncUrl, page, close };
   } catch (e) {
     await close();
     throw e;
@@ -65,9 +68,9 @@ export interface KeyClient {
   close(): void;
 }
 
-/** Connect the RFB client to 127.0.0.1:port over plain TCP. */
-export async function connectKeyClient(port: number): Promise<KeyClient> {
-  const client = await connectVnc(`tcp://127.0.0.1:${port}`, { encodings: ['raw'] });
+/** Connect the RFB client to the desktop's VNC endpoint (its WebSocket URL). */
+export async function connectKeyClient(vncUrl: string): Promise<KeyClient> {
+  const client = await connectVnc(vncUrl, { encodings: ['raw'] });
   return {
     key: (keysym, down) => client.keyEvent(keysym, down),
     // keyEvent hands its bytes to the socket synchronously; one turn of the event loop lets them go out.

@@ -67,9 +67,10 @@ export function parseXwd(buf: Uint8Array): RgbaImage {
   return { width, height, data };
 }
 
-/** Capture the root window of an X display with `xwd -root` and parse it. */
-export async function captureRoot(display: string): Promise<RgbaImage> {
-  const { stdout } = await run('xwd', ['-root', '-silent', '-display', display], { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 });
+/** Capture the root window of an X display with `xwd -root` and parse it (`xauthority`: the display's cookie file, when it has one). */
+export async function captureRoot(display: string, xauthority?: string): Promise<RgbaImage> {
+  const env = xauthority === undefined ? process.env : { ...process.env, XAUTHORITY: xauthority };
+  const { stdout } = await run('xwd', ['-root', '-silent', '-display', display], { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024, env });
   return parseXwd(new Uint8Array(stdout));
 }
 
