@@ -202,7 +202,7 @@ export default class Sleepy extends Agent {
     const out = join(dir, 'out-dead-vnc');
     const r = await vncua(['--agent', join(dir, 'sleepy.ts'), '--vnc', vnc, '--cdp', `http://127.0.0.1:${await closedPort()}`, '--out', out]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(new RegExp(`result: error \\(\\d+ steps?, \\d+ ms\\): RFB_ERR_CONNECT: could not connect to ${vnc.replace(/[.:/]/g, '\\$&')}/: .*ECONNREFUSED`));
+    expect(r.stdout).toMatch(new RegExp(`result: error \\(\\d+ steps?, \\d+ ms\\): RFB_ERR_CONNECT: could not connect to ${vnc.replace(/[.:/]/g, '\\$&')}: .*ECONNREFUSED`));
     expect(r.stdout).not.toContain('tcp://127.0.0.1');
     expect((await readResult(out)).error?.code).toBe('RFB_ERR_CONNECT');
     // The recording is there, with the proxy's own account of the failure.

@@ -111,10 +111,10 @@ export class AgentConnection {
     const upstream = this.relay?.upstreamError?.() ?? null;
     if (upstream) return upstream;
     if (!(e instanceof VncuaError) || !e.code.startsWith('RFB_ERR_')) return e;
-    // The client names URLs as parsed (ws://host:port/): name the desktop's the same way.
-    const url = parseVncUrl(this.options.url).href;
-    const message = `${e.message.split(parseVncUrl(via).href).join(url)} (through the recording proxy)`;
-    return new VncuaError(e.code, message, { cause: e, details: { ...e.details, url, via } });
+    // The client names URLs redacted (scheme://host:port, no token): name the desktop's the same way.
+    const url = redactUrl(parseVncUrl(this.options.url).href);
+    const message = `${e.message.split(redactUrl(parseVncUrl(via).href)).join(url)} (through the recording proxy)`;
+    return new VncuaError(e.code, message, { cause: e, details: { ...e.details, url, via: redactUrl(via) } });
   }
 
   private rememberPointer(d: InputDriver): void {

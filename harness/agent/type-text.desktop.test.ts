@@ -37,8 +37,12 @@ describe('typeText on x0vncserver (keysyms missing from its keymap are dropped)'
     await desktop.reset();
   });
 
+  /** Each run writes into its own directory (a finished run is never written over); lastRun is the latest. */
+  let runs = 0;
+  let lastRun = '';
   async function type(text: string, cdp: boolean): Promise<void> {
-    const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: x0.url, ...(cdp ? { cdpUrl: desktop.cdpUrl } : {}) }, async (a) => {
+    lastRun = join(out.dir, `run-${++runs}`);
+    const agent = new ScriptAgent({ outputDir: lastRun, vncUrl: x0.url, ...(cdp ? { cdpUrl: desktop.cdpUrl } : {}) }, async (a) => {
       await a.mouseClick({ position: { x: 900, y: 150 } });
       await a.typeText(text);
     });
@@ -51,7 +55,7 @@ describe('typeText on x0vncserver (keysyms missing from its keymap are dropped)'
     await type('aé€ÿb', false);
     const s = await desktop.settle((s) => s.text.length >= 2, 200);
     expect(s.text).toBe('ab');
-    expect((await lastEntry(out.dir)).meta).toMatchObject({ unverified: ['é', '€', 'ÿ'] });
+    expect((await lastEntry(lastRun)).meta).toMatchObject({ unverified: ['é', '€', 'ÿ'] });
   });
 
   it('with CDP "é€ÿ" arrives exactly, through Input.insertText, recorded in the trace entry', async () => {
@@ -59,7 +63,7 @@ describe('typeText on x0vncserver (keysyms missing from its keymap are dropped)'
     await type(text, true);
     const s = await desktop.settle((s) => s.text === text, 100);
     expect(s.text).toBe(text);
-    const entry = await lastEntry(out.dir);
+    const entry = await lastEntry(lastRun);
     expect(entry).toMatchObject({ action: 'type_text', params: { text } });
     expect(entry.meta).toEqual({ typed_via: 'keys+cdp_insert_text', cdp_inserted: ['é', '€', 'ÿ', 'é'] });
   });

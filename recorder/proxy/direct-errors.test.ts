@@ -17,6 +17,7 @@ import { ScriptAgent } from '../../harness/agent/test-helpers/desktops.ts';
 import { closedPort } from '../../harness/cdp/test-helpers.ts';
 import { isVncuaError } from '../../harness/errors.ts';
 import { connectVnc } from '../../harness/rfb/index.ts';
+import { redactUrl } from '../../harness/redact.ts';
 import { parseVncUrl } from '../../harness/rfb/transport.ts';
 import { readResult } from '../../harness/trace/reader.ts';
 import '../register.ts';
@@ -76,7 +77,7 @@ function expectNamesUpstream(e: { message: string; details?: Record<string, unkn
   expect(e.message).toContain(upstream);
   expect(e.message).not.toContain(proxy.url);
   expect(e.message).not.toContain(proxy.url.replace('tcp://', ''));
-  expect(e.details?.url).toBe(parseVncUrl(upstream).href);
+  expect(e.details?.url).toBe(redactUrl(parseVncUrl(upstream).href));
 }
 
 describe('through the recording proxy, an unreachable VNC endpoint fails as a direct connection would', () => {

@@ -34,9 +34,9 @@ export type DialFailure = 'timeout' | 'failed' | 'aborted';
 export function directError(err: VncuaError, target: VncTarget): VncuaError | null {
   const d = err.details as { reason?: DialFailure; timeoutMs?: number } | undefined;
   if (d?.reason === 'timeout') {
-    return new VncuaError('RFB_ERR_TIMEOUT', `connecting to ${target.href} did not finish within ${d.timeoutMs} ms (the recording proxy got no connection to it)`, {
+    return new VncuaError('RFB_ERR_TIMEOUT', `connecting to ${redactUrl(target.href)} did not finish within ${d.timeoutMs} ms (the recording proxy got no connection to it)`, {
       cause: err,
-      details: { url: target.href, timeoutMs: d.timeoutMs },
+      details: { url: redactUrl(target.href), timeoutMs: d.timeoutMs },
     });
   }
   if (d?.reason === 'failed') return connectError(target, err.cause ?? err);
