@@ -17,7 +17,7 @@ import { runSuite, type SuiteSummary } from '../eval/runner.ts';
 import { writeScores } from '../eval/score.ts';
 import { startStaticServer, type StaticServer } from '../eval/static-server.ts';
 import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
-import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
+import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { processRoot } from '../recorder/process/index.ts';
@@ -27,7 +27,7 @@ import { loadAgentModule } from './run.ts';
 const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N]
                   [--max-steps N] [--retries N] [--rerun] [--shard i/n] [--out DIR]
                   [--provider local|docker|remote] [--endpoints FILE] [--base-url URL]
-                  [--process] [--no-score] [--script FILE] [-- ARGS...]
+                  [--process] [--no-score] [--script FILE] [--success-grace-ms MS] [-- ARGS...]
   --tasks       a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's
                 ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory
   --agent       a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module
@@ -43,6 +43,8 @@ const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution 
   --base-url    base of relative task URLs; for uitask files, the origin their web URLs move to
   --process     post-process the recordings (step reports) before scoring
   --no-score    do not write scores.json / scores.md / scores.html (written by default)
+  --success-grace-ms  re-check success this long after each action while the screen settles
+                (default 1000; 0: only the check right after each action and the final one)
 exit code: 0 when every run finished, 1 when cancelled or infra errors remain, 2 on bad arguments
 `;
 
@@ -63,6 +65,7 @@ export interface EvalCommandOptions {
   process: boolean;
   score: boolean;
   script?: string;
+  successGraceMs?: number;
   args: string[];
 }
 
@@ -144,6 +147,9 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
       case '--script':
         o.script = take(i++, a);
         break;
+      case '--success-grace-ms':
+        o.successGraceMs = int(take(i++, a), a, 0, MAX_SUCCESS_GRACE_MS);
+        break;
       default:
         throw badArgs(`unknown argument "${a}".`, a);
     }
@@ -197,6 +203,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         provider: o.provider,
         ...(endpoints ? { endpoints } : {}),
         ...(o.script !== undefined ? { script: o.script } : {}),
+        ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
         args: o.args,
         ...(io.signal ? { signal: io.signal } : {}),
         onProgress: progress.listener,

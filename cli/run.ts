@@ -14,18 +14,22 @@ import '../recorder/register.ts'; // runs record by default (the Agent's record 
 import { AGENTS } from './agents.ts';
 import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
+import { MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { SuccessChecker } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 
 const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR]
-                 [--vnc URL --cdp URL] [--size WxH] [--server xvnc|x11vnc] [--script FILE] [-- ARGS...]
+                 [--vnc URL --cdp URL] [--size WxH] [--server xvnc|x11vnc] [--script FILE]
+                 [--success-grace-ms MS] [-- ARGS...]
   MODULE   a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent,
            or a built-in agent: ${Object.keys(AGENTS).join(', ')}
   --url    page the local desktop opens (default about:blank)
   --vnc/--cdp  use a running desktop instead of starting one (give both)
   --out    output directory (default runs/<timestamp>-<agent>/)
+  --success-grace-ms  re-check success this long after each action while the screen settles
+           (default 1000; 0: only the check right after each action and the final one)
   ARGS     after --: passed to the agent's builder as ctx.args
 exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments
 `;
@@ -42,6 +46,8 @@ export interface RunCommandOptions {
   size?: string;
   server?: VncServerKind;
   script?: string;
+  /** --success-grace-ms: the Agent's successGraceMs. */
+  successGraceMs?: number;
   args?: string[];
   /** Cancel the run (the CLI wires Ctrl-C / SIGTERM to it). */
   signal?: AbortSignal;
@@ -102,6 +108,9 @@ export function parseRunArgs(argv: string[]): RunCommandOptions | undefined {
       }
       case '--max-steps':
         o.maxSteps = wholeNumber(take(i++, a), a, 1);
+        break;
+      case '--success-grace-ms':
+        o.successGraceMs = wholeNumber(take(i++, a), a, 0, MAX_SUCCESS_GRACE_MS);
         break;
       default:
         throw badArgs(`unknown argument "${a}".`, a);
@@ -226,7 +235,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       ({ vncUrl, cdpUrl } = desktop);
       if (o.url !== undefined) await waitForPageLoad(cdpUrl, o.signal);
     }
-    const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl };
+    const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl, ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}) };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);
     const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}) });

@@ -23,8 +23,8 @@ export interface AgentContext {
   script: string | undefined;
   /** The arguments after `--` on the command line, for the agent's own use. */
   args: string[];
-  /** The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given; successCheck set by `vncua eval`). */
-  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel };
+  /** The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given; successCheck set by `vncua eval`; successGraceMs by --success-grace-ms). */
+  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel; successGraceMs?: number };
   /** The task's id (`vncua eval` only). */
   taskId?: string;
   /** Absolute path of the tasks file the task came from (`vncua eval` only; the replay agent finds references beside it). */
