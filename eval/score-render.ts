@@ -23,12 +23,24 @@ export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-/** A relative link, each path segment URL-encoded. */
+/** A relative link, each path segment URL-encoded (a `#fragment` kept as it is). */
 function href(path: string): string {
-  return path
-    .split('/')
-    .map((p) => encodeURIComponent(p))
-    .join('/');
+  const hash = path.indexOf('#');
+  const file = hash < 0 ? path : path.slice(0, hash);
+  const fragment = hash < 0 ? '' : path.slice(hash);
+  return (
+    file
+      .split('/')
+      .map((p) => encodeURIComponent(p))
+      .join('/') + fragment
+  );
+}
+
+/** `immediate check at step 3: "…code#1…" on http://…` — what the first success's check saw. */
+function evidenceText(run: RunScore): string {
+  const ev = run.evidence;
+  if (!ev) return `first success at step ${run.success_index}`;
+  return `first success at step ${ev.entry_index} (${ev.phase} check, ${ev.rule} ${JSON.stringify(ev.pattern)}): ${ev.snippet} on ${ev.url}`;
 }
 
 const aggCols = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors'];
@@ -73,7 +85,9 @@ export function renderScoresMarkdown(r: ScoreReport): string {
       ['task', 'resolution', ...r.agents],
       taskRows(r).map((row) => [row.task, row.resolution, ...r.agents.map((a) => {
         const run = row.cells.get(a);
-        return run ? (run.link ? `[${runText(run)}](${href(run.link)})` : runText(run)) : '';
+        if (!run) return '';
+        const cell = run.link ? `[${runText(run)}](${href(run.link)})` : runText(run);
+        return run.success_link ? `${cell} ([step ${run.success_index}](${href(run.success_link)}))` : cell;
       })]),
     ),
     '',
@@ -94,6 +108,7 @@ th{background:#f3f3f6;font-weight:600;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.ok{background:#e7f6ea}td.fail{background:#fdecec}td.infra{background:#fff4d6}td.none{background:#fafafa}
 td a{color:inherit}
+td a.first{font-size:12px;color:#1c6b3a}
 tr.group td{background:#eef0f6;font-weight:600}
 small{color:#666}
 `;
@@ -111,7 +126,8 @@ function runCell(run: RunScore | undefined): string {
   const time = run.duration_ms === null ? '' : ` <small>${esc(secs(run.duration_ms))}</small>`;
   const title = esc(`${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}`);
   const body = run.link ? `<a href="${esc(href(run.link))}">${text}</a>` : text;
-  return `<td class="${cls}" title="${title}">${body}${time}</td>`;
+  const first = run.success_link ? ` <a class="first" href="${esc(href(run.success_link))}" title="${esc(evidenceText(run))}">step ${run.success_index}</a>` : '';
+  return `<td class="${cls}" title="${title}">${body}${first}${time}</td>`;
 }
 
 /** scores.html (self-contained). */
@@ -156,7 +172,7 @@ export function renderScoresHtml(r: ScoreReport): string {
     }
     body.push(`<tr><td>${esc(row.task)}</td><td>${esc(row.resolution)}</td>${r.agents.map((a) => runCell(row.cells.get(a))).join('')}</tr>`);
   }
-  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete. Each cell links to the run\'s step report, or to its trace.</p>');
+  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete. Each cell links to the run\'s step report, or to its trace; "step N" links to the first successful step in the report (hover it for what the success check saw).</p>');
   parts.push(`<table>\n${head}\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`);
   parts.push('<h2>Infra errors</h2>');
   if (r.infra_errors.length === 0) parts.push('<p>None.</p>');
