@@ -123,6 +123,18 @@ describe('RunVerdict', () => {
     expect(v.result()).toMatchObject({ success: true, evidence: { entry_index: 0, phase: 'final' } });
   });
 
+  it("after a wait that outlasted the click's window, the wait's own window watches for the click: a success there is the click's", async () => {
+    const v = verdict();
+    await act(v, 'mouse_click');
+    await vi.advanceTimersByTimeAsync(GRACE); // the click's window runs out during the wait
+    await act(v, 'wait');
+    setTimeout(() => (page.marker = true), 100);
+    await vi.advanceTimersByTimeAsync(GRACE);
+    expect(marks.map(([i, c]) => [i, c.phase])).toEqual([[0, 'grace']]);
+    await v.finish(undefined);
+    expect(v.result().evidence).toMatchObject({ entry_index: 0, phase: 'grace' });
+  });
+
   it('never a success: success false, no marks; a static screen cost one deadline check per window and one final check', async () => {
     const v = verdict();
     await act(v, 'mouse_click');

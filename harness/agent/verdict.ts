@@ -9,8 +9,10 @@
  * - Except after `wait` and `finish`, which send no input and so cannot cause a success: they leave the
  *   running monitor alone (an agent that calls finish right after its last action still gets that
  *   action's window), and when their own immediate check sees a success while that monitor runs, the
- *   monitor checks at once, so the entry that caused it is marked too.
- * - The final check's success goes to the last entry that sent input (the last entry if none did).
+ *   monitor checks at once, so the entry that caused it is marked too. When no window is open after
+ *   them, they get one, on behalf of the last entry that sent input.
+ * - So every late success (grace or final) goes to the last entry that sent input before the check
+ *   started (the entry itself when none did); an immediate one marks its own entry, as uitask's check does.
  * - Once the run has a success, no monitor starts and no final check runs: a run that succeeded pays
  *   nothing extra.
  * - `result()` gives result.json's `success`, `success_at` and `evidence`: the success of the earliest
@@ -127,6 +129,8 @@ export class RunVerdict {
     }
     if (running || this.#first !== null || this.#o.graceMs <= 0 || this.#o.inspect === null) return;
     this.#stopMonitor();
+    // After wait or finish (whose own window this is), a late success is the last input action's.
+    const target = INPUT_FREE_ACTIONS.has(action) && this.#lastInputIndex >= 0 ? this.#lastInputIndex : index;
     const m = new GraceMonitor({
       check: () => {
         this.lateChecks++;
@@ -136,10 +140,10 @@ export class RunVerdict {
       versionAtCheck: check.version,
       graceLeftMs: check.endedAt + this.#o.graceMs - performance.now(),
       quietMs: this.#o.quietMs,
-      onSuccess: (a) => this.#late(index, a, 'grace'),
+      onSuccess: (a) => this.#late(target, a, 'grace'),
     });
     this.#monitor = m;
-    this.#monitorIndex = index;
+    this.#monitorIndex = target;
     this.#track(m.done);
   }
 
