@@ -9,8 +9,11 @@
  *   deadline check do not wait for pixels.
  * - At the grace deadline: one last check, then the monitor ends.
  * - It ends at the first true answer (reported once through `onSuccess`), at the deadline, or at
- *   stop() (the next action starts). A check already in flight at stop() still counts: its evaluation
- *   started before the next action began, so what it saw belongs to this action. No check starts after stop().
+ *   stop() (the next action that sends input starts). The answer of a check still in flight at stop()
+ *   is dropped: it was sent before the next action's input, but the page may run it after that input
+ *   (a busy renderer), so what it sees may be the next action's doing. bench/success-race.ts caught
+ *   exactly that once in 800 runs on a loaded machine; the next action's own checks see a success that
+ *   stays.
  *
  * On a static screen it costs one check, at the deadline (and none if the next action starts sooner).
  * It never blocks the caller: everything runs on timers and update events; `done` tells when it is over.
@@ -94,12 +97,12 @@ export class GraceMonitor {
     return !this.#ended;
   }
 
-  /** The next action starts: no new check; a check in flight still reports. Idempotent. */
+  /** The next action starts: no new check, and the answer of a check in flight is dropped; `done` settles now. Idempotent. */
   stop(): void {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#disarm();
-    if (!this.#inFlight) this.#end();
+    this.#end();
   }
 
   #onUpdate(): void {
@@ -139,6 +142,7 @@ export class GraceMonitor {
     } catch {
       answer = null;
     }
+    if (this.#ended) return; // stopped meanwhile: the answer may reflect the next action
     if (answer?.ok === true) {
       this.success = answer;
       this.#stopped = true;
@@ -153,8 +157,7 @@ export class GraceMonitor {
       return;
     }
     this.#inFlight = false;
-    if (this.#stopped) this.#end();
-    else if (this.#again) void this.#run();
+    if (this.#again) void this.#run();
     else if (this.#expiring) {
       this.#stopped = true;
       this.#disarm();

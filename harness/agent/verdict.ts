@@ -3,9 +3,9 @@
  * (grace.ts) after each action whose check said "not yet", and one final check after the run's tail.
  *
  * - A success seen in an action's grace window is attributed to that action's trace entry (rewritten
- *   with `task_marked_complete: true` and `success_check` evidence). A grace check whose evaluation
- *   started before the next action began belongs to the earlier action; after that, the next action's
- *   own checks take over.
+ *   with `task_marked_complete: true` and `success_check` evidence). The window closes when the next
+ *   action that sends input starts; a re-check still in flight then is dropped (the page may run it
+ *   after that input), and the next action's own checks take over.
  * - Except after `wait` and `finish`, which send no input and so cannot cause a success: they leave the
  *   running monitor alone (an agent that calls finish right after its last action still gets that
  *   action's window), and when their own immediate check sees a success while that monitor runs, the
