@@ -47,6 +47,14 @@ describe('vncua eval arguments', () => {
     expect(parseEvalArgs(['--help'])).toBeUndefined();
   });
 
+  it('--success-grace-ms: 0 to 60000 ms, anything else names the flag', () => {
+    const ok = ['--tasks', 't', '--agent', 'a'];
+    expect(parseEvalArgs([...ok, '--success-grace-ms', '0'])?.successGraceMs).toBe(0);
+    expect(parseEvalArgs([...ok, '--success-grace-ms', '2500'])?.successGraceMs).toBe(2500);
+    expect(parseEvalArgs(ok)?.successGraceMs).toBeUndefined();
+    for (const v of ['-1', '1.5', '60001', 'soon']) expect(argsError([...ok, '--success-grace-ms', v])).toBe('--success-grace-ms');
+  });
+
   it('names the bad argument', () => {
     const ok = ['--tasks', 't', '--agent', 'a'];
     expect(argsError(['--agent', 'a'])).toBe('--tasks');

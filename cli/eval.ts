@@ -19,7 +19,7 @@ import { writeScores } from '../eval/score.ts';
 import { parseOnly, selectTasks } from '../eval/select.ts';
 import { startStaticServer, type StaticServer } from '../eval/static-server.ts';
 import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
-import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
+import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
@@ -30,7 +30,7 @@ import { loadAgentModule } from './run.ts';
 const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N]
                   [--max-steps N] [--retries N] [--repeat K] [--only ID,...] [--rerun] [--shard i/n] [--out DIR]
                   [--provider local|docker|remote] [--endpoints FILE] [--base-url URL]
-                  [--process] [--no-score] [--script FILE] [-- ARGS...]
+                  [--process] [--no-score] [--script FILE] [--success-grace-ms MS] [-- ARGS...]
   --tasks       a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's
                 ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory
   --agent       a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module
@@ -51,6 +51,8 @@ const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution 
   --base-url    base of relative task URLs; for uitask files, the origin their web URLs move to
   --process     post-process the recordings (step reports) before scoring
   --no-score    do not write scores.json / scores.md / scores.html (written by default)
+  --success-grace-ms  re-check success this long after each action while the screen settles
+                (default 1000; 0: only the check right after each action and the final one)
 A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
@@ -80,6 +82,7 @@ export interface EvalCommandOptions {
   process: boolean;
   score: boolean;
   script?: string;
+  successGraceMs?: number;
   args: string[];
 }
 
@@ -170,6 +173,9 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
       case '--script':
         o.script = take(i++, a);
         break;
+      case '--success-grace-ms':
+        o.successGraceMs = int(take(i++, a), a, 0, MAX_SUCCESS_GRACE_MS);
+        break;
       default:
         throw badArgs(`unknown argument "${a}".`, a);
     }
@@ -236,6 +242,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         provider: o.provider,
         ...(endpoints ? { endpoints } : {}),
         ...(o.script !== undefined ? { script: o.script } : {}),
+        ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
         args: o.args,
         ...(io.signal ? { signal: io.signal } : {}),
         onProgress: progress.listener,

@@ -72,7 +72,7 @@ export default class TypingAgent extends Agent {
 class Echo extends Agent {
   constructor(private readonly ctx: AgentContext) { super(ctx.agentOptions); }
   async act(): Promise<boolean> {
-    await this.finish({ args: this.ctx.args, maxSteps: this.ctx.maxSteps, url: this.ctx.url ?? null, task: this.ctx.task ?? null });
+    await this.finish({ args: this.ctx.args, maxSteps: this.ctx.maxSteps, url: this.ctx.url ?? null, task: this.ctx.task ?? null, graceMs: this.options.successGraceMs });
     return true;
   }
 }
@@ -161,10 +161,10 @@ export default class Sleepy extends Agent {
     });
   });
 
-  it('a builder function gets ctx (args after --, maxSteps, url, task); --out defaults to runs/<timestamp>-<module name> in the cwd', async () => {
+  it('a builder function gets ctx (args after --, maxSteps, url, task, --success-grace-ms in agentOptions); --out defaults to runs/<timestamp>-<module name> in the cwd', async () => {
     const cwd = join(dir, 'cwd');
     await mkdir(cwd, { recursive: true });
-    const r = await vncua(['--agent', '../echo.ts', '--task', 'echo', '--url', page.url, '--max-steps', '7', '--', '--foo', 'bar'], { cwd });
+    const r = await vncua(['--agent', '../echo.ts', '--task', 'echo', '--url', page.url, '--max-steps', '7', '--success-grace-ms', '250', '--', '--foo', 'bar'], { cwd });
     expect(r.code).toBe(0);
     const runs = await readdir(join(cwd, 'runs'));
     expect(runs).toHaveLength(1);
@@ -172,7 +172,7 @@ export default class Sleepy extends Agent {
     const out = join(cwd, 'runs', runs[0]!);
     expect(r.stdout).toContain(`trace: ${join(out, 'execution.json')}`);
     const trace = await readTrace(out);
-    expect(trace.entries.map((e) => [e.action, e.params])).toEqual([['finish', { args: ['--foo', 'bar'], maxSteps: 7, url: page.url, task: 'echo' }]]);
+    expect(trace.entries.map((e) => [e.action, e.params])).toEqual([['finish', { args: ['--foo', 'bar'], maxSteps: 7, url: page.url, task: 'echo', graceMs: 250 }]]);
   });
 
   it('a module without a usable default export, a class that is not an Agent, a builder returning a non-Agent, a missing file: CLI_ERR_BAD_AGENT, exit 1', async () => {
@@ -209,8 +209,8 @@ export default class Sleepy extends Agent {
     expect(existsSync(join(out, 'recording', 'recording.json'))).toBe(true);
   });
 
-  it('bad arguments: CLI_ERR_BAD_ARGS, exit 2 (--vnc without --cdp, no --agent, an unknown flag)', async () => {
-    for (const args of [['--agent', 'scripted', '--vnc', 'ws://127.0.0.1:9'], ['--task', 'x'], ['--agent', 'scripted', '--bogus']]) {
+  it('bad arguments: CLI_ERR_BAD_ARGS, exit 2 (--vnc without --cdp, no --agent, an unknown flag, a bad --success-grace-ms)', async () => {
+    for (const args of [['--agent', 'scripted', '--vnc', 'ws://127.0.0.1:9'], ['--task', 'x'], ['--agent', 'scripted', '--bogus'], ['--agent', 'scripted', '--success-grace-ms', '-5'], ['--agent', 'scripted', '--success-grace-ms', '60001']]) {
       const r = await vncua(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain('CLI_ERR_BAD_ARGS');

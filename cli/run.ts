@@ -18,6 +18,7 @@ import { AGENTS } from './agents.ts';
 import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
 import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
+import { MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { SuccessChecker, checkCdpUrl } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { readPassword, type PasswordSource } from '../harness/desktop/password.ts';
@@ -28,7 +29,7 @@ import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/
 
 const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR] [--overwrite]
                  [--vnc URL --cdp URL] [--password-file FILE | --password-env NAME]
-                 [--size WxH] [--server xvnc|x11vnc] [--script FILE] [-- ARGS...]
+                 [--size WxH] [--server xvnc|x11vnc] [--script FILE] [--success-grace-ms MS] [-- ARGS...]
   MODULE   a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent,
            or a built-in agent: ${Object.keys(AGENTS).join(', ')}
   --url    page the local desktop opens (default about:blank)
@@ -38,6 +39,8 @@ const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max
            when set), for --vnc, or for the local desktop. Never on the command line.
   --out    output directory (default runs/<timestamp>-<agent>/); one that holds a run is refused
   --overwrite  move the run already in --out aside to DIR.1 (DIR.2, ...) instead; nothing is deleted
+  --success-grace-ms  re-check success this long after each action while the screen settles
+           (default 1000; 0: only the check right after each action and the final one)
   ARGS     after --: passed to the agent's builder as ctx.args
 exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too) or an unusable --out
 `;
@@ -56,6 +59,8 @@ export interface RunCommandOptions {
   size?: string;
   server?: VncServerKind;
   script?: string;
+  /** --success-grace-ms: the Agent's successGraceMs. */
+  successGraceMs?: number;
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
@@ -134,6 +139,9 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
       }
       case '--max-steps':
         o.maxSteps = wholeNumber(take(i++, a), a, 1);
+        break;
+      case '--success-grace-ms':
+        o.successGraceMs = wholeNumber(take(i++, a), a, 0, MAX_SUCCESS_GRACE_MS);
         break;
       default:
         throw badArgs(`unknown argument "${a}".`, a);
@@ -309,7 +317,14 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
         ready.catch(() => {});
       }
     }
-    const agentOptions = { ...(o.task !== undefined ? { task: o.task } : {}), outputDir, vncUrl, cdpUrl, ...(o.password !== undefined ? { password: o.password } : {}) };
+    const agentOptions = {
+      ...(o.task !== undefined ? { task: o.task } : {}),
+      outputDir,
+      vncUrl,
+      cdpUrl,
+      ...(o.password !== undefined ? { password: o.password } : {}),
+      ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
+    };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);
     const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}), ...(ready ? { ready } : {}) });

@@ -89,6 +89,8 @@ export interface RunSuiteOptions {
   /** ctx.script and ctx.args given to every build. */
   script?: string;
   args?: string[];
+  /** The Agent's successGraceMs for every run (ctx.agentOptions; the Agent's default 1000 otherwise). */
+  successGraceMs?: number;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -408,7 +410,15 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         maxSteps,
         script: opts.script,
         args: opts.args ?? [],
-        agentOptions: { task: job.task.goal, outputDir: dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: job.task.success, ...(desktop.password !== undefined ? { password: desktop.password } : {}) },
+        agentOptions: {
+          task: job.task.goal,
+          outputDir: dir,
+          vncUrl: desktop.vncUrl,
+          cdpUrl: desktop.cdpUrl,
+          successCheck: job.task.success,
+          ...(desktop.password !== undefined ? { password: desktop.password } : {}),
+          ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
+        },
         taskId: job.task.id,
         ...(opts.taskFile ? { taskFile: opts.taskFile } : {}),
         resolution: { width: desktop.width, height: desktop.height },

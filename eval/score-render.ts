@@ -24,12 +24,24 @@ export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-/** A relative link, each path segment URL-encoded. */
+/** A relative link, each path segment URL-encoded (a `#fragment` kept as it is). */
 function href(path: string): string {
-  return path
-    .split('/')
-    .map((p) => encodeURIComponent(p))
-    .join('/');
+  const hash = path.indexOf('#');
+  const file = hash < 0 ? path : path.slice(0, hash);
+  const fragment = hash < 0 ? '' : path.slice(hash);
+  return (
+    file
+      .split('/')
+      .map((p) => encodeURIComponent(p))
+      .join('/') + fragment
+  );
+}
+
+/** `immediate check at step 3: "…code#1…" on http://…` — what the first success's check saw. */
+function evidenceText(run: RunScore): string {
+  const ev = run.evidence;
+  if (!ev) return `first success at step ${run.success_index}`;
+  return `first success at step ${ev.entry_index} (${ev.phase} check, ${ev.rule} ${JSON.stringify(ev.pattern)}): ${ev.snippet} on ${ev.url}`;
 }
 
 const aggCols = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors', 'invalid', 'tasks', 'k', 'pass@1', 'pass@k', 'pass^k'];
@@ -87,7 +99,10 @@ function mdTable(header: string[], rows: string[][]): string {
 
 /** A cell of the markdown per-task table: one run, or `#n` + the run per repeat. */
 function mdRuns(runs: readonly RunScore[]): string {
-  const one = (run: RunScore) => (run.link ? `[${runText(run)}](${href(run.link)})` : runText(run));
+  const one = (run: RunScore) => {
+    const cell = run.link ? `[${runText(run)}](${href(run.link)})` : runText(run);
+    return run.success_link ? `${cell} ([step ${run.success_index}](${href(run.success_link)}))` : cell;
+  };
   if (runs.length === 1 && runs[0]!.repeat === 1) return one(runs[0]!);
   return runs.map((run) => `#${run.repeat} ${one(run)}`).join('<br>');
 }
@@ -135,6 +150,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.ok{background:#e7f6ea}td.fail{background:#fdecec}td.infra{background:#fff4d6}td.none{background:#fafafa}td.invalid{background:#ece7f6}td.flaky{background:#f6f2dc}
 td span.run{display:inline-block;margin-right:6px}
 td a{color:inherit}
+td a.first{font-size:12px;color:#1c6b3a}
 tr.group td{background:#eef0f6;font-weight:600}
 small{color:#666}
 `;
@@ -161,7 +177,12 @@ function runCell(run: RunScore | undefined): string {
   const text = esc(runText(run));
   const time = run.duration_ms === null ? '' : ` <small>${esc(secs(run.duration_ms))}</small>`;
   const body = run.link ? `<a href="${esc(href(run.link))}">${text}</a>` : text;
-  return `<td class="${runClass(run)}" title="${esc(runTitle(run))}">${body}${time}</td>`;
+  return `<td class="${runClass(run)}" title="${esc(runTitle(run))}">${body}${firstSuccess(run)}${time}</td>`;
+}
+
+/** " step N" linking to a successful run's first successful step in its report, the evidence on hover ('' when none). */
+function firstSuccess(run: RunScore): string {
+  return run.success_link ? ` <a class="first" href="${esc(href(run.success_link))}" title="${esc(evidenceText(run))}">step ${run.success_index}</a>` : '';
 }
 
 /** An agent's runs of one task: one run as runCell, repeats as one link each (`#2 ✗`), the cell coloured by their agreement. */
@@ -175,7 +196,7 @@ function runsCell(runs: readonly RunScore[] | undefined): string {
     const mark = run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.success ? '✓' : '✗';
     const text = esc(`#${run.repeat} ${mark}`);
     const body = run.link ? `<a href="${esc(href(run.link))}">${text}</a>` : text;
-    return `<span class="run" title="${esc(runTitle(run))}">${body}</span>`;
+    return `<span class="run" title="${esc(runTitle(run))}">${body}${firstSuccess(run)}</span>`;
   });
   return `<td class="${cls}">${parts.join('')} <small>${ok}/${counted.length}</small></td>`;
 }
@@ -225,7 +246,7 @@ export function renderScoresHtml(r: ScoreReport): string {
     }
     body.push(`<tr><td>${esc(row.task)}</td><td>${esc(row.resolution)}</td>${r.agents.map((a) => runsCell(row.cells.get(a))).join('')}</tr>`);
   }
-  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace.</p>');
+  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace; "step N" links to the first successful step in the report (hover it for what the success check saw).</p>');
   parts.push(`<table>\n${head}\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`);
   const taskLink = (e: { task_id: string; link: string | null }) => (e.link ? `<a href="${esc(href(e.link))}">${esc(e.task_id)}</a>` : esc(e.task_id));
   parts.push('<h2>Flaky tasks</h2>');

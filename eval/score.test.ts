@@ -208,3 +208,43 @@ describe('scoring a results tree', () => {
     }
   });
 });
+
+describe('scoring with success evidence', () => {
+  it("keeps result.json's success_at and evidence per run, and links a successful run to its first successful step in the report", async () => {
+    const root = await mkdtemp(join(tmpdir(), 'vncua-score-ev-'));
+    try {
+      const evidence = { rule: 'text' as const, pattern: '>code#1</', snippet: '<div id="r">code#1</div>', url: 'http://127.0.0.1:1/t.html', at: 1_700_000_001_350, entry_index: 1, phase: 'grace' as const };
+      const write = async (id: string, late: boolean, report: boolean) => {
+        const dir = join(root, 'agent', '1280_800', id);
+        const w = new TraceWriter(dir);
+        await w.open();
+        await w.append({ action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' }, task_marked_complete: false, started_at: 1_700_000_000_000, ended_at: 1_700_000_000_100 });
+        await w.append({ action: 'type_text', params: { text: 'abc' }, task_marked_complete: false, started_at: 1_700_000_001_000, ended_at: 1_700_000_001_100 });
+        await w.append({ action: 'finish', params: {}, task_marked_complete: false, started_at: 1_700_000_001_101, ended_at: 1_700_000_001_102 });
+        if (late) await w.markComplete(1, { phase: 'grace', at: evidence.at, rule: 'text', pattern: evidence.pattern, snippet: evidence.snippet, url: evidence.url });
+        await w.finalize();
+        await w.writeResult({ status: 'finished', steps: 1, durationMs: 1500, success: late, success_at: late ? evidence.at : null, evidence: late ? evidence : null });
+        if (report) await writeFile(join(dir, 'action_screenshots.html'), '<html></html>');
+      };
+      await write('late-1', true, true);
+      await write('late-2', true, false);
+      await write('none-1', false, true);
+      const { report } = await writeScores(root);
+      expect(report.runs.map((r) => [r.task_id, r.success, r.success_index, r.proper_stop, r.success_at, r.evidence?.phase ?? null, r.success_link])).toEqual([
+        ['late-1', true, 1, true, evidence.at, 'grace', 'agent/1280_800/late-1/action_screenshots.html#step-1'],
+        ['late-2', true, 1, true, evidence.at, 'grace', null],
+        ['none-1', false, null, false, null, null, null],
+      ]);
+      expect(report.runs[0]!.evidence).toEqual(evidence);
+      const json = JSON.parse(await readFile(join(root, 'scores.json'), 'utf8')) as ScoreReport;
+      expect(json.runs[0]!.evidence).toEqual(evidence);
+      const html = await readFile(join(root, 'scores.html'), 'utf8');
+      expect(html).toMatch(/<a class="first" href="agent\/1280_800\/late-1\/action_screenshots\.html#step-1" title="first success at step 1 \(grace check, text &quot;&gt;code#1&lt;\/&quot;\): &lt;div id=&quot;r&quot;&gt;code#1&lt;\/div&gt; on http:\/\/127\.0\.0\.1:1\/t\.html">step 1<\/a>/);
+      expect(html.match(/class="first"/g)?.length).toBe(1);
+      const md = await readFile(join(root, 'scores.md'), 'utf8');
+      expect(md).toContain('([step 1](agent/1280_800/late-1/action_screenshots.html#step-1))');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

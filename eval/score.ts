@@ -10,7 +10,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { VncuaError } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { readTrace } from '../harness/trace/reader.ts';
-import { runResultSchema, type RunResult, type RunStatus, type TraceEntry } from '../harness/trace/schema.ts';
+import { runResultSchema, type RunEvidence, type RunResult, type RunStatus, type TraceEntry } from '../harness/trace/schema.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
 import { infraErrorOf } from './infra.ts';
 import { TASK_FILE, isMovedAsideName } from './layout.ts';
@@ -59,6 +59,12 @@ export interface RunScore extends RunMetrics {
   error: { code: string; message: string } | null;
   /** The step report (action_screenshots.html) if it exists, else the trace file, relative to the root. */
   link: string | null;
+  /** The step report's anchor of the first successful step (`…/action_screenshots.html#step-N`, N = success_index), when the run succeeded and has a report. */
+  success_link: string | null;
+  /** result.json's success_at: when the check that first saw the success answered (epoch ms); null without one (or an older result.json). */
+  success_at: number | null;
+  /** result.json's evidence of that success: rule, pattern, matching snippet, URL, time, entry and phase (immediate, grace or final). */
+  evidence: RunEvidence | null;
 }
 
 /** Aggregated metrics of a set of runs (infra errors and invalid runs excluded from everything but their counts). */
@@ -248,7 +254,8 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
   const at = layoutOf(root, dir);
   const id = task?.id ?? at.taskId;
   const report = join(dir, 'action_screenshots.html');
-  const linkFile = (await exists(report)) ? report : (traceFile ?? ((await exists(join(dir, TRACE_FILES.result))) ? join(dir, TRACE_FILES.result) : null));
+  const hasReport = await exists(report);
+  const linkFile = hasReport ? report : (traceFile ?? ((await exists(join(dir, TRACE_FILES.result))) ? join(dir, TRACE_FILES.result) : null));
   return {
     agent: task?.agent ?? at.agent,
     resolution: task?.resolution ?? at.resolution ?? 'unknown',
@@ -260,6 +267,9 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
     invalid,
     error: result?.error ?? (m.infra_error ? { code: 'EVAL_ERR_DESKTOP_LOST', message: 'The run never started: no trace and no result.json (the runner was stopped while its desktop started).' } : null),
     link: linkFile ? rel(linkFile) : null,
+    success_link: hasReport && m.success_index !== null ? `${rel(report)}#step-${m.success_index}` : null,
+    success_at: result?.success_at ?? null,
+    evidence: result?.evidence ?? null,
     ...m,
   };
 }

@@ -88,12 +88,12 @@ describe('task files, uitask format', () => {
     { web_name: 'date', id: 'date-tasks--2', ques: 'Pick May 3', ux_hint: null, web: 'http://other.example:8080/date/p.html' },
   ];
 
-  it('is detected and mapped: ques -> goal, web_name -> group, ux_hint -> hint, the >code#1< sentinel', () => {
+  it('is detected and mapped: ques -> goal, web_name -> group, ux_hint -> hint, the >code#1</ sentinel', () => {
     const { format, tasks } = parseTasks(ui);
     expect(format).toBe('uitask');
     expect(tasks).toEqual([
-      { id: 'combo-box-tasks--1', goal: 'Pick "Banana"', url: 'https://uitask.example/combo/index.html?x=1#top', success: { sentinel: '>code#1<' }, group: 'combo-box', hint: 'open the list first' },
-      { id: 'date-tasks--2', goal: 'Pick May 3', url: 'http://other.example:8080/date/p.html', success: { sentinel: '>code#1<' }, group: 'date' },
+      { id: 'combo-box-tasks--1', goal: 'Pick "Banana"', url: 'https://uitask.example/combo/index.html?x=1#top', success: { sentinel: '>code#1</' }, group: 'combo-box', hint: 'open the list first' },
+      { id: 'date-tasks--2', goal: 'Pick May 3', url: 'http://other.example:8080/date/p.html', success: { sentinel: '>code#1</' }, group: 'date' },
     ]);
   });
 

@@ -6,7 +6,7 @@
  * - Our `url` may be relative (e.g. `pages/click.html`): it resolves against `baseUrl` (`--base-url`, or the
  *   static server the CLI starts over the task file's directory).
  * - uitask's `web` URLs keep their path; `baseUrl` replaces their origin (and prefixes its own path), so a
- *   local copy of the sites serves them. Their success check is the uitask sentinel `>code#1<`.
+ *   local copy of the sites serves them. Their success check is the uitask sentinel `>code#1</` (its act.py: `">code#1</" in page.content()`).
  * - A bad file throws ONE `EVAL_ERR_BAD_TASKS` whose `details.issues` holds one `{ index, field, problem }`
  *   per bad entry (index -1 for the file itself), and whose message lists them all.
  */

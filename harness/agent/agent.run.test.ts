@@ -36,6 +36,9 @@ async function options(extra: Partial<AgentOptions> = {}): Promise<AgentOptions>
   return { outputDir: out.dir, vncUrl: `tcp://127.0.0.1:${closedPort}`, ...extra };
 }
 
+/** result.json's success fields when no success check can run (no cdpUrl). */
+const NO_CHECK = { success: null, success_at: null, evidence: null };
+
 /** An agent whose act() is the given function. */
 class FnAgent extends Agent {
   calls = 0;
@@ -64,7 +67,7 @@ describe('Agent.run', () => {
       return call === 3;
     });
     const r = await agent.run({ maxSteps: 10 });
-    expect(r).toEqual({ status: 'finished', steps: 3, durationMs: expect.any(Number) });
+    expect(r).toEqual({ status: 'finished', steps: 3, durationMs: expect.any(Number), ...NO_CHECK });
     const entries = await expectFiles(o.outputDir, r);
     expect(entries.map((e) => [e.index, e.action, e.params, e.task_marked_complete])).toEqual([
       [0, 'wait', { seconds: 0 }, null],
@@ -108,7 +111,7 @@ describe('Agent.run', () => {
       return true;
     });
     const r = await agent.run({ maxSteps: 10, signal: ac.signal });
-    expect(r).toEqual({ status: 'cancelled', steps: 1, durationMs: expect.any(Number) });
+    expect(r).toEqual({ status: 'cancelled', steps: 1, durationMs: expect.any(Number), ...NO_CHECK });
     expect(modelSawAbort).toBe(true);
     expect(agent.signal.aborted).toBe(true);
     await expectFiles(o.outputDir, r);
@@ -172,7 +175,7 @@ describe('Agent.run', () => {
       return false;
     });
     const r = await agent.run({ maxSteps: 5 });
-    expect(r).toEqual({ status: 'error', steps: 1, durationMs: expect.any(Number), error: { code: 'AGENT_ERR_ACT_FAILED', message: 'model exploded' } });
+    expect(r).toEqual({ status: 'error', steps: 1, durationMs: expect.any(Number), error: { code: 'AGENT_ERR_ACT_FAILED', message: 'model exploded' }, ...NO_CHECK });
     expect(await expectFiles(o.outputDir, r)).toHaveLength(2);
     expect(await readFile(join(o.outputDir, 'error.txt'), 'utf8')).toMatch(/^model exploded\n/);
   });
@@ -248,7 +251,7 @@ describe('Agent.run', () => {
     const failing = new FnAgent(b, async () => true);
     const err = new VncuaError('PAGE_ERR_HTTP_STATUS', 'the task page http://127.0.0.1:1/x answered HTTP 404', { details: { url: 'http://127.0.0.1:1/x', status: 404 } });
     const r = await failing.run({ ready: Promise.reject(err) });
-    expect(r).toEqual({ status: 'error', steps: 0, durationMs: r.durationMs, error: { code: 'PAGE_ERR_HTTP_STATUS', message: err.message } });
+    expect(r).toEqual({ status: 'error', steps: 0, durationMs: r.durationMs, error: { code: 'PAGE_ERR_HTTP_STATUS', message: err.message }, success: null, success_at: null, evidence: null });
     expect(failing.calls).toBe(0);
     expect(await expectFiles(b.outputDir, r)).toEqual([]);
 

@@ -25,7 +25,9 @@
  *   `outputDir.1` (`.2`, …) first. A directory with only a partial run (a crash) is written over.
  * - Every primitive is recorded as one trace entry (snake_case action and params) with
  *   `started_at` / `ended_at` around the action and `task_marked_complete` from the success check
- *   run after it. A bad argument is recorded as a failed attempt with its `error` and rethrown
+ *   run after it. When that check says "not yet", it is re-checked in the background while the screen
+ *   settles, for `successGraceMs` (verdict.ts); a success seen then marks that entry complete. After the
+ *   run's tail, one final check; result.json gets `success`, `success_at` and the `evidence`. A bad argument is recorded as a failed attempt with its `error` and rethrown
  *   (ACTION_ERR_BAD_ARGUMENT, ACTION_ERR_OFF_SCREEN, ACTION_ERR_UNKNOWN_KEY, with
  *   `details: { argument, value, allowed }`). An error that act() does not catch ends the run
  *   with status `error`; the trace keeps every entry.
@@ -69,7 +71,9 @@ import { AgentConnection, isConnectError } from './connection.ts';
 import type { InputDriver } from './input.ts';
 import { resolveAgentOptions, resolveRunOptions, type AgentOptions, type ResolvedAgentOptions, type RunOptions } from './options.ts';
 import type { CaptureFormat } from '../rfb/screenshot.ts';
+import type { ScreenFeed } from './grace.ts';
 import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
+import { RunVerdict } from './verdict.ts';
 import { registeredRecorder, type RecordingHandle } from './recording.ts';
 import { sleep } from './round-trip.ts';
 import { waitForEffects, waitForPainted } from './screen-waits.ts';
@@ -156,6 +160,8 @@ interface RunState {
   /** Extra data for the next trace entry's meta (attachMeta). */
   meta: Record<string, unknown> | undefined;
   recorder: ActionRecorder;
+  /** The run's success checks: after each action, in its grace window, and the final one. */
+  verdict: RunVerdict;
   inFlight: Set<Promise<unknown>>;
   /** finish() was called: the run ends after the current act(). */
   finished: boolean;
@@ -211,18 +217,27 @@ export abstract class Agent {
     }
     const writer = new TraceWriter(this.options.outputDir);
     const controller = new AbortController();
+    const verdict = new RunVerdict({
+      inspect: this.options.cdpUrl === null ? null : (o) => this.#successChecker().inspect(o),
+      screen: () => this.#screenFeed(),
+      markComplete: (index, check) => writer.markComplete(index, check),
+      graceMs: this.options.successGraceMs,
+      quietMs: QUIET_SCREEN_MS,
+      checkTimeoutMs: CHECK_TIMEOUT_MS,
+    });
     const state: RunState = {
       controller,
       meta: undefined,
       recorder: new ActionRecorder(
         writer,
-        () => this.#check(controller.signal),
+        verdict.actionChecks(controller.signal),
         () => {
           const m = state.meta;
           state.meta = undefined;
           return m;
         },
       ),
+      verdict,
       inFlight: new Set(),
       finished: false,
     };
@@ -292,6 +307,10 @@ export abstract class Agent {
     await settle(state.inFlight, IN_FLIGHT_GRACE_MS);
     await connecting;
     this.#run = null;
+    // The tail: the screen's answer to the last action is recorded, and success is checked until the last
+    // action's grace window has passed (a late success rewrites its entry), before the trace is finalized.
+    if (recording && status !== 'cancelled') await this.#recordTail();
+    if (opened) await verdict.finish(status === 'cancelled' ? AbortSignal.abort() : user);
     if (opened) {
       try {
         await writer.finalize();
@@ -300,7 +319,6 @@ export abstract class Agent {
         status = 'error';
       }
     }
-    if (recording && status !== 'cancelled') await this.#recordTail();
     await this.#closeAll();
     if (recording) {
       try {
@@ -313,6 +331,7 @@ export abstract class Agent {
     const result: AgentRunResult = { status, steps, durationMs: roundMs(performance.now() - t0) };
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
+    Object.assign(result, verdict.result());
     try {
       // A finished run that appeared after #claimOutputDir() (another process) is not written over.
       if (!isVncuaError(error, 'OUTPUT_ERR_RUN_EXISTS')) {
@@ -629,8 +648,29 @@ export abstract class Agent {
 
   async #check(signal: AbortSignal | undefined): Promise<boolean | null> {
     if (this.options.cdpUrl === null) return null;
-    this.#checker ??= new SuccessChecker(this.options.cdpUrl, this.options.successCheck);
-    return this.#checker.check({ signal, timeoutMs: CHECK_TIMEOUT_MS });
+    return this.#successChecker().check({ signal, timeoutMs: CHECK_TIMEOUT_MS });
+  }
+
+  /** The success checker (made on first use; needs a cdpUrl). */
+  #successChecker(): SuccessChecker {
+    this.#checker ??= new SuccessChecker(this.options.cdpUrl!, this.options.successCheck);
+    return this.#checker;
+  }
+
+  /** The live VNC connection's framebuffer updates, or null when not connected. */
+  #screenFeed(): ScreenFeed | null {
+    const client = this.#connection.current?.client;
+    if (!client) return null;
+    return {
+      get version() {
+        return client.framebuffer.version;
+      },
+      onUpdate(listener) {
+        const f = () => listener();
+        client.on('update', f);
+        return () => void client.off('update', f);
+      },
+    };
   }
 
   // ------------------------------------------------------------------ internals

@@ -25,9 +25,10 @@ export interface AgentContext {
   args: string[];
   /**
    * The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given;
-   * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication).
+   * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication; successGraceMs by
+   * --success-grace-ms).
    */
-  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel; password?: string };
+  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel; password?: string; successGraceMs?: number };
   /** The task's id (`vncua eval` only). */
   taskId?: string;
   /** Absolute path of the tasks file the task came from (`vncua eval` only; the replay agent finds references beside it). */

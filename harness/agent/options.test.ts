@@ -31,6 +31,7 @@ describe('resolveAgentOptions', () => {
       password: undefined,
       record: true,
       successCheck: 'default',
+      successGraceMs: 1000,
       task: 'buy milk',
       stepTimeoutMs: Infinity,
       overwrite: false,
@@ -44,6 +45,11 @@ describe('resolveAgentOptions', () => {
       vncUrl: 'wss://desk.example:443',
       cdpUrl: 'http://desk.example:9222',
     });
+  });
+
+  it('takes successGraceMs from 0 (re-checks off) to 60000', () => {
+    expect(resolveAgentOptions({ ...base, successGraceMs: 0 }).successGraceMs).toBe(0);
+    expect(resolveAgentOptions({ ...base, successGraceMs: 60_000 }).successGraceMs).toBe(60_000);
   });
 
   it('stores record as given (reserved) and accepts every sentinel form', () => {
@@ -74,6 +80,9 @@ describe('resolveAgentOptions', () => {
     expect(badField({ ...base, successCheck: 'always' })).toBe('successCheck');
     expect(badField({ ...base, task: 7 })).toBe('task');
     expect(badField({ ...base, stepTimeoutMs: 0 })).toBe('stepTimeoutMs');
+    expect(badField({ ...base, successGraceMs: -1 })).toBe('successGraceMs');
+    expect(badField({ ...base, successGraceMs: 2.5 })).toBe('successGraceMs');
+    expect(badField({ ...base, successGraceMs: 60_001 })).toBe('successGraceMs');
     expect(badField({ ...base, stepTimeout: 10 })).toBe('stepTimeout');
   });
 });

@@ -32,8 +32,14 @@ export interface AgentOptions {
    * (default true; takes effect when a recorder is registered, which importing the package root does).
    */
   record?: boolean;
-  /** The success sentinel checked after each action (default 'default': the page's HTML contains `>code#1<`). */
+  /** The success sentinel checked after each action (default 'default': the page's HTML contains `>code#1</`, uitask's rule). */
   successCheck?: Sentinel;
+  /**
+   * After an action whose success check said "not yet", re-check in the background for this long (ms) while the
+   * screen settles, and attribute a success seen then to that action (default 1000; 0 turns the re-checks off,
+   * the run's final check stays).
+   */
+  successGraceMs?: number;
   /** The task given to the agent (available to subclasses as `this.task`). */
   task?: string;
   /** Longest time one act() call may take, in ms (default: no limit); past it the run ends with AGENT_ERR_STEP_TIMEOUT. */
@@ -54,6 +60,7 @@ export interface ResolvedAgentOptions {
   password: string | undefined;
   record: boolean;
   successCheck: Sentinel;
+  successGraceMs: number;
   task: string | undefined;
   stepTimeoutMs: number;
   overwrite: boolean;
@@ -76,6 +83,11 @@ export interface RunOptions {
 /** Default of run()'s maxSteps. */
 export const DEFAULT_MAX_STEPS = 50;
 
+/** Default of the successGraceMs option. */
+export const DEFAULT_SUCCESS_GRACE_MS = 1000;
+/** Largest successGraceMs accepted (a minute). */
+export const MAX_SUCCESS_GRACE_MS = 60_000;
+
 const port = z.number().int().min(1).max(65535);
 const positiveMs = z.number().positive();
 
@@ -92,6 +104,7 @@ export const agentOptionsSchema = z.strictObject({
   record: z.boolean().optional(),
   // Checked by compileSentinel below, for its precise message.
   successCheck: z.unknown().optional(),
+  successGraceMs: z.number().int().min(0).max(MAX_SUCCESS_GRACE_MS).optional(),
   task: z.string().optional(),
   stepTimeoutMs: positiveMs.optional(),
   overwrite: z.boolean().optional(),
@@ -175,6 +188,7 @@ export function resolveAgentOptions(input: unknown): ResolvedAgentOptions {
     password: o.password,
     record: o.record ?? true,
     successCheck,
+    successGraceMs: o.successGraceMs ?? DEFAULT_SUCCESS_GRACE_MS,
     task: o.task,
     stepTimeoutMs: o.stepTimeoutMs ?? Infinity,
     overwrite: o.overwrite ?? false,

@@ -1,20 +1,29 @@
 /**
  * Records each primitive into the run's trace: `started_at` / `ended_at` from the shared clock
  * around the action itself, then the success check, then one `TraceWriter.append` (which resolves
- * once partial_execution.json on disk holds the entry). A failed attempt is recorded with its
- * `error` and its params as given; the error is then rethrown to the caller.
+ * once partial_execution.json on disk holds the entry), then hands the entry to the run's success
+ * checks (which may re-check it in its grace window, see verdict.ts). A failed attempt is recorded
+ * with its `error` and its params as given; the error is then rethrown to the caller.
  */
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { now } from '../trace/clock.ts';
 import type { ActionName, ExecutionEntry, TraceEntryInput } from '../trace/schema.ts';
 import type { TraceWriter } from '../trace/writer.ts';
 import { jsonSafe } from './arguments.ts';
+import { RunVerdict, type ImmediateCheck } from './verdict.ts';
 
 /** The code recorded for an error that is not a VncuaError. */
 export const UNKNOWN_ACTION_ERROR = 'ACTION_ERR_FAILED';
 
-/** Answers the success check after an action (null: no answer). */
-export type SuccessProbe = () => Promise<boolean | null>;
+/** The success checks around each action (a RunVerdict in the Agent). */
+export interface ActionChecks {
+  /** `action` is about to start. */
+  actionStarting(action: ActionName): void;
+  /** The check right after an action; never rejects. */
+  check(): Promise<ImmediateCheck>;
+  /** The entry of `check` (an `action`) was appended at `index`. */
+  recorded(index: number, check: ImmediateCheck, action: ActionName): void;
+}
 
 /** `{ code, message }` of any thrown value. */
 export function errorInfo(e: unknown, fallbackCode: string): { code: string; message: string } {
@@ -30,7 +39,7 @@ export class ActionRecorder {
 
   constructor(
     private readonly writer: TraceWriter,
-    private readonly probe: SuccessProbe,
+    private readonly checks: ActionChecks,
     /** Returns (and clears) extra data for the next entry's `meta` (see Agent.attachMeta). */
     private readonly takeMeta: () => Record<string, unknown> | undefined = () => undefined,
   ) {}
@@ -40,42 +49,41 @@ export class ActionRecorder {
    * `failedParams` are recorded instead when the action fails (the arguments as the caller gave them).
    */
   async record<T>(action: ActionName, params: () => Record<string, unknown>, failedParams: () => unknown, perform: () => Promise<T>): Promise<T> {
+    this.checks.actionStarting(action);
     const startedAt = now();
     let result: T;
     try {
       result = await perform();
     } catch (e) {
       const endedAt = now();
-      const marked = await this.check();
+      const check = await this.checks.check();
       const safe = jsonSafe(failedParams());
-      await this.append({
-        action,
-        params: (typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : { value: safe }) as Record<string, unknown>,
-        task_marked_complete: marked,
-        started_at: startedAt,
-        ended_at: endedAt,
-        error: errorInfo(e, UNKNOWN_ACTION_ERROR),
-      });
+      await this.append(
+        {
+          action,
+          params: (typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : { value: safe }) as Record<string, unknown>,
+          task_marked_complete: check.answer.ok,
+          started_at: startedAt,
+          ended_at: endedAt,
+          error: errorInfo(e, UNKNOWN_ACTION_ERROR),
+        },
+        check,
+      );
       throw e;
     }
     const endedAt = now();
-    const marked = await this.check();
-    await this.append({ action, params: params(), task_marked_complete: marked, started_at: startedAt, ended_at: endedAt } as TraceEntryInput);
+    const check = await this.checks.check();
+    await this.append({ action, params: params(), task_marked_complete: check.answer.ok, started_at: startedAt, ended_at: endedAt } as TraceEntryInput, check);
     return result;
   }
 
-  private async check(): Promise<boolean | null> {
-    try {
-      return await this.probe();
-    } catch {
-      return null;
-    }
-  }
-
-  private async append(entry: TraceEntryInput): Promise<ExecutionEntry> {
+  private async append(entry: TraceEntryInput, check: ImmediateCheck): Promise<ExecutionEntry> {
     const meta = this.takeMeta();
-    const written = await this.writer.append(meta ? ({ ...entry, meta } as TraceEntryInput) : entry);
+    const success_check = RunVerdict.entryCheck(check.answer, 'immediate');
+    const full = { ...entry, ...(success_check ? { success_check } : {}), ...(meta ? { meta } : {}) } as TraceEntryInput;
+    const written = await this.writer.append(full);
     this.count++;
+    this.checks.recorded(written.index, check, written.action);
     return written;
   }
 }

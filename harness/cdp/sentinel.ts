@@ -2,15 +2,17 @@
  * Success sentinels and the one small in-page expression ("probe") each compiles to.
  *
  * A probe evaluates in the page's main world and returns, by value,
- * `{ s: [visible, focused], r: boolean }` or `{ s, bad: 'type' | 'threw' | 'selector', t: text }`.
+ * `{ s: [visible, focused], r: boolean, u?: url, m?: snippet }` or `{ s, bad: 'type' | 'threw' | 'selector', t: text }`.
  * `s` is the page's `document.visibilityState === 'visible'` and `document.hasFocus()`, used to
- * pick the active page (see active-page.ts) without a second round trip.
+ * pick the active page (see active-page.ts) without a second round trip. When `r` is true the probe
+ * also returns the evidence in the same round trip: `u` is `location.href`, `m` what matched (the
+ * text around the match, the element's outerHTML, or the expression's value as JSON), both cut short.
  */
 import { VncuaError } from '../errors.ts';
 
 /**
  * What counts as success on the active page:
- * - `'default'` — the uitask rule: the page's HTML contains `>code#1<`;
+ * - `'default'` — the uitask rule, exactly: the page's HTML contains `>code#1</`;
  * - `{ sentinel }` — the page's HTML contains this string;
  * - `{ selector, visible? }` — `document.querySelector(selector)` matches an element
  *   (with `visible: true`, the element must also have a non-empty box and not be `visibility: hidden`);
@@ -20,8 +22,27 @@ import { VncuaError } from '../errors.ts';
  */
 export type Sentinel = { sentinel: string } | { selector: string; visible?: boolean } | { expression: string } | 'default';
 
-/** The uitask success marker searched for by the `'default'` sentinel. */
-export const DEFAULT_SENTINEL = '>code#1<';
+/** The uitask success marker searched for by the `'default'` sentinel (uitask's act.py: `">code#1</" in page.content()`). */
+export const DEFAULT_SENTINEL = '>code#1</';
+
+/** Longest snippet of evidence a probe returns (characters). */
+export const SNIPPET_MAX = 240;
+/** Characters of context kept on each side of a text match. */
+const TEXT_CONTEXT = 40;
+
+/** Which kind of rule matched: an HTML text (`'default'` and `{ sentinel }`), a selector, or an expression. */
+export type SentinelRule = 'text' | 'selector' | 'expression';
+
+/** What a check saw when it answered true: the rule, its pattern, the matching snippet and the page's URL. */
+export interface ProbeEvidence {
+  readonly rule: SentinelRule;
+  /** The sentinel text, the selector, or the expression. */
+  readonly pattern: string;
+  /** Text: the match with ~40 characters each side; selector: the element's outerHTML; expression: JSON of its value (at most SNIPPET_MAX characters). */
+  readonly snippet: string;
+  /** `location.href` of the page that matched. */
+  readonly url: string;
+}
 
 /** A compiled sentinel: the expression to evaluate and whether its result may be a Promise. */
 export interface Probe {
@@ -31,6 +52,10 @@ export interface Probe {
   readonly awaitPromise: boolean;
   /** Human-readable sentinel, for error messages. */
   readonly label: string;
+  /** The kind of rule, for evidence. */
+  readonly rule: SentinelRule;
+  /** The sentinel text, selector or expression, for evidence. */
+  readonly pattern: string;
 }
 
 /** What a probe reported, once decoded. */
@@ -41,6 +66,8 @@ export interface ProbeResult {
   readonly visible: boolean;
   /** `document.hasFocus()`. */
   readonly focused: boolean;
+  /** What matched, when `ok` is true. */
+  readonly evidence?: ProbeEvidence;
 }
 
 /** The visibility/focus part alone, for ranking pages. */
@@ -80,20 +107,28 @@ export function compileSentinel(sentinel: Sentinel): Probe {
   return expressionProbe(expr);
 }
 
+const cut = (v: string) => `String(${v}).slice(0, ${SNIPPET_MAX})`;
+
 function htmlProbe(s: string, label: string): Probe {
   const lit = JSON.stringify(s);
   return {
-    expression: `(() => { const s = ${STATE_PROBE}; const h = document.documentElement; return { s, r: h !== null && h.outerHTML.includes(${lit}) }; })()`,
+    expression:
+      `(() => { const s = ${STATE_PROBE}; const h = document.documentElement; if (h === null) return { s, r: false }; ` +
+      `const t = h.outerHTML; const i = t.indexOf(${lit}); if (i < 0) return { s, r: false }; ` +
+      `return { s, r: true, u: location.href, m: ${cut(`t.slice(Math.max(0, i - ${TEXT_CONTEXT}), i + ${s.length + TEXT_CONTEXT})`)} }; })()`,
     awaitPromise: false,
     label,
+    rule: 'text',
+    pattern: s,
   };
 }
 
 function selectorProbe(selector: string, visible: boolean): Probe {
   const lit = JSON.stringify(selector);
+  const hit = `{ s, r: true, u: location.href, m: ${cut('el.outerHTML')} }`;
   const check = visible
-    ? `const b = el.getBoundingClientRect(); return { s, r: b.width > 0 && b.height > 0 && getComputedStyle(el).visibility !== 'hidden' };`
-    : `return { s, r: true };`;
+    ? `const b = el.getBoundingClientRect(); return b.width > 0 && b.height > 0 && getComputedStyle(el).visibility !== 'hidden' ? ${hit} : { s, r: false };`
+    : `return ${hit};`;
   return {
     expression:
       `(() => { const s = ${STATE_PROBE}; let el; ` +
@@ -101,6 +136,8 @@ function selectorProbe(selector: string, visible: boolean): Probe {
       `if (el === null) return { s, r: false }; ${check} })()`,
     awaitPromise: false,
     label: `${visible ? 'visible element' : 'element'} matching ${lit}`,
+    rule: 'selector',
+    pattern: selector,
   };
 }
 
@@ -112,13 +149,15 @@ function expressionProbe(expr: string): Probe {
   return {
     expression:
       `(() => { const s = ${STATE_PROBE}; const d = ${describe}; ` +
-      `const out = (v) => typeof v === 'boolean' ? { s, r: v } : { s, bad: 'type', t: d(v) }; ` +
+      `const out = (v) => v === true ? { s, r: true, u: location.href, m: JSON.stringify(v) } : v === false ? { s, r: false } : { s, bad: 'type', t: d(v) }; ` +
       `const fail = (e) => ({ s, bad: 'threw', t: e && e.stack ? String(e.stack) : String(e) }); ` +
       `let v; try { v = (\n${expr}\n); } catch (e) { return fail(e); } ` +
       `if (v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function') return Promise.resolve(v).then(out, fail); ` +
       `return out(v); })()`,
     awaitPromise: true,
     label: `expression ${JSON.stringify(expr.length > 120 ? expr.slice(0, 117) + '...' : expr)}`,
+    rule: 'expression',
+    pattern: expr,
   };
 }
 
@@ -127,11 +166,20 @@ export function decodeProbe(probe: Probe, value: unknown): ProbeResult {
   if (typeof value !== 'object' || value === null) {
     throw bad(`the page returned ${String(value)} for ${probe.label}; the page may have replaced built-ins the probe relies on`, { value });
   }
-  const v = value as { s?: unknown; r?: unknown; bad?: unknown; t?: unknown };
+  const v = value as { s?: unknown; r?: unknown; bad?: unknown; t?: unknown; u?: unknown; m?: unknown };
   const state = Array.isArray(v.s) ? v.s : [];
   const visible = state[0] === true;
   const focused = state[1] === true;
-  if (typeof v.r === 'boolean') return { ok: v.r, visible, focused };
+  if (v.r === true) {
+    const evidence: ProbeEvidence = {
+      rule: probe.rule,
+      pattern: probe.pattern,
+      snippet: typeof v.m === 'string' ? v.m.slice(0, SNIPPET_MAX) : '',
+      url: typeof v.u === 'string' ? v.u : '',
+    };
+    return { ok: true, visible, focused, evidence };
+  }
+  if (v.r === false) return { ok: false, visible, focused };
   const text = typeof v.t === 'string' ? v.t : String(v.t);
   if (v.bad === 'type') {
     throw bad(`${probe.label} returned ${text}, not a boolean; make it evaluate to true or false`, { returned: text });

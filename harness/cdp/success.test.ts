@@ -101,6 +101,41 @@ describe('SuccessChecker sentinels (real Chromium)', () => {
     expect(await c.check()).toBe(false);
   });
 
+  it("default is uitask's exact rule '>code#1</': an element starting with code#1 but holding more does not count", async () => {
+    await page.goto(`${server.origin}/plain`);
+    const c = make('default');
+    await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<b>code#1<i>0</i></b>'));
+    expect(await c.check()).toBe(false);
+    await page.evaluate(() => document.querySelector('main')!.insertAdjacentHTML('beforeend', '<span>code#1</span>'));
+    expect(await c.check()).toBe(true);
+  });
+
+  it('inspect(): evidence of a text match is the match with its context, the rule, the pattern and the URL', async () => {
+    await page.goto(`${server.origin}/code`);
+    const a = await make('default').inspect();
+    expect(a.ok).toBe(true);
+    expect(a.evidence).toEqual({ rule: 'text', pattern: '>code#1</', snippet: expect.stringContaining('<b>code#1</b>'), url: `${server.origin}/code` });
+    expect(a.evidence!.snippet.length).toBeLessThanOrEqual(9 + 80);
+    const long = 'x'.repeat(500);
+    await page.evaluate((t) => document.querySelector('p')!.insertAdjacentHTML('afterbegin', t), long);
+    const b = await make({ sentinel: 'code#1' }).inspect();
+    // 40 characters before the match; after it, the rest of the document (fewer than 40 characters).
+    expect(b.evidence?.snippet).toBe(`${'x'.repeat(40 - 'done: <b>'.length)}done: <b>code#1</b></p></main></body></html>`);
+    const no = await make({ sentinel: 'absent-text' }).inspect();
+    expect(no).toEqual({ ok: false, evidence: null });
+  });
+
+  it("inspect(): a selector's evidence is the element's outerHTML (cut at 240 characters); an expression's is its value as JSON", async () => {
+    await page.goto(`${server.origin}/hidden`);
+    const s = await make({ selector: '#shown', visible: true }).inspect();
+    expect(s).toEqual({ ok: true, evidence: { rule: 'selector', pattern: '#shown', snippet: '<div id="shown">y</div>', url: `${server.origin}/hidden` } });
+    await page.evaluate(() => (document.getElementById('shown')!.textContent = 'z'.repeat(1000)));
+    expect((await make({ selector: '#shown' }).inspect()).evidence?.snippet).toBe(`<div id="shown">${'z'.repeat(240 - 16)}`);
+    const e = await make({ expression: 'document.title === "hidden"' }).inspect();
+    expect(e).toEqual({ ok: true, evidence: { rule: 'expression', pattern: 'document.title === "hidden"', snippet: 'true', url: `${server.origin}/hidden` } });
+    expect(await make({ selector: '#ghost', visible: true }).inspect()).toEqual({ ok: false, evidence: null });
+  });
+
   it('{ sentinel }: true when the HTML contains the string, false otherwise', async () => {
     await page.goto(`${server.origin}/plain`);
     expect(await make({ sentinel: 'nothing to see' }).check()).toBe(true);

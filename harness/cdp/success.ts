@@ -20,9 +20,9 @@ import { redactUrl } from '../redact.ts';
 import { pickActive, type PageView } from './active-page.ts';
 import { Budget, BudgetExpired, checkPositiveMs, type CheckOptions } from './budget.ts';
 import { CdpConnection, ProbeError, type TrackedPage } from './connection.ts';
-import { STATE_PROBE, compileSentinel, decodeProbe, type Probe, type ProbeResult, type Sentinel } from './sentinel.ts';
+import { STATE_PROBE, compileSentinel, decodeProbe, type Probe, type ProbeEvidence, type ProbeResult, type Sentinel } from './sentinel.ts';
 
-export type { Sentinel } from './sentinel.ts';
+export type { Sentinel, ProbeEvidence, SentinelRule } from './sentinel.ts';
 export type { CheckOptions } from './budget.ts';
 
 /** Options of a SuccessChecker. */
@@ -40,6 +40,17 @@ export interface CheckFailure {
   /** The underlying error, when there was one. */
   readonly error?: unknown;
 }
+
+/** A check's answer with what it saw: `evidence` is set when `ok` is true. */
+export interface CheckAnswer {
+  /** As check() answers: true, false, or null (no answer). */
+  readonly ok: boolean | null;
+  /** The rule, pattern, matching snippet and URL, when `ok` is true. */
+  readonly evidence: ProbeEvidence | null;
+}
+
+const NO: CheckAnswer = Object.freeze({ ok: false, evidence: null });
+const NONE: CheckAnswer = Object.freeze({ ok: null, evidence: null });
 
 /** Delay before the one retry of a check that hit a navigation in flight. */
 const NAVIGATION_RETRY_MS = 50;
@@ -91,6 +102,11 @@ export class SuccessChecker {
 
   /** Does the active page show the sentinel? `null` when CDP gave no answer (see the file comment). */
   async check(opts: CheckOptions = {}): Promise<boolean | null> {
+    return (await this.inspect(opts)).ok;
+  }
+
+  /** check() with its evidence: what matched and where (the same single round trip). */
+  async inspect(opts: CheckOptions = {}): Promise<CheckAnswer> {
     if (this.closed) throw new VncuaError('CDP_ERR_CLOSED', 'this SuccessChecker was closed; create a new one');
     const budget = new Budget(opts, this.timeoutMs);
     let reconnected = false;
@@ -115,7 +131,7 @@ export class SuccessChecker {
           if (e instanceof ProbeError && e.kind === 'navigation') {
             if (navigationRetried) {
               this.lastFailure = null;
-              return false;
+              return NO;
             }
             navigationRetried = true;
             await budget.sleep(NAVIGATION_RETRY_MS);
@@ -131,7 +147,7 @@ export class SuccessChecker {
           conn.changed = true;
           if (repicked) {
             this.lastFailure = null;
-            return false;
+            return NO;
           }
           repicked = true;
         }
@@ -189,9 +205,9 @@ export class SuccessChecker {
     // A connection still being made is closed as soon as it completes (see connection()).
   }
 
-  private fail(reason: CheckFailure['reason'], error: unknown): null {
+  private fail(reason: CheckFailure['reason'], error: unknown): CheckAnswer {
     this.lastFailure = { reason, error };
-    return null;
+    return NONE;
   }
 
   private async connectionUp(conn: CdpConnection, budget: Budget): Promise<boolean> {
@@ -240,16 +256,16 @@ export class SuccessChecker {
     void conn.close();
   }
 
-  private async checkOn(conn: CdpConnection, budget: Budget): Promise<boolean> {
+  private async checkOn(conn: CdpConnection, budget: Budget): Promise<CheckAnswer> {
     const candidates = conn.candidates();
-    if (candidates.length === 0) return false;
+    if (candidates.length === 0) return NO;
     const cached = conn.cached;
     if (cached && !conn.changed && candidates.includes(cached)) {
       const r = await this.probeOn(conn, cached, budget);
-      if (candidates.length === 1 || (r.visible && r.focused)) return r.ok;
+      if (candidates.length === 1 || (r.visible && r.focused)) return answerOf(r);
     }
     const active = await this.pick(conn, candidates, budget);
-    return (await this.probeOn(conn, active, budget)).ok;
+    return answerOf(await this.probeOn(conn, active, budget));
   }
 
   /** Rank every candidate by visibility and focus (one parallel round trip) and cache the winner. */
@@ -288,4 +304,8 @@ export class SuccessChecker {
     }
     return decodeProbe(this.probe, r.value);
   }
+}
+
+function answerOf(r: ProbeResult): CheckAnswer {
+  return r.ok ? { ok: true, evidence: r.evidence ?? null } : NO;
 }

@@ -101,4 +101,15 @@ describe('run result schema', () => {
     expect(fields({ status: 'finished', steps: 1, durationMs: 0, reason: 'x' })).toEqual(['reason']);
     expect(fields({ status: 'finished', steps: 1 })).toEqual(['durationMs']);
   });
+
+  it('takes success, success_at and the evidence (all optional, for older files), strictly', () => {
+    const evidence = { rule: 'text', pattern: '>code#1</', snippet: '<b>code#1</b>', url: 'http://x/', at: 1700000000000.5, entry_index: 3, phase: 'grace' };
+    const fields = (v: unknown): string[] => runResultSchema.safeParse(v).error?.issues.map((i) => issueField(i)) ?? [];
+    expect(fields({ status: 'finished', steps: 4, durationMs: 9, success: true, success_at: evidence.at, evidence })).toEqual([]);
+    expect(fields({ status: 'finished', steps: 4, durationMs: 9, success: null, success_at: null, evidence: null })).toEqual([]);
+    expect(fields({ status: 'finished', steps: 4, durationMs: 9, success: true, success_at: 1, evidence: { ...evidence, phase: 'late' } })).toEqual(['evidence.phase']);
+    expect(fields({ status: 'finished', steps: 4, durationMs: 9, success: true, success_at: 1, evidence: { ...evidence, rule: 'regex' } })).toEqual(['evidence.rule']);
+    expect(fields({ status: 'finished', steps: 4, durationMs: 9, success: true, success_at: 1, evidence: { ...evidence, extra: 1 } })).toEqual(['evidence.extra']);
+    expect(fields({ status: 'finished', steps: 4, durationMs: 9, success: 'yes' })).toEqual(['success']);
+  });
 });

@@ -93,6 +93,28 @@ const ENTRY_FIELDS = {
   duration_ms: z.number().min(0).describe('ended_at - started_at, in milliseconds.'),
 } as const;
 
+/** When a success check saw the task complete: right after the action, in the grace window after it, or in the run's final check. */
+export const SUCCESS_PHASES = ['immediate', 'grace', 'final'] as const;
+
+/** The kinds of success rule: an HTML text (the default and `{ sentinel }`), a CSS selector, a JS expression. */
+export const SUCCESS_RULES = ['text', 'selector', 'expression'] as const;
+
+const evidenceFields = {
+  rule: z.enum(SUCCESS_RULES).describe('Which kind of rule matched: text (the default >code#1</ rule or a { sentinel }), selector or expression.'),
+  pattern: z.string().describe('The sentinel text, the CSS selector or the JS expression.'),
+  snippet: z.string().describe('What matched: the text with ~40 characters each side, the element outerHTML, or the expression value as JSON (at most 240 characters).'),
+  url: z.string().describe('location.href of the page that matched.'),
+  at: epochMs.describe('When the check that saw it answered (epoch ms).'),
+} as const;
+
+/** Evidence of a success check on a trace entry (set only when the check said true). */
+export const entrySuccessSchema = z
+  .strictObject({ phase: z.enum(SUCCESS_PHASES).describe('immediate: the check right after the action; grace: a re-check while the screen settled; final: the check after the run ended.'), ...evidenceFields })
+  .describe('What the success check saw when it marked this entry complete (task_marked_complete true).');
+
+/** What `success_check` on an entry holds. */
+export type EntrySuccess = z.infer<typeof entrySuccessSchema>;
+
 /** Free-form extra data adapters attach (model usage, latency...). */
 export const metaSchema = z.record(z.string(), z.unknown()).describe('Extra data from adapters (model usage, latency...).');
 
@@ -105,6 +127,7 @@ function okEntry<A extends ActionName, P extends z.ZodType>(action: A, params: P
     started_at: ENTRY_FIELDS.started_at,
     ended_at: ENTRY_FIELDS.ended_at,
     duration_ms: ENTRY_FIELDS.duration_ms,
+    success_check: entrySuccessSchema.optional(),
     meta: metaSchema.optional(),
   });
 }
@@ -132,6 +155,7 @@ export const failedEntrySchema = z.strictObject({
   ended_at: ENTRY_FIELDS.ended_at,
   duration_ms: ENTRY_FIELDS.duration_ms,
   error: traceErrorSchema,
+  success_check: entrySuccessSchema.optional(),
   meta: metaSchema.optional(),
 });
 
@@ -182,6 +206,14 @@ export const RUN_STATUSES = [
 /** One of `RUN_STATUSES`. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/** The evidence of a run's first success in `result.json`: what the check saw, when, on which entry, in which phase. */
+export const runEvidenceSchema = z
+  .strictObject({ ...evidenceFields, entry_index: z.number().int().min(0).describe('The trace entry the success is attributed to.'), phase: entrySuccessSchema.shape.phase })
+  .describe("The first successful entry's check: the rule, the matching snippet, the URL, the time, the entry and the phase.");
+
+/** What `evidence` in result.json holds. */
+export type RunEvidence = z.infer<typeof runEvidenceSchema>;
+
 /** `result.json`: how the run ended. */
 export const runResultSchema = z
   .strictObject({
@@ -189,6 +221,13 @@ export const runResultSchema = z
     steps: z.number().int().min(0).describe('Number of actions performed.'),
     durationMs: z.number().min(0).describe('Wall time of the run in milliseconds.'),
     error: traceErrorSchema.optional(),
+    success: z
+      .boolean()
+      .nullable()
+      .optional()
+      .describe('Some success check (right after an action, in its grace window, or the final one) saw the task complete; null when no check answered.'),
+    success_at: epochMs.nullable().optional().describe('When the check behind `evidence` answered (epoch ms); null without a success.'),
+    evidence: runEvidenceSchema.nullable().optional(),
   })
   .meta({ title: 'vncua run result', description: 'result.json: how a run ended.' });
 

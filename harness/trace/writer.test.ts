@@ -89,6 +89,49 @@ describe('TraceWriter', () => {
     expect(await readdir(dir)).toEqual(['execution.json']);
   });
 
+  it('markComplete: an earlier entry becomes complete with its evidence, on disk at once and in execution.json; the others are unchanged', async () => {
+    const w = new TraceWriter(dir);
+    await w.open();
+    const e0 = await w.append({ action: 'type_text', params: { text: 'abc' }, task_marked_complete: false, started_at: 100, ended_at: 110, meta: { m: 1 } });
+    const e1 = await w.append({ action: 'finish', params: {}, task_marked_complete: false, started_at: 111, ended_at: 111.5 });
+    const before = await readFile(w.paths.partial, 'utf8');
+    const check = { phase: 'grace' as const, at: 320.5, rule: 'text' as const, pattern: '>code#1</', snippet: '<div id="r">code#1</div>', url: 'http://127.0.0.1:1/t.html' };
+    const marked = await w.markComplete(0, check);
+    expect(marked).toEqual({ ...e0, task_marked_complete: true, success_check: check });
+    // Field order: success_check sits before meta, as append writes it.
+    expect(Object.keys(marked)).toEqual(['index', 'action', 'params', 'task_marked_complete', 'started_at', 'ended_at', 'duration_ms', 'success_check', 'meta']);
+    const partial = await readFile(w.paths.partial, 'utf8');
+    expect(partial).not.toBe(before);
+    expect(parseExecution(JSON.parse(partial))).toEqual([marked, e1]);
+    await w.markComplete(1, { ...check, phase: 'final', at: 900 });
+    await w.finalize();
+    const final = parseExecution(JSON.parse(await readFile(w.paths.execution, 'utf8')));
+    expect(final.map((e) => [e.index, e.task_marked_complete, e.success_check?.phase])).toEqual([
+      [0, true, 'grace'],
+      [1, true, 'final'],
+    ]);
+    expect(await codeOf(w.markComplete(0, check))).toBe('TRACE_ERR_ILLEGAL_STATE');
+  });
+
+  it('markComplete refuses an unknown index or bad evidence (TRACE_ERR_INVALID) and changes nothing; it is serialized with appends', async () => {
+    const w = new TraceWriter(dir);
+    await w.open();
+    const check = { phase: 'grace' as const, at: 1, rule: 'selector' as const, pattern: '#ok', snippet: '<b id="ok"></b>', url: 'about:blank' };
+    expect(await codeOf(w.markComplete(0, check))).toBe('TRACE_ERR_INVALID');
+    await w.append(sampleEntry(0));
+    expect(await codeOf(w.markComplete(1, check))).toBe('TRACE_ERR_INVALID');
+    expect(await codeOf(w.markComplete(0, { ...check, phase: 'later' as 'grace' }))).toBe('TRACE_ERR_INVALID');
+    expect(await codeOf(w.markComplete(0, { ...check, extra: 1 } as typeof check))).toBe('TRACE_ERR_INVALID');
+    expect(parseExecution(JSON.parse(await readFile(w.paths.partial, 'utf8')))[0]!.task_marked_complete).toBe(sampleEntry(0).task_marked_complete);
+    // Interleaved without awaiting: every append lands, the marked entry stays marked.
+    const ops = [w.append(sampleEntry(1)), w.markComplete(0, check), w.append(sampleEntry(2)), w.markComplete(2, check), w.append(sampleEntry(3))];
+    await Promise.all(ops);
+    const onDisk = parseExecution(JSON.parse(await readFile(w.paths.partial, 'utf8')));
+    expect(onDisk.map((e) => e.index)).toEqual([0, 1, 2, 3]);
+    expect(onDisk.map((e) => e.success_check !== undefined)).toEqual([true, false, true, false]);
+    expect(onDisk[0]!.task_marked_complete).toBe(true);
+  });
+
   it('durable mode writes the same bytes', async () => {
     const a = new TraceWriter(join(dir, 'a'));
     const b = new TraceWriter(join(dir, 'b'), { durable: true });

@@ -8,12 +8,14 @@
  * - `append(entry)` adds one entry and atomically replaces `partial_execution.json` with every entry
  *   so far: a `kill -9` at any instant leaves a valid JSON array holding at least every entry whose
  *   append had resolved (see atomic.ts for the no-fsync trade-off and `{ durable: true }`).
+ * - `markComplete(index, check)` sets an earlier entry's `task_marked_complete` to true with the
+ *   evidence of the late check that saw it (`success_check`), rewritten the same atomic way.
  * - `finalize()` waits for pending appends, writes `execution.json` atomically, then removes
  *   `partial_execution.json`.
  * - `writeResult()` / `writeError()` write `result.json` / `error.txt` atomically.
  *
- * Cost: each entry is stringified once, when appended, and kept as text; a write joins the kept
- * text instead of re-serializing the array. Appends are serialized on a promise chain, and one
+ * Cost: each entry is stringified once, when appended (again only if marked complete later), and
+ * kept as text; a write joins the kept lines instead of re-serializing the array. Appends are serialized on a promise chain, and one
  * write covers every entry appended before it started, so a burst of appends costs one write each
  * at most. Methods take no AbortSignal on purpose: a cancelled run must still record its trace.
  */
@@ -25,7 +27,7 @@ import { roundMs } from './clock.ts';
 import { formatRunError } from './error-text.ts';
 import { assertNotPseudoFs, finishedRunFiles, runExistsError } from './out-dir.ts';
 import { entryIssue, invalidTrace, issueField } from './parse.ts';
-import { runResultSchema, type ExecutionEntry, type RunResult, type TraceEntryInput } from './schema.ts';
+import { entrySuccessSchema, runResultSchema, type EntrySuccess, type ExecutionEntry, type RunResult, type TraceEntryInput } from './schema.ts';
 
 /** File names inside a run's output directory. */
 export const TRACE_FILES = {
@@ -60,10 +62,11 @@ export class TraceWriter {
   #state: State = 'new';
   #opening: Promise<void> | undefined;
   #finalizing: Promise<void> | undefined;
-  /** Serialized entries joined by ",\n" (each stringified once). */
-  #body = '';
-  #count = 0;
-  /** Number of entries in the partial file on disk. */
+  /** The entries, and each one serialized (stringified once, again only when marked complete). */
+  #entries: ExecutionEntry[] = [];
+  #lines: string[] = [];
+  /** Bumped by every append and markComplete; the partial file on disk holds version #written. */
+  #version = 0;
   #written = 0;
   #chain: Promise<void> = Promise.resolve();
 
@@ -82,7 +85,7 @@ export class TraceWriter {
 
   /** Number of entries appended so far. */
   get length(): number {
-    return this.#count;
+    return this.#entries.length;
   }
 
   /** Creates the output directory and an empty partial_execution.json; idempotent. OUTPUT_ERR_RUN_EXISTS when it holds a finished run (unless overwrite). */
@@ -96,7 +99,7 @@ export class TraceWriter {
           if (found.length > 0) throw runExistsError(this.outputDir, found, 'Write into another directory, move it away, or pass overwrite: true.');
         }
         await this.#ensureDir();
-        await writeFileAtomic(this.paths.partial, render('', 0), this.#write);
+        await writeFileAtomic(this.paths.partial, render([]), this.#write);
         this.#state = 'open';
       } catch (e) {
         this.#state = 'new';
@@ -114,18 +117,48 @@ export class TraceWriter {
    */
   async append(input: TraceEntryInput): Promise<ExecutionEntry> {
     if (this.#state !== 'open') throw this.#illegal('append');
-    const entry = buildEntry(this.#count, input);
+    const entry = buildEntry(this.#entries.length, input);
     if (this.#validate) {
       const issue = entryIssue(entry);
       if (issue) throw invalidTrace(this.paths.partial, entry.index, issueField(issue), `refusing to append: ${issue.message}`);
     }
-    const line = JSON.stringify(entry);
-    this.#body = this.#count === 0 ? line : `${this.#body},\n${line}`;
-    const target = ++this.#count;
+    this.#entries.push(entry);
+    this.#lines.push(JSON.stringify(entry));
+    await this.#save();
+    return entry;
+  }
+
+  /**
+   * Marks entry `index` complete after the fact: `task_marked_complete` becomes true and `success_check`
+   * holds what the later check saw. Resolves once partial_execution.json on disk holds it (TRACE_ERR_WRITE
+   * otherwise, as append). TRACE_ERR_INVALID for an unknown index or bad evidence; TRACE_ERR_ILLEGAL_STATE
+   * after finalize() started.
+   */
+  async markComplete(index: number, check: EntrySuccess): Promise<ExecutionEntry> {
+    if (this.#state !== 'open') throw this.#illegal('markComplete');
+    const old = this.#entries[index];
+    if (!Number.isInteger(index) || old === undefined) {
+      throw invalidTrace(this.paths.partial, undefined, 'index', `refusing to mark entry ${String(index)} complete: the trace has ${this.#entries.length} entries`);
+    }
+    const parsed = entrySuccessSchema.safeParse(check);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw invalidTrace(this.paths.partial, index, `success_check.${issueField(issue)}`, `refusing to mark complete: ${issue.message}`);
+    }
+    const { index: _i, duration_ms: _d, ...input } = old;
+    const entry = buildEntry(index, { ...input, task_marked_complete: true, success_check: parsed.data } as TraceEntryInput);
+    this.#entries[index] = entry;
+    this.#lines[index] = JSON.stringify(entry);
+    await this.#save();
+    return entry;
+  }
+
+  /** Write the partial file once more after everything changed so far (serialized with earlier writes). */
+  async #save(): Promise<void> {
+    const target = ++this.#version;
     const done = this.#chain.then(() => this.#flush(target));
     this.#chain = done.catch(() => undefined);
     await done;
-    return entry;
   }
 
   /** Waits for pending appends, writes execution.json, removes partial_execution.json; idempotent, retryable after a failure. */
@@ -136,7 +169,7 @@ export class TraceWriter {
     this.#finalizing = (async () => {
       try {
         await this.#chain;
-        await writeFileAtomic(this.paths.execution, render(this.#body, this.#count), this.#write);
+        await writeFileAtomic(this.paths.execution, render(this.#lines), this.#write);
         await removeFile(this.paths.partial, this.#write);
         this.#state = 'finalized';
       } catch (e) {
@@ -167,9 +200,9 @@ export class TraceWriter {
 
   async #flush(target: number): Promise<void> {
     if (this.#written >= target) return;
-    const n = this.#count;
-    await writeFileAtomic(this.paths.partial, render(this.#body, n), this.#write);
-    this.#written = n;
+    const v = this.#version;
+    await writeFileAtomic(this.paths.partial, render(this.#lines), this.#write);
+    this.#written = v;
   }
 
   async #ensureDir(): Promise<void> {
@@ -201,11 +234,12 @@ function buildEntry(index: number, input: TraceEntryInput): ExecutionEntry {
     duration_ms: roundMs(input.ended_at - input.started_at),
   };
   if ('error' in input && input.error !== undefined) e.error = input.error;
+  if (input.success_check !== undefined) e.success_check = input.success_check;
   if (input.meta !== undefined) e.meta = input.meta;
   return e as ExecutionEntry;
 }
 
 /** The file text: one entry per line inside a JSON array. */
-function render(body: string, count: number): string {
-  return count === 0 ? '[]\n' : `[\n${body}\n]\n`;
+function render(lines: readonly string[]): string {
+  return lines.length === 0 ? '[]\n' : `[\n${lines.join(',\n')}\n]\n`;
 }

@@ -3,14 +3,18 @@
  * Agent's recorder), then processRun: each action's before image shows the screen before it, its after
  * image the screen after it, matched by the trace's timestamps (same clock as the recording).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../harness/agent/agent.ts';
 import { registerRecorder } from '../../harness/agent/recording.ts';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
+import { serveDir } from '../../harness/test-helpers/serve-dir.ts';
+import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { connectVnc } from '../../harness/rfb/index.ts';
 import { startRecordingProxy } from '../proxy/index.ts';
 import { BOX, BOX_COLOURS, PAGE_BACKGROUND, serveBoxesPage } from '../replay/test-helpers/page.ts';
@@ -30,6 +34,16 @@ class BoxAgent extends Agent {
       return true;
     }
     return false;
+  }
+}
+
+/** Clicks the input of harness/agent/test-pages/success.html, types its wanted text, and finishes at once. */
+class InstantFinishAgent extends Agent {
+  override async act(): Promise<boolean> {
+    await this.mouseClick({ position: { x: 200, y: 60 } });
+    await this.typeText('abc');
+    await this.finish();
+    return true;
   }
 }
 
@@ -92,5 +106,40 @@ describe('processRun on a recorded Agent run', () => {
     for (const box of [1, 2, 5]) expect(await pixel(last, { x: BOX(box).x + 70, y: BOX(box).y + 40 })).not.toEqual(BOX_COLOURS[box % 4]);
     expect(await pixel(last, { x: BOX(3).x + 70, y: BOX(3).y + 40 })).toEqual(BOX_COLOURS[3]);
     expect(r.report).not.toBeNull();
+  }, 60_000);
+});
+
+describe('a recorded run whose success comes after the last action', () => {
+  it('the grace mark reaches execution.json (the trace is finalized after the tail); the report marks the step and shows the frame at success_at', async () => {
+    const pages = await serveDir(fileURLToPath(new URL('../../harness/agent/test-pages/', import.meta.url)));
+    const browser = await chromium.connectOverCDP(desktop.cdpUrl);
+    try {
+      const p = browser.contexts()[0]!.pages()[0]!;
+      await p.goto(`${pages.url}success.html?mode=timer&period=500`);
+      await p.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
+      const outputDir = join(root, 'late');
+      const result = await new InstantFinishAgent({ outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }).run({ maxSteps: 1 });
+      expect(result).toMatchObject({ status: 'finished', success: true, evidence: { entry_index: 1, pattern: '>code#1</' } });
+      expect(await readResult(outputDir)).toEqual(result);
+      const trace = await readTrace(outputDir);
+      expect(trace.partial).toBe(false);
+      expect(trace.entries.map((e) => [e.action, e.task_marked_complete])).toEqual([
+        ['mouse_click', false],
+        ['type_text', true],
+        ['finish', expect.any(Boolean)],
+      ]);
+      expect(trace.entries[1]!.success_check).toMatchObject({ phase: result.evidence!.phase, at: result.success_at });
+      await processRun(outputDir);
+      const j = JSON.parse(await readFile(join(outputDir, 'action_screenshots.json'), 'utf8')) as ActionScreenshotsFile;
+      expect(j.warnings).toEqual([]);
+      expect(j.success).toMatchObject({ index: 1, at: result.success_at, phase: result.evidence!.phase, url: `${pages.url}success.html?mode=timer&period=500`, image: 'action_screenshots/success.png' });
+      const meta = await sharp(join(outputDir, 'action_screenshots/success.png')).metadata();
+      expect([meta.width, meta.height]).toEqual([desktop.width, desktop.height]);
+      expect((await stat(join(outputDir, 'action_screenshots.html'))).size).toBeGreaterThan(0);
+      expect(await readFile(join(outputDir, 'action_screenshots.html'), 'utf8')).toContain('<section class="step done first-success" id="step-1"');
+    } finally {
+      await browser.close().catch(() => {});
+      await pages.close();
+    }
   }, 60_000);
 });

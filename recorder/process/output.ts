@@ -49,6 +49,22 @@ export interface ActionShot {
   height: number | null;
 }
 
+/** The run's first successful step and what its success check saw, with the frame of that moment. */
+export interface SuccessShot {
+  /** The entry index of the first step whose task_marked_complete is true. */
+  index: number;
+  /** When the check that saw it answered (epoch ms); null when the trace and result.json do not say (older runs, uitask). */
+  at: number | null;
+  /** immediate (right after the action), grace (while the screen settled) or final (after the run's tail); null when unknown. */
+  phase: 'immediate' | 'grace' | 'final' | null;
+  rule: 'text' | 'selector' | 'expression' | null;
+  pattern: string | null;
+  snippet: string | null;
+  url: string | null;
+  /** `action_screenshots/success.png`: the screen at `at`; null when `at` is unknown or outside the recording. */
+  image: string | null;
+}
+
 /** The whole action_screenshots.json. */
 export interface ActionScreenshotsFile {
   version: 1;
@@ -64,8 +80,13 @@ export interface ActionScreenshotsFile {
   /** The trace file the actions come from (execution.json or partial_execution.json). */
   trace_file: string;
   warnings: ShotWarning[];
+  /** The first successful step (null: no step was marked complete). */
+  success: SuccessShot | null;
   actions: ActionShot[];
 }
+
+/** The frame at the first success, relative to the run directory. */
+export const SUCCESS_IMAGE = `${ACTION_SCREENSHOTS_DIR}/success.png`;
 
 /** `NNNN_before.png` / `NNNN_after.png`, relative to the run directory. */
 export function imagePath(index: number, which: 'before' | 'after'): string {
@@ -84,7 +105,7 @@ export async function isComplete(runDir: string, actions: number, traceFile: str
     return false;
   }
   if (data?.version !== 1 || !Array.isArray(data.actions) || data.actions.length !== actions || data.trace_file !== traceFile) return false;
-  const files = data.actions.flatMap((a) => [a.before, a.after]).filter((p): p is string => typeof p === 'string');
+  const files = [...data.actions.flatMap((a) => [a.before, a.after]), data.success?.image].filter((p): p is string => typeof p === 'string');
   const present = await Promise.all(files.map((f) => exists(join(runDir, f))));
   return present.every(Boolean);
 }

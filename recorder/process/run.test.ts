@@ -8,7 +8,7 @@ import { mulberry32 } from '../../harness/prng.ts';
 import { parseActionScreenshots } from '../report/index.ts';
 import type { ActionScreenshotsFile } from './output.ts';
 import { processRun } from './run.ts';
-import { C, PROBE, T, W, H, damageServerStreamAt, openEndedManifest, spinnerAt, writeUitaskRun, writeVncuaRun } from './test-helpers/runs.ts';
+import { C, PROBE, SUCCESS_EVIDENCE, T, W, H, damageServerStreamAt, openEndedManifest, spinnerAt, writeUitaskRun, writeVncuaRun } from './test-helpers/runs.ts';
 
 let root: string;
 beforeEach(async () => {
@@ -183,6 +183,41 @@ describe('processRun', () => {
     expect(j.outcome).toBeNull();
     expect(j.trace_file).toBe('partial_execution.json');
     expect(j.actions).toHaveLength(4);
+  });
+
+  it('the first successful step: its evidence in the JSON, success.png = the screen when the check answered, marked in the report', async () => {
+    // type_text's success seen by a grace check at T+1060: after the first repaint (T+1020), before the second (T+1100).
+    const dir = await writeVncuaRun(join(root, 'run'), { success: { index: 1, dt: 1060, phase: 'grace' } });
+    const r = await processRun(dir);
+    expect(r.images).toBe(9);
+    const j = await readJson(dir);
+    expect(j.success).toEqual({ index: 1, at: T + 1060, phase: 'grace', ...SUCCESS_EVIDENCE, image: 'action_screenshots/success.png' });
+    expect(() => parseActionScreenshots(j)).not.toThrow();
+    expect(await pixel(join(dir, 'action_screenshots/success.png'), PROBE.x, PROBE.y)).toEqual(C.typed);
+    expect(await pixel(join(dir, j.actions[1]!.after!), PROBE.x, PROBE.y)).toEqual(C.typedMore);
+    const html = await readFile(join(dir, 'action_screenshots.html'), 'utf8');
+    const step = /<section class="step done first-success" id="step-1"[\s\S]*?<\/section>/.exec(html)?.[0];
+    expect(step).toBeDefined();
+    expect(step).toContain('id="first-success"');
+    expect(step).toContain('src="action_screenshots/success.png"');
+    expect(step).toContain('a re-check while the screen settled after this action +50 ms after the action ended');
+    expect(html.match(/id="first-success"/g)).toHaveLength(1);
+    expect(html.match(/<section class="[^"]*first-success/g)).toHaveLength(1);
+    // Complete output: skipped; without the success image, processed again.
+    expect((await processRun(dir)).status).toBe('skipped');
+    await rm(join(dir, 'action_screenshots/success.png'));
+    expect((await processRun(dir)).status).toBe('processed');
+  });
+
+  it("evidence only in result.json (naming the entry) is used; without a time there is no success image; no complete step: success null", async () => {
+    const a = await writeVncuaRun(join(root, 'a'), { success: { index: 0, dt: 200, phase: 'immediate', inTrace: false } });
+    await processRun(a);
+    expect((await readJson(a)).success).toMatchObject({ index: 0, at: T + 200, phase: 'immediate', image: 'action_screenshots/success.png' });
+    expect(await pixel(join(a, 'action_screenshots/success.png'), PROBE.x, PROBE.y)).toEqual(C.clicked);
+    const b = await writeVncuaRun(join(root, 'b'));
+    await processRun(b);
+    expect((await readJson(b)).success).toEqual({ index: 3, at: null, phase: null, rule: null, pattern: null, snippet: null, url: null, image: null });
+    expect(await readFile(join(b, 'action_screenshots.html'), 'utf8')).toContain('<section class="step done first-success" id="step-3"');
   });
 
   it('aligns a uitask run to the recorded input and says the alignment was inferred', async () => {

@@ -4,7 +4,9 @@
  *   - NNNN_before.png: the screen as of the action's started_at (or, for an action that opened the VNC
  *     connection, its first frame, if the action's input came after it);
  *   - NNNN_after.png: the screen once it settled after ended_at (see settle.ts), capped at settleMs after
- *     ended_at and never past the next action's started_at.
+ *     ended_at and never past the next action's started_at;
+ *   - success.png: the screen when the success check that first saw the task complete answered (its
+ *     `success_check.at` in the trace, or result.json's `success_at`), for the first successful step.
  * uitask traces carry no timestamps: they are aligned to the recorded client input first ('inferred').
  *
  * A damaged recording gives every frame up to the damage and warnings in the JSON; an image whose instant lies
@@ -20,7 +22,7 @@ import type { DistributiveOmit, EntryTiming, RunResult, TraceEntry } from '../..
 import { Replayer, type Frame } from '../replay/replayer.ts';
 import { writeStepReport } from '../report/index.ts';
 import { alignUitaskTrace } from '../uitask/index.ts';
-import { ACTION_SCREENSHOTS_DIR, ACTION_SCREENSHOTS_JSON, imagePath, isComplete, type ActionScreenshotsFile, type ActionShot, type ShotWarning } from './output.ts';
+import { ACTION_SCREENSHOTS_DIR, ACTION_SCREENSHOTS_JSON, SUCCESS_IMAGE, imagePath, isComplete, type ActionScreenshotsFile, type ActionShot, type ShotWarning, type SuccessShot } from './output.ts';
 import { PngWriter } from './png.ts';
 import { QUIET_MS, settleAfter } from './settle.ts';
 import { writeRunVideo } from './video.ts';
@@ -190,6 +192,18 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       shot.settled = s.settled && shot.after_stale !== true;
       lastAt = Math.max(lastAt, s.at);
     }
+    // The frame of the first success, asked last: its instant usually falls inside an action's settle search,
+    // which has moved the replay past it, so asking it in the loop would replay from the start as well.
+    const success = successOf(entries, result);
+    if (success?.at != null) {
+      const f = success.at <= dataEnd ? await replayer.frameAt(success.at, { cursor }) : null;
+      if (f) {
+        await png.add(f, join(tmpDir, SUCCESS_IMAGE.slice(ACTION_SCREENSHOTS_DIR.length + 1))).catch((cause: unknown) => {
+          throw writeError(join(dir, SUCCESS_IMAGE), cause);
+        });
+        success.image = SUCCESS_IMAGE;
+      } else missing.push(`${success.index} success`);
+    }
     const untimed = shots.filter((s) => s.started_at === null || s.ended_at === null).map((s) => s.index);
     try {
       await png.done();
@@ -226,6 +240,7 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       quiet_ms: QUIET_MS,
       trace_file: traceFile,
       warnings,
+      success,
       actions: shots,
     };
     const finalDir = join(dir, ACTION_SCREENSHOTS_DIR);
@@ -316,6 +331,23 @@ async function readTask(dir: string): Promise<string | null> {
     }
   }
   return null;
+}
+
+/** The first successful step and its evidence: the entry's success_check, else result.json's evidence when it names that entry. */
+function successOf(entries: readonly Timed[], result: RunResult | null): SuccessShot | null {
+  const e = entries.find((x) => x.task_marked_complete === true);
+  if (!e) return null;
+  const ev = e.success_check ?? (result?.evidence?.entry_index === e.index ? result.evidence : undefined);
+  return {
+    index: e.index,
+    at: ev?.at ?? null,
+    phase: ev?.phase ?? null,
+    rule: ev?.rule ?? null,
+    pattern: ev?.pattern ?? null,
+    snippet: ev?.snippet ?? null,
+    url: ev?.url ?? null,
+    image: null,
+  };
 }
 
 /** Outcome from result.json; success = some action's success check said the task is complete. */

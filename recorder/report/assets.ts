@@ -26,10 +26,12 @@ nav.index{display:flex;flex-wrap:wrap;gap:3px;margin:8px 0 4px}
 nav.index a{padding:0 5px;border:1px solid var(--line);border-radius:4px;font:11px/1.6 ui-monospace,"DejaVu Sans Mono",monospace;color:var(--fg);text-decoration:none;background:#fafbfd}
 nav.index a.err{border-color:var(--bad);color:var(--bad)}
 nav.index a.done{border-color:var(--ok);color:var(--ok)}
+nav.index a.first{background:var(--ok);color:#fff}
 nav.index a.current{background:var(--accent);border-color:var(--accent);color:#fff}
 main{padding:12px 20px 40vh}
 .step{margin:0 0 14px;padding:10px 12px;background:var(--card);border:1px solid var(--line);border-left:5px solid var(--line);border-radius:8px;scroll-margin-top:8px;outline:none}
 .step.done{border-left-color:var(--ok)}
+.step.first-success{border-left-width:9px;background:#f5fbf7}
 .step.err{border-left-color:var(--bad)}
 .step.current{box-shadow:0 0 0 3px var(--accent);background:#f7faff}
 .head{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 14px}
@@ -39,6 +41,16 @@ main{padding:12px 20px 40vh}
 .flag{padding:0 6px;border-radius:10px;font-size:12px;background:#eef0f4;color:var(--muted)}
 .flag.yes{background:#e3f5ea;color:var(--ok);font-weight:600}
 .flag.no{background:#f3f4f7}
+.flag.first{background:var(--ok);color:#fff;font-weight:600}
+.success{margin:10px 0 0;padding:8px 10px;border:1px solid #b9dfc7;border-radius:6px;background:#eef8f1;scroll-margin-top:8px}
+.success .title{margin:0 0 4px;font-weight:600;color:var(--ok)}
+.success dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:0 0 6px}
+.success dl div{display:contents}
+.success dt{color:var(--muted)}
+.success dd{margin:0;overflow-wrap:anywhere}
+.success code.snippet{white-space:pre-wrap}
+.success-shot{max-width:50%}
+@media (max-width:800px){.success-shot{max-width:none}}
 .error{margin:6px 0 0;padding:4px 8px;background:#fdecec;border:1px solid #f2b8b8;border-radius:6px;color:var(--bad);white-space:pre-wrap;overflow-wrap:anywhere}
 .error code{font-weight:600}
 .params{margin:6px 0 0;padding:4px 8px;background:#f6f7f9;border-radius:6px;font:12px/1.5 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere}

@@ -42,6 +42,28 @@ describe('renderStepReport', () => {
     expect(html).not.toMatch(/url\(/);
   });
 
+  it('marks the first successful step with what its check saw (escaped) and the frame of that moment', () => {
+    const step = (index: number, tmc: boolean) => ({ index, action: 'mouse_click', params: {}, started_at: 1000 + index * 100, ended_at: 1010 + index * 100, task_marked_complete: tmc });
+    const data = {
+      ...minimal([step(0, false), step(1, true), step(2, true)]),
+      success: { index: 1, at: 1250, phase: 'grace', rule: 'text', pattern: '>code#1</', snippet: '<img src=x onerror="alert(1)">code#1</b>', url: 'http://h/?q=<script>', image: 'action_screenshots/success.png' },
+    } as ActionScreenshotsInput;
+    const html = renderStepReport(data);
+    const sections = html.match(/<section [^>]*>/g)!;
+    expect(sections.map((t) => /class="([^"]*)"/.exec(t)![1])).toEqual(['step', 'step done first-success', 'step done']);
+    const banner = /<div class="success" id="first-success">[\s\S]*?<\/figure><\/div>/.exec(html)![0];
+    expect(banner).toContain('&#60;img src=x onerror=&#34;alert(1)&#34;&#62;code#1&#60;/b&#62;');
+    expect(banner).toContain('http://h/?q=&#60;script&#62;');
+    expect(banner).toContain('+140 ms after the action ended');
+    expect(banner).toContain('<img src="action_screenshots/success.png"');
+    expect(html).not.toContain('<img src=x');
+    expect(html).toContain('class="done first"');
+    // A success image path outside the run directory is refused like any other image path.
+    expect(() => renderStepReport({ ...data, success: { index: 1, image: '../x.png' } } as ActionScreenshotsInput)).toThrow(/success\.image/);
+    // Without a success object the first step marked complete is the first success (older files, uitask).
+    expect(renderStepReport(minimal([step(0, false), step(1, false), step(2, true)]))).toContain('<section class="step done first-success" id="step-2"');
+  });
+
   it('allows exactly its own inline script through the CSP hash', () => {
     const html = renderStepReport(minimal());
     const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;

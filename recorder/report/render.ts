@@ -5,7 +5,7 @@
  */
 import { REPORT_CSP, REPORT_CSS, REPORT_JS } from './assets.ts';
 import { markersFor, type ActionMarkers, type Marker } from './markers.ts';
-import { parseActionScreenshots, type ActionScreenshots, type ActionScreenshotsInput, type ReportAction } from './schema.ts';
+import { parseActionScreenshots, type ActionScreenshots, type ActionScreenshotsInput, type ReportAction, type ReportSuccess } from './schema.ts';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -122,10 +122,36 @@ function captions(a: ReportAction, settleMs: number | null | undefined): { befor
   return { before, after };
 }
 
-function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: ActionMarkers, t0: number | null): string {
+const PHASES: Record<string, string> = {
+  immediate: 'the check right after this action',
+  grace: 'a re-check while the screen settled after this action',
+  final: 'the final check after the run ended',
+};
+
+/** The first successful step's banner: what the success check saw, and the frame of that moment. */
+function successHtml(s: ReportSuccess, a: ReportAction, pos: number, w: number, h: number): string {
+  const item = (k: string, v: string) => `<div><dt>${k}</dt><dd>${v}</dd></div>`;
+  const when = s.at != null && a.ended_at != null ? ` ${signedMs(s.at - a.ended_at)} after the action ended` : '';
+  const rows = [
+    s.phase ? item('seen by', escapeHtml(PHASES[s.phase] ?? s.phase) + escapeHtml(when)) : '',
+    s.rule || s.pattern ? item('rule', `${escapeHtml(s.rule ?? '')} <code>${escapeHtml(s.pattern ?? '')}</code>`) : '',
+    s.snippet ? item('matched', `<code class="snippet">${escapeHtml(s.snippet)}</code>`) : '',
+    s.url ? item('page', `<code>${escapeHtml(s.url)}</code>`) : '',
+  ].join('');
+  let figure = '';
+  if (s.image) {
+    const href = pathAttr(s.image);
+    figure =
+      `<figure class="success-shot"><figcaption>at success${escapeHtml(when ? ` ·${when}` : '')}</figcaption><div class="shot" data-w="${w}" data-h="${h}">` +
+      `<a href="${href}" target="_blank" rel="noopener"><img src="${href}" width="${w}" height="${h}" loading="lazy" decoding="async" alt="the screen when success was seen, step ${pos}"></a></div></figure>`;
+  }
+  return `<div class="success" id="first-success"><p class="title">First successful step</p>${rows ? `<dl>${rows}</dl>` : ''}${figure}</div>`;
+}
+
+function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: ActionMarkers, t0: number | null, first: boolean): string {
   const w = a.width ?? data.width;
   const h = a.height ?? data.height;
-  const cls = ['step', a.error ? 'err' : '', a.task_marked_complete === true ? 'done' : ''].filter(Boolean).join(' ');
+  const cls = ['step', a.error ? 'err' : '', a.task_marked_complete === true ? 'done' : '', first ? 'first-success' : ''].filter(Boolean).join(' ');
   const dur = a.duration_ms != null ? `<span class="dur" title="duration">${formatMs(a.duration_ms)}</span>` : '';
   const at = t0 != null && a.started_at != null ? `<span class="at" title="time since the first action started">at ${signedMs(a.started_at - t0)}</span>` : '';
   const err = a.error ? `<div class="error"><code>${escapeHtml(a.error.code)}</code> ${escapeHtml(a.error.message)}</div>` : '';
@@ -136,11 +162,12 @@ function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: Act
   const cap = captions(a, data.settle_ms);
   return (
     `<section class="${cls}" id="step-${pos}" data-index="${a.index}" tabindex="-1">` +
-    `<div class="head"><a class="num" href="#step-${pos}">#${a.index}</a><span class="action">${escapeHtml(a.action)}</span>${dur}${flagHtml(a.task_marked_complete)}${at}</div>` +
+    `<div class="head"><a class="num" href="#step-${pos}">#${a.index}</a><span class="action">${escapeHtml(a.action)}</span>${dur}${flagHtml(a.task_marked_complete)}${first ? '<span class="flag first" title="the first step after which the success check passed">first success</span>' : ''}${at}</div>` +
     err +
     typedHtml(a) +
     params +
     `<div class="shots">${shotHtml('before', a, pos, w, h, mk, cap.before)}${shotHtml('after', a, pos, w, h, mk, cap.after)}</div>` +
+    (first && data.success ? successHtml(data.success, a, pos, w, h) : '') +
     `</section>\n`
   );
 }
@@ -166,9 +193,18 @@ function warningsHtml(data: ActionScreenshots): string {
   return `<ul class="warnings" aria-label="warnings">${items}</ul>`;
 }
 
-function chipsHtml(data: ActionScreenshots): string {
+/** Position of the first successful step: the success's entry, else the first step marked complete; -1 if none. */
+function firstSuccessPos(data: ActionScreenshots): number {
+  if (data.success) {
+    const p = data.actions.findIndex((a) => a.index === data.success!.index);
+    if (p >= 0) return p;
+  }
+  return data.actions.findIndex((a) => a.task_marked_complete === true);
+}
+
+function chipsHtml(data: ActionScreenshots, firstPos: number): string {
   const chips = data.actions.map((a, pos) => {
-    const cls = a.error ? ' class="err"' : a.task_marked_complete === true ? ' class="done"' : '';
+    const cls = a.error ? ' class="err"' : pos === firstPos ? ' class="done first"' : a.task_marked_complete === true ? ' class="done"' : '';
     return `<a href="#step-${pos}"${cls} title="${escapeHtml(a.action)}">${a.index}</a>`;
   });
   return `<nav class="index" aria-label="steps">${chips.join('')}</nav>`;
@@ -181,10 +217,11 @@ export function renderStepReport(input: ActionScreenshots | ActionScreenshotsInp
   const t0 = data.actions.find((a) => a.started_at != null)?.started_at ?? null;
   const steps: string[] = [];
   let pointer: { x: number; y: number } | null = null;
+  const firstPos = firstSuccessPos(data);
   data.actions.forEach((a, pos) => {
     const mk = markersFor(a.action, a.params, pointer);
     pointer = mk.pointer;
-    steps.push(stepHtml(a, pos, data, mk, t0));
+    steps.push(stepHtml(a, pos, data, mk, t0, pos === firstPos));
   });
   const title = task ? `Step report: ${task.length > 80 ? `${task.slice(0, 79)}…` : task}` : 'Step report';
   const meta = [
@@ -213,7 +250,7 @@ export function renderStepReport(input: ActionScreenshots | ActionScreenshotsInp
     `<p class="meta">${meta.map(escapeHtml).join(' · ')}</p>`,
     warningsHtml(data),
     '<p class="keys">Keys: <kbd>j</kbd> or <kbd>↓</kbd> next step · <kbd>k</kbd> or <kbd>↑</kbd> previous step · <kbd>Home</kbd> / <kbd>End</kbd> first / last step · <kbd>m</kbd> hide or show markers. Click an image to open it full size.</p>',
-    chipsHtml(data),
+    chipsHtml(data, firstPos),
     '</header>',
     '<main id="steps">',
     steps.join(''),

@@ -46,6 +46,18 @@ export const reportActionSchema = z.looseObject({
   height: size.nullable().optional(),
 });
 
+/** The first successful step and what its check saw (see recorder/process/output.ts SuccessShot). */
+export const reportSuccessSchema = z.looseObject({
+  index: z.number().int().min(0),
+  at: epochMs.nullable().optional(),
+  phase: z.string().nullable().optional(),
+  rule: z.string().nullable().optional(),
+  pattern: z.string().nullable().optional(),
+  snippet: z.string().nullable().optional(),
+  url: z.string().nullable().optional(),
+  image: imagePathSchema.nullable().optional(),
+});
+
 /** The whole `action_screenshots.json`. */
 export const actionScreenshotsSchema = z.looseObject({
   version: z.literal(1),
@@ -65,11 +77,14 @@ export const actionScreenshotsSchema = z.looseObject({
   height: size,
   settle_ms: z.number().min(0).nullable().optional(),
   warnings: z.array(reportIssueSchema).default([]),
+  success: reportSuccessSchema.nullable().optional(),
   actions: z.array(reportActionSchema),
 });
 
 /** A parsed `action_screenshots.json`. */
 export type ActionScreenshots = z.infer<typeof actionScreenshotsSchema>;
+/** The parsed first success of `action_screenshots.json`. */
+export type ReportSuccess = z.infer<typeof reportSuccessSchema>;
 /** One parsed action of `action_screenshots.json`. */
 export type ReportAction = z.infer<typeof reportActionSchema>;
 /** What `renderStepReport` accepts: the file's JSON shape before defaults are applied. */

@@ -75,8 +75,15 @@ const ACTIONS = [
   { action: 'finish', params: {}, at: [5000, 5001] },
 ] as const;
 
-/** Write a vncua run (execution.json with timing, result.json, task.json, recording/) into `dir`. */
-export async function writeVncuaRun(dir: string, opts: { partial?: boolean } = {}): Promise<string> {
+/** What the success check saw, for `writeVncuaRun`'s `success` option. */
+export const SUCCESS_EVIDENCE = { rule: 'text', pattern: '>code#1</', snippet: '<div id="r">code#1</div>', url: 'http://127.0.0.1:1/t.html' } as const;
+
+/**
+ * Write a vncua run (execution.json with timing, result.json, task.json, recording/) into `dir`. Without `success`
+ * the finish entry is the complete one (no evidence); with it, entry `index` is, seen at T+`dt` in `phase`, its
+ * evidence in the entry's success_check (`inTrace`, default) or only in result.json.
+ */
+export async function writeVncuaRun(dir: string, opts: { partial?: boolean; success?: { index: number; dt: number; phase: 'immediate' | 'grace' | 'final'; inTrace?: boolean } } = {}): Promise<string> {
   await mkdir(dir, { recursive: true });
   const { server, client } = scenarioChunks();
   await writeRecording(join(dir, 'recording'), [syntheticConnection({ t0: T, width: W, height: H, server, client })]);
@@ -85,17 +92,21 @@ export async function writeVncuaRun(dir: string, opts: { partial?: boolean } = {
     join(dir, 'recording', 'recording.json'),
     JSON.stringify({ format: 'vncua-recording', ...manifestTimeFields('vncua'), clock: 'epoch', upstream: 'tcp://x', connections: [{ index: 0, opened_at: T, closed_at: T + 6000 }] }),
   );
+  const ok = opts.success;
+  const check = ok ? { phase: ok.phase, at: T + ok.dt, ...SUCCESS_EVIDENCE } : undefined;
   const entries = ACTIONS.map((a, index) => ({
     index,
     action: a.action,
     params: a.params,
-    task_marked_complete: a.action === 'finish',
+    task_marked_complete: ok ? index === ok.index : a.action === 'finish',
     started_at: T + a.at[0],
     ended_at: T + a.at[1],
     duration_ms: a.at[1] - a.at[0],
+    ...(ok && index === ok.index && ok.inTrace !== false ? { success_check: check } : {}),
   }));
   await writeFile(join(dir, opts.partial ? 'partial_execution.json' : 'execution.json'), JSON.stringify(entries, null, 2));
-  if (!opts.partial) await writeFile(join(dir, 'result.json'), JSON.stringify({ status: 'finished', steps: 4, durationMs: 5001 }));
+  const verdict = ok ? { success: true, success_at: T + ok.dt, evidence: { ...SUCCESS_EVIDENCE, at: T + ok.dt, entry_index: ok.index, phase: ok.phase } } : {};
+  if (!opts.partial) await writeFile(join(dir, 'result.json'), JSON.stringify({ status: 'finished', steps: 4, durationMs: 5001, ...verdict }));
   await writeFile(join(dir, 'task.json'), JSON.stringify({ id: 't1', goal: 'Click, then type ab' }));
   return dir;
 }
