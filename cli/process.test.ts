@@ -47,13 +47,13 @@ describe('vncua process', () => {
     }
   });
 
-  it('processes the runs under a root, one line each; exit 1 when one failed, after the others', async () => {
+  it('processes the runs under a root, one line each; a trace that cannot be read fails after the others, exit 2 (bad input)', async () => {
     await writeVncuaRun(join(root, 'a'));
     const bad = await writeVncuaRun(join(root, 'b'));
     await writeFile(join(bad, 'execution.json'), 'not json');
     await writeVncuaRun(join(root, 'c'));
     const r = await cli([root]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.out).toMatch(/^ok {3}a \(4 actions, 8 images/m);
     expect(r.out).toMatch(/^FAIL b: TRACE_ERR_INVALID: /m);
     expect(r.out).toMatch(/^ok {3}c \(/m);
@@ -72,9 +72,14 @@ describe('vncua process', () => {
     const click = { action: 'mouse_click', params: { position: { x: 10, y: 10 }, button: 'left', click_type: 'single' }, task_marked_complete: false };
     await writeFile(join(flat, 'execution.json'), JSON.stringify([click]));
     const r = await cli([root]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.out).toMatch(/^ok {3}u \(4 actions, /m);
     expect(r.out).toMatch(/^FAIL v: TRACE_ERR_INVALID: .*execution\.json \(entry 0, field "params\.action"\)/m);
+    expect((await readdir(flat)).sort()).toEqual(['execution.json', 'recording']);
+    // The run alone: the same one-line error, exit 2, nothing written.
+    const alone = await cli([flat]);
+    expect(alone.code).toBe(2);
+    expect(alone.out).toMatch(/^FAIL \.: TRACE_ERR_INVALID: /m);
     expect((await readdir(flat)).sort()).toEqual(['execution.json', 'recording']);
   });
 

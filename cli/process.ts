@@ -17,6 +17,7 @@ const USAGE = `usage: vncua process <root> [--overwrite] [--jobs N] [--settle-ms
   --settle-ms   cap on how long after an action its "after" frame is taken (default ${DEFAULT_SETTLE_MS})
   --video       also write recording.mp4 (WebM without libx264) with click markers
 exit code: 0 when every run was processed or skipped, 1 when one failed (or none was found), 2 on bad arguments
+           or when every failure is a trace that is neither vncua's nor uitask's (TRACE_ERR_INVALID)
 `;
 
 /** What `vncua process` was asked to do. */
@@ -73,6 +74,11 @@ export function outcomeLine(o: RunOutcome, root: string): string {
   return r.video ? `${base}\n     ${r.video}` : base;
 }
 
+/** Whether every failed run failed on a trace that is neither ours nor uitask's (bad input: exit 2). */
+function onlyBadTraces(runs: readonly RunOutcome[]): boolean {
+  return runs.every((x) => x.ok || x.error.code === 'TRACE_ERR_INVALID');
+}
+
 /** Run `vncua process ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs('process', USAGE, () => parseProcessArgs(argv));
@@ -92,7 +98,8 @@ export async function run(argv: string[]): Promise<number> {
     });
     const ok = r.runs.length - r.failed;
     process.stdout.write(`processed ${r.runs.length} run${r.runs.length === 1 ? '' : 's'} in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${ok} ok, ${r.failed} failed\n`);
-    return r.failed > 0 || cancel.signal.aborted ? 1 : 0;
+    if (cancel.signal.aborted) return 1;
+    return r.failed === 0 ? 0 : onlyBadTraces(r.runs) ? 2 : 1;
   } catch (e) {
     if (isVncuaError(e)) {
       process.stderr.write(`vncua process: ${e.code}: ${e.message}\n`);
