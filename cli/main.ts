@@ -7,7 +7,7 @@ import { VncuaError } from '../harness/errors.ts';
 type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
 
 const COMMANDS: Record<string, Command> = {
-  desktop: { summary: 'desktop up [--size WxH] [--url URL] [--password P] | desktop down', load: () => import('./desktop.ts') },
+  desktop: { summary: 'desktop up [--size WxH] [--url URL] [--password-file FILE] | desktop down | desktop list', load: () => import('./desktop.ts') },
   run: { summary: 'run --agent MODULE [--task T] [--url URL] [--max-steps N] [--out DIR] [--vnc URL --cdp URL] [--script FILE]', load: () => import('./run.ts') },
   eval: { summary: 'eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N] [--out DIR] ...', load: () => import('./eval.ts') },
   process: { summary: 'process <root> [--overwrite] [--jobs N] [--video]: screenshots and step reports from recordings', load: () => import('./process.ts') },
