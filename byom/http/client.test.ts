@@ -160,6 +160,17 @@ describe('PlannerClient', () => {
     expect(s2.requests.length).toBe(1);
   });
 
+  it('a call cancelled while its request is in flight is AGENT_ERR_CANCELLED, not the raw abort reason', async () => {
+    const s = await server(() => 'hang');
+    const ac = new AbortController();
+    const p = client(s).plan(request, { signal: ac.signal });
+    while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const reason = new Error('stop');
+    ac.abort(reason);
+    await expect(p).rejects.toMatchObject({ code: 'AGENT_ERR_CANCELLED', cause: reason });
+    expect(s.requests.length).toBe(1);
+  });
+
   it('a cancelled call stops at once, also in the middle of a backoff wait', async () => {
     const s = await server(() => ({ status: 500 }));
     const ac = new AbortController();

@@ -6,6 +6,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { VncuaError } from '../../harness/errors.ts';
+import { abortReason } from '../../harness/agent/round-trip.ts';
 
 /** A complete HTTP response. */
 export interface HttpResponse {
@@ -32,10 +33,10 @@ export function singleSocketAgents(): { http: http.Agent; https: https.Agent } {
   return { http: new http.Agent(o), https: new https.Agent(o) };
 }
 
-/** Send one request and read the whole response. Rejects with MODEL_ERR_TIMEOUT / MODEL_ERR_CONNECT, or the signal's reason. */
+/** Send one request and read the whole response. Rejects with MODEL_ERR_TIMEOUT / MODEL_ERR_CONNECT, or abortReason(signal) (AGENT_ERR_CANCELLED unless the reason is a VncuaError), as sleep() does. */
 export function httpRequest(url: URL, options: HttpRequestOptions): Promise<HttpResponse> {
   const { signal } = options;
-  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise<HttpResponse>((resolve, reject) => {
     let settled = false;
@@ -56,7 +57,7 @@ export function httpRequest(url: URL, options: HttpRequestOptions): Promise<Http
       req.destroy(e);
     }, options.timeoutMs);
     const onAbort = () => {
-      finish(signal!.reason);
+      finish(abortReason(signal!));
       req.destroy();
     };
     signal?.addEventListener('abort', onAbort, { once: true });

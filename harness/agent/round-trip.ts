@@ -40,7 +40,8 @@ export class RoundTrip {
   }
 }
 
-function abortReason(signal: AbortSignal): VncuaError {
+/** The error a cancelled wait rejects with: the signal's reason when it is a VncuaError, else AGENT_ERR_CANCELLED wrapping it. */
+export function abortReason(signal: AbortSignal): VncuaError {
   const r: unknown = signal.reason;
   if (r instanceof VncuaError) return r;
   return new VncuaError('AGENT_ERR_CANCELLED', 'the action was cancelled through the run\'s AbortSignal', { cause: r });
