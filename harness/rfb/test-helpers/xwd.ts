@@ -70,8 +70,18 @@ export function parseXwd(buf: Uint8Array): RgbaImage {
 /** Capture the root window of an X display with `xwd -root` and parse it (`xauthority`: the display's cookie file, when it has one). */
 export async function captureRoot(display: string, xauthority?: string): Promise<RgbaImage> {
   const env = xauthority === undefined ? process.env : { ...process.env, XAUTHORITY: xauthority };
-  const { stdout } = await run('xwd', ['-root', '-silent', '-display', display], { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024, env });
-  return parseXwd(new Uint8Array(stdout));
+  // xwd walks the root's children (for their colormaps); a window that goes away meanwhile (a Chromium
+  // popup or tooltip) makes it fail with BadWindow. That says nothing of the screen: take it again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { stdout } = await run('xwd', ['-root', '-silent', '-display', display], { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024, env });
+      return parseXwd(new Uint8Array(stdout));
+    } catch (e) {
+      const stderr = String((e as { stderr?: Buffer | string }).stderr ?? '');
+      if (attempt >= 5 || !/BadWindow|BadMatch|BadDrawable/.test(stderr)) throw e;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 }
 
 /** Differences between two RGBA images: count, first few positions, and the largest channel error. */
