@@ -2,12 +2,13 @@
  * Runs every benchmark (each runs vncua and its peers in the same run and prints a
  * markdown section) one after another, and writes bench/RESULTS.md.
  *
- * Run: npm run bench            (all)
- *      npm run bench -- screenshot click-latency   (a subset, by script name)
+ * Run: npm run bench            (all; RESULTS.md is written anew)
+ *      npm run bench -- screenshot click-latency   (a subset, by name: their sections of RESULTS.md
+ *                                                   are replaced, the others kept, each dated)
  */
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Each bench script, its arguments, and the issue figure it backs. */
@@ -36,8 +37,14 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
 ];
 
 const only = process.argv.slice(2);
+const unknown = only.filter((n) => !BENCHES.some((b) => b.name === n));
+if (unknown.length > 0) {
+  process.stderr.write(`bench: no bench named ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`);
+  process.exit(2);
+}
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sections: string[] = [];
+const stamp = () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`;
 for (const b of BENCHES) {
   if (only.length > 0 && !only.includes(b.name)) continue;
   process.stderr.write(`bench: ${b.name}...\n`);
@@ -45,10 +52,24 @@ for (const b of BENCHES) {
   const r = spawnSync(process.execPath, [...(b.node ?? []), '--import', 'tsx', `bench/${b.script ?? b.name}.ts`, ...b.args], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const secs = ((performance.now() - t) / 1000).toFixed(0);
   const out = r.status === 0 ? r.stdout.trim() : `FAILED (exit ${r.status}):\n\n\`\`\`\n${(r.stderr || r.stdout).trim().slice(-3000)}\n\`\`\``;
-  sections.push(`## ${b.name}: ${b.about}\n\n\`npx tsx bench/${b.script ?? b.name}.ts ${b.args.join(' ')}\` (${secs} s)\n\n${out}\n`);
+  sections.push(`## ${b.name}: ${b.about}\n\n\`npx tsx bench/${b.script ?? b.name}.ts ${b.args.join(' ')}\` (${secs} s; ${stamp()})\n\n${out}\n`);
   process.stderr.write(`bench: ${b.name} done in ${secs} s\n`);
 }
-const header = `# Benchmark results\n\nWritten by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${cpus().length} cores (${cpus()[0]?.model.trim()}), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end. Each script runs vncua and its peers in the same run; compare ratios, not absolute times: these machines are noisy.\n`;
-const text = `${header}\n${sections.join('\n')}`;
-if (only.length === 0) writeFileSync(new URL('./RESULTS.md', import.meta.url), text);
-process.stdout.write(text);
+const results = new URL('./RESULTS.md', import.meta.url);
+const header = `# Benchmark results\n\nWritten by \`npm run bench\`; ${cpus().length} cores (${cpus()[0]?.model.trim()}). Each section says when it ran and the load average at its end; a subset run (\`npm run bench -- NAME...\`) replaces only its own sections. Each script runs vncua and its peers in the same run; compare ratios, not absolute times: these machines are noisy.\n`;
+const text = `${header}\n${only.length === 0 || !existsSync(results) ? sections.join('\n') : merge(readFileSync(results, 'utf8'), sections)}`;
+writeFileSync(results, text);
+process.stdout.write(`${header}\n${sections.join('\n')}`);
+
+/** The sections of `old` (after its header) with those named in `fresh` replaced, new ones appended, in BENCHES order. */
+function merge(old: string, fresh: string[]): string {
+  const nameOf = (sec: string) => /^## ([^:\n]+):/.exec(sec)?.[1] ?? '';
+  const byName = new Map<string, string>();
+  for (const sec of old.split(/^(?=## )/m).filter((x) => x.startsWith('## '))) byName.set(nameOf(sec), sec.replace(/\n*$/, '\n'));
+  for (const sec of fresh) byName.set(nameOf(sec), sec);
+  const order = BENCHES.map((b) => b.name);
+  return [...byName.entries()]
+    .sort(([a], [b]) => (order.indexOf(a) === -1 ? 1e9 : order.indexOf(a)) - (order.indexOf(b) === -1 ? 1e9 : order.indexOf(b)))
+    .map(([, sec]) => sec)
+    .join('\n');
+}
