@@ -214,7 +214,7 @@ export function peekSecurityStatus(q: ByteQueue): number | null {
   return q.has(4) ? q.peekU32(0) : null;
 }
 
-/** ServerInit contents (the server's pixel format is read and ignored: the client sets its own). */
+/** ServerInit's size and name. Its pixel format is read by the session (`RfbSession.serverPixelFormat`, kept for recordings of clients that never send SetPixelFormat); the live client then sets its own. */
 export interface ServerInit {
   width: number;
   height: number;

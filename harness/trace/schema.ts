@@ -218,7 +218,7 @@ export type RunEvidence = z.infer<typeof runEvidenceSchema>;
 export const runResultSchema = z
   .strictObject({
     status: z.enum(RUN_STATUSES),
-    steps: z.number().int().min(0).describe('Number of actions performed.'),
+    steps: z.number().int().min(0).describe('Number of act() calls that returned (steps, not primitives: one act() may perform several actions).'),
     durationMs: z.number().min(0).describe('Wall time of the run in milliseconds.'),
     error: traceErrorSchema.optional(),
     success: z
