@@ -31,8 +31,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Agent } from '../harness/agent/agent.ts';
 import type { AgentContext } from '../harness/agent/context.ts';
+import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
-import { VncuaError } from '../harness/errors.ts';
+import { VncuaError, errorInfo } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { now, roundMs } from '../harness/trace/clock.ts';
 import { readTrace } from '../harness/trace/reader.ts';
@@ -68,7 +69,7 @@ export interface RunSuiteOptions {
   resolutions?: readonly ScreenSize[];
   /** Runs at once (default 1). */
   workers?: number;
-  /** Steps per run unless the task sets maxSteps (default 50). */
+  /** Steps per run unless the task sets maxSteps (default DEFAULT_MAX_STEPS, the Agent's: 50). */
   maxSteps?: number;
   /** Extra attempts of a run after an infra failure (default 2). */
   retries?: number;
@@ -139,7 +140,7 @@ export interface SuiteSummary {
   outcomes: RunOutcome[];
 }
 
-const DEFAULTS = { workers: 1, maxSteps: 50, retries: 2, repeat: 1 };
+const DEFAULTS = { workers: 1, maxSteps: DEFAULT_MAX_STEPS, retries: 2, repeat: 1 };
 /** How long the after-run desktop check may take. */
 const HEALTH_TIMEOUT_MS = 3000;
 
@@ -151,12 +152,6 @@ function checkInt(field: string, v: number, min: number): void {
   if (!Number.isInteger(v) || v < min) throw badOption(field, v, `expected a whole number >= ${min}`);
 }
 
-/** `{ code, message }` of anything thrown. */
-export function errorInfo(e: unknown, fallback: string): { code: string; message: string } {
-  if (e instanceof VncuaError) return { code: e.code, message: e.message };
-  if (e instanceof Error) return { code: fallback, message: e.message };
-  return { code: fallback, message: String(e) };
-}
 
 /** The provider object for a name (or the object itself). */
 export function resolveProvider(o: Pick<RunSuiteOptions, 'provider' | 'endpoints' | 'desktopTimeoutMs'>): DesktopProvider {

@@ -5,6 +5,7 @@
  * repeat with --repeat K); then the flaky tasks, the infra errors and the invalid runs.
  */
 import type { AggregateRow, RunScore, ScoreReport } from './score.ts';
+import { escapeHtml as esc } from '../recorder/report/render.ts';
 
 /** `83.3%` or `–`. */
 export function pct(x: number | null): string {
@@ -19,10 +20,6 @@ function secs(ms: number | null): string {
   return ms === null ? '–' : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** HTML-escape text (also for attribute values). */
-export function esc(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-}
 
 /** A relative link, each path segment URL-encoded (a `#fragment` kept as it is). */
 function href(path: string): string {

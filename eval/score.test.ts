@@ -239,7 +239,7 @@ describe('scoring with success evidence', () => {
       const json = JSON.parse(await readFile(join(root, 'scores.json'), 'utf8')) as ScoreReport;
       expect(json.runs[0]!.evidence).toEqual(evidence);
       const html = await readFile(join(root, 'scores.html'), 'utf8');
-      expect(html).toMatch(/<a class="first" href="agent\/1280_800\/late-1\/action_screenshots\.html#step-1" title="first success at step 1 \(grace check, text &quot;&gt;code#1&lt;\/&quot;\): &lt;div id=&quot;r&quot;&gt;code#1&lt;\/div&gt; on http:\/\/127\.0\.0\.1:1\/t\.html">step 1<\/a>/);
+      expect(html).toMatch(/<a class="first" href="agent\/1280_800\/late-1\/action_screenshots\.html#step-1" title="first success at step 1 \(grace check, text &#34;&#62;code#1&#60;\/&#34;\): &#60;div id=&#34;r&#34;&#62;code#1&#60;\/div&#62; on http:\/\/127\.0\.0\.1:1\/t\.html">step 1<\/a>/);
       expect(html.match(/class="first"/g)?.length).toBe(1);
       const md = await readFile(join(root, 'scores.md'), 'utf8');
       expect(md).toContain('([step 1](agent/1280_800/late-1/action_screenshots.html#step-1))');

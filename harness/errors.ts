@@ -161,3 +161,10 @@ export class VncuaError extends Error {
 export function isVncuaError(e: unknown, code?: ErrorCode): e is VncuaError {
   return e instanceof VncuaError && (code === undefined || e.code === code);
 }
+
+/** `{ code, message }` of anything thrown: a VncuaError's own, else `fallbackCode` with the error's message (its name if empty). */
+export function errorInfo(e: unknown, fallbackCode: string): { code: string; message: string } {
+  if (isVncuaError(e)) return { code: e.code, message: e.message };
+  const message = e instanceof Error ? e.message || e.name : String(e);
+  return { code: fallbackCode, message: message || 'unknown error' };
+}

@@ -5,7 +5,7 @@
  * checks (which may re-check it in its grace window, see verdict.ts). A failed attempt is recorded
  * with its `error` and its params as given; the error is then rethrown to the caller.
  */
-import { VncuaError, isVncuaError } from '../errors.ts';
+import { VncuaError, errorInfo } from '../errors.ts';
 import { now } from '../trace/clock.ts';
 import type { ActionName, ExecutionEntry, TraceEntryInput } from '../trace/schema.ts';
 import type { TraceWriter } from '../trace/writer.ts';
@@ -25,12 +25,8 @@ export interface ActionChecks {
   recorded(index: number, check: ImmediateCheck, action: ActionName): void;
 }
 
-/** `{ code, message }` of any thrown value. */
-export function errorInfo(e: unknown, fallbackCode: string): { code: string; message: string } {
-  if (isVncuaError(e)) return { code: e.code, message: e.message };
-  const message = e instanceof Error ? e.message || e.name : String(e);
-  return { code: fallbackCode, message: message || 'unknown error' };
-}
+/** `{ code, message }` of any thrown value (harness/errors.ts). */
+export { errorInfo } from '../errors.ts';
 
 /** Records actions into one trace. */
 export class ActionRecorder {

@@ -7,7 +7,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import { VncuaError, errorInfo } from '../../harness/errors.ts';
 import { findRuns } from './find.ts';
 import { processRun, type ProcessRunOptions, type ProcessRunResult } from './run.ts';
 import type { WorkerAnswer, WorkerJob } from './worker.ts';
@@ -50,7 +50,7 @@ export async function processRoot(root: string, options: ProcessRootOptions = {}
       try {
         report({ runDir: dir, ok: true, result: await processRun(dir, runOptions) });
       } catch (e) {
-        report({ runDir: dir, ok: false, error: errorInfo(e) });
+        report({ runDir: dir, ok: false, error: errorInfo(e, 'PROCESS_ERR_WORKER') });
       }
     }
   } else {
@@ -60,9 +60,6 @@ export async function processRoot(root: string, options: ProcessRootOptions = {}
   return { runs: ordered, failed: ordered.filter((o) => !o.ok).length };
 }
 
-function errorInfo(e: unknown): { code: string; message: string } {
-  return { code: isVncuaError(e) ? e.code : 'PROCESS_ERR_WORKER', message: e instanceof Error ? e.message : String(e) };
-}
 
 /** The worker module and the node flags that load it (.ts sources need tsx's loader). */
 function workerEntry(): { path: string; execArgv: string[] } {
