@@ -10,7 +10,8 @@
 import { VncuaError } from '../errors.ts';
 import { redactUrl } from '../redact.ts';
 import { type RfbVersion, writeFramebufferUpdateRequest } from './client-messages.ts';
-import { type Cancellable, abortError, abortable, checkTimeout, withDeadline } from './deadline.ts';
+import { race } from '../cancel.ts';
+import { type Cancellable, checkTimeout, rfbCancel, withDeadline } from './deadline.ts';
 import { TypedEmitter } from './emitter.ts';
 import { ENCODINGS, ENCODING_BY_NAME, type EncodingName } from './encodings/index.ts';
 import type { Framebuffer } from './framebuffer.ts';
@@ -70,7 +71,7 @@ export type VncClientEvents = {
   close: [error: VncuaError | null];
 };
 
-type Waiter = { check: () => boolean; resolve: () => void; reject: (e: VncuaError, aborted?: boolean) => void };
+type Waiter = { check: () => boolean; resolve: () => void; reject: (e: VncuaError) => void };
 
 /** Options of screenshot(). */
 export interface ScreenshotOptions extends Cancellable {
@@ -288,12 +289,12 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
         this.assertOpen('take a screenshot');
         // One encode at a time: each encodes the framebuffer's RGB plane in place.
         if (this.encoding) {
-          await abortable(this.encoding, signal, 'taking a screenshot');
+          await race(this.encoding, { signal, mapError: rfbCancel('taking a screenshot') });
           continue;
         }
         fb = this.framebuffer;
         if (this.settled()) break;
-        if (fb.busy) await abortable(fb.whenIdle(), signal, 'taking a screenshot');
+        if (fb.busy) await race(fb.whenIdle(), { signal, mapError: rfbCancel('taking a screenshot') });
         else await this.waitFor(() => this.settled(), false, signal, 'taking a screenshot');
       }
       // Synchronous from here until input is held: no socket data can land in between.
@@ -386,26 +387,24 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
    */
   private waitFor(check: () => boolean, connecting: boolean, signal: AbortSignal, what: string): Promise<void> {
     if (this.ended || this.closing) return Promise.reject(this.closedError(connecting));
-    if (signal.aborted) return Promise.reject(abortError(what, signal));
-    if (check()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => w.reject(abortError(what, signal), true);
-      const w = {
+    if (!signal.aborted && check()) return Promise.resolve();
+    let w: Waiter | undefined;
+    const woken = new Promise<void>((resolve, reject) => {
+      w = {
         check,
         resolve: () => {
-          this.waiters.delete(w);
-          signal.removeEventListener('abort', onAbort);
+          this.waiters.delete(w!);
           resolve();
         },
-        reject: (e: VncuaError, aborted = false) => {
-          this.waiters.delete(w);
-          signal.removeEventListener('abort', onAbort);
-          reject(aborted || connecting ? e : this.closedError(false));
+        reject: (e: VncuaError) => {
+          this.waiters.delete(w!);
+          reject(connecting ? e : this.closedError(false));
         },
       };
-      this.waiters.add(w);
-      signal.addEventListener('abort', onAbort, { once: true });
     });
+    if (signal.aborted) return race(woken, { signal, mapError: rfbCancel(what) });
+    this.waiters.add(w!);
+    return race(woken, { signal, mapError: rfbCancel(what), onAbort: () => this.waiters.delete(w!) });
   }
 
   private closedError(connecting: boolean): VncuaError {

@@ -123,12 +123,12 @@ export function connectError(target: VncTarget, cause: unknown): VncuaError {
 function openTcp(target: Extract<VncTarget, { kind: 'tcp' }>, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   return new Promise<Transport>((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
+    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
     const socket = net.connect({ host: target.host, port: target.port });
     const onAbort = () => {
       cleanupConnect();
       socket.destroy();
-      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
+      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
     };
     const onConnectError = (e: Error) => {
       cleanupConnect();
@@ -200,7 +200,7 @@ export function newVncWebSocket(target: Extract<VncTarget, { kind: 'ws' }>, opts
 function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   return new Promise<Transport>((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
+    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
     let ws: WebSocket;
     try {
       ws = newVncWebSocket(target, opts);
@@ -211,7 +211,7 @@ function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, s
       cleanupConnect();
       ws.on('error', () => {});
       ws.terminate();
-      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal));
+      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
     };
     const onConnectError = (e: Error) => {
       cleanupConnect();
