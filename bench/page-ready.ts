@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from '../harness/agent/agent.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
-import { PageSocket, pageTargets, withTimeout } from '../harness/cdp/page-socket.ts';
+import { PageSocket, pageTargets } from '../harness/cdp/page-socket.ts';
+import { timeoutSignal } from '../harness/cancel.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
 import '../recorder/register.ts';
 import { fixedPageWait } from './lib/fixed-page-wait.ts';
@@ -79,7 +80,7 @@ async function once(url: string, wait: Wait, dir: string): Promise<Sample> {
 
 /** The page's `performance.timeOrigin + loadEventEnd` and `renderedAt` (epoch ms). */
 async function readPageTimes(cdpUrl: string): Promise<{ loadAt: number; renderedAt: number }> {
-  const signal = withTimeout(undefined, 5000);
+  const signal = timeoutSignal(undefined, 5000);
   const page = (await pageTargets(cdpUrl, { signal })).find((t) => t.webSocketDebuggerUrl)!;
   const s = await PageSocket.open(page.webSocketDebuggerUrl!, signal);
   try {

@@ -4,7 +4,8 @@
  * desktop (one page left, navigated to the task URL, ready), and a lease whose `ready` is that wait.
  */
 import { waitForPageReady, type PageReady, type PageReadyOptions } from '../harness/cdp/page-ready.ts';
-import { cdpAnswers, cdpHttp, pageTargets, withTimeout } from '../harness/cdp/page-socket.ts';
+import { cdpAnswers, cdpHttp, pageTargets } from '../harness/cdp/page-socket.ts';
+import { timeoutSignal } from '../harness/cancel.ts';
 import type { LeasedDesktop } from './providers/types.ts';
 
 export { cdpAnswers };
@@ -19,7 +20,7 @@ export type NavigatePageOptions = Omit<PageReadyOptions, 'url' | 'navigate'>;
  * the fetch error when the browser's /json endpoint does not answer.
  */
 export async function navigatePage(cdpUrl: string, url: string, opts: NavigatePageOptions = {}): Promise<PageReady> {
-  const signal = withTimeout(opts.signal, opts.loadTimeoutMs ?? 20_000);
+  const signal = timeoutSignal(opts.signal, opts.loadTimeoutMs ?? 20_000);
   let pages = await pageTargets(cdpUrl, { signal });
   if (pages.length === 0) {
     await cdpHttp(cdpUrl, '/json/new?about:blank', { method: 'PUT', signal });

@@ -6,14 +6,15 @@
  * never answered: the page it saw was about:blank, whose readyState is complete.)
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PageSocket, pageTargets, withTimeout } from '../../harness/cdp/page-socket.ts';
+import { PageSocket, pageTargets } from '../../harness/cdp/page-socket.ts';
+import { timeoutSignal } from '../../harness/cancel.ts';
 
 /** Time given to a loaded page to paint before the agent's first look. */
 const FIRST_PAINT_MS = 150;
 
 /** True once the page's document is complete (after the fixed paint sleep); false after `timeoutMs`. */
 export async function fixedPageWait(cdpUrl: string, opts: { timeoutMs?: number } = {}): Promise<boolean> {
-  const signal = withTimeout(undefined, opts.timeoutMs ?? 15_000);
+  const signal = timeoutSignal(undefined, opts.timeoutMs ?? 15_000);
   while (!signal.aborted) {
     try {
       const page = (await pageTargets(cdpUrl, { signal })).find((t) => t.url && t.url !== 'about:blank' && t.webSocketDebuggerUrl);

@@ -18,9 +18,10 @@
  * what the agent sees). The page-verdict.ts rules decide; this file only drives CDP.
  */
 import { VncuaError, isVncuaError } from '../errors.ts';
+import { race, sleep, timeoutSignal } from '../cancel.ts';
 import { checkPositiveMs } from './budget.ts';
 import { blankError, httpStatusError, judgePage, notSettledError, PAGE_PROBE, unreachableError, type PageProbe } from './page-verdict.ts';
-import { CdpCommandError, PageSocket, pageTargets, raceSignal, withTimeout, type CdpTarget } from './page-socket.ts';
+import { CdpCommandError, PageSocket, pageTargets, type CdpTarget } from './page-socket.ts';
 import { checkCdpUrl } from './success.ts';
 
 /** Options of waitForPageReady(). */
@@ -95,11 +96,6 @@ function pickTarget(pages: CdpTarget[], url: string, navigate: boolean): CdpTarg
   return usable.find((p) => p.url === url) ?? usable.find((p) => p.url && p.url !== 'about:blank') ?? usable[0];
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  let t: NodeJS.Timeout | undefined;
-  return raceSignal(new Promise<void>((r) => (t = setTimeout(r, ms))), signal, () => clearTimeout(t)).finally(() => clearTimeout(t));
-}
-
 /** Poll /json/list until the page target is there, and open its WebSocket. */
 async function openPage(cdpUrl: string, url: string, navigate: boolean, signal: AbortSignal): Promise<PageSocket> {
   for (;;) {
@@ -126,7 +122,7 @@ function nextWake(s: PageSocket, ms: number, signal: AbortSignal): { promise: Pr
     for (const ev of WAKE_EVENTS) offs.push(s.on(ev, () => resolve()));
     timer = setTimeout(resolve, ms);
   });
-  return { promise: raceSignal(woke, signal).finally(cancel), cancel };
+  return { promise: race(woke, { signal }).finally(cancel), cancel };
 }
 
 /** Evaluate `expression` by value (awaiting a promise); rejects with CdpCommandError on a page exception. */
@@ -191,7 +187,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   const aborted = () => new VncuaError('PAGE_ERR_ABORTED', `waiting for the task page ${url} was cancelled through its AbortSignal`, { cause: user?.reason, details: { url } });
   if (user?.aborted) throw aborted();
   const t0 = performance.now();
-  const loadSignal = withTimeout(user, loadTimeoutMs);
+  const loadSignal = timeoutSignal(user, loadTimeoutMs);
   let last: PageProbe | null = null;
   let s: PageSocket | undefined;
   let dialog = false;
@@ -235,7 +231,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       wake.cancel();
       const loadMs = performance.now() - t0;
       const t1 = performance.now();
-      const settleSignal = AbortSignal.any([withTimeout(user, settleTimeoutMs + SETTLE_SLACK_MS), dialogSeen.signal]);
+      const settleSignal = AbortSignal.any([timeoutSignal(user, settleTimeoutMs + SETTLE_SLACK_MS), dialogSeen.signal]);
       let settled: { quiet: boolean; content: boolean };
       try {
         settled = await evaluate(page, settleScript(quietMs, settleTimeoutMs), settleSignal, true);

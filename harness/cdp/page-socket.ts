@@ -3,6 +3,7 @@
  * and one page's WebSocket: lighter than a Playwright connection, and nothing stays attached to the
  * browser afterwards. Used by the page readiness wait (page-ready.ts) and the eval providers.
  */
+import { race, timeoutSignal } from '../cancel.ts';
 import { cdpHttpUrl } from './endpoint.ts';
 import { WebSocket } from 'ws';
 
@@ -17,15 +18,9 @@ export interface CdpTarget {
 /** How long one /json request may take unless told otherwise. */
 const HTTP_TIMEOUT_MS = 3000;
 
-/** `signal` combined with a timeout. */
-export function withTimeout(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
-  const t = AbortSignal.timeout(Math.max(1, Math.round(timeoutMs)));
-  return signal ? AbortSignal.any([signal, t]) : t;
-}
-
 /** One request to the browser's /json HTTP endpoint; rejects on a non-2xx answer or the timeout (default 3000 ms). */
 export async function cdpHttp<T>(cdpUrl: string, path: string, opts: { method?: string; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<T> {
-  const r = await fetch(cdpHttpUrl(cdpUrl, path), { method: opts.method ?? 'GET', signal: withTimeout(opts.signal, opts.timeoutMs ?? HTTP_TIMEOUT_MS) });
+  const r = await fetch(cdpHttpUrl(cdpUrl, path), { method: opts.method ?? 'GET', signal: timeoutSignal(opts.signal, opts.timeoutMs ?? HTTP_TIMEOUT_MS) });
   if (!r.ok) throw new Error(`CDP ${path}: HTTP ${r.status}`);
   const text = await r.text();
   return (text ? JSON.parse(text) : undefined) as T;
@@ -96,20 +91,12 @@ export class PageSocket {
   /** Open the page's WebSocket (`webSocketDebuggerUrl`); rejects with the signal's reason when it fires first. */
   static async open(url: string, signal: AbortSignal): Promise<PageSocket> {
     const ws = new WebSocket(url, { perMessageDeflate: false });
+    const opened = new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
     try {
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => reject(signal.reason);
-        if (signal.aborted) return onAbort();
-        signal.addEventListener('abort', onAbort, { once: true });
-        ws.once('open', () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        });
-        ws.once('error', (e) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(e);
-        });
-      });
+      await race(opened, { signal });
     } catch (e) {
       ws.on('error', () => {});
       ws.terminate();
@@ -130,7 +117,7 @@ export class PageSocket {
         reject(e);
       });
     });
-    return raceSignal(sent, signal, () => this.#pending.delete(id));
+    return race(sent, { signal, onAbort: () => this.#pending.delete(id) });
   }
 
   /** Call `f` on every `method` event until the returned function is called. */
@@ -147,30 +134,4 @@ export class PageSocket {
     this.#ws.on('error', () => {});
     this.#ws.terminate();
   }
-}
-
-/** Settle with `p`, or reject with `signal.reason` as soon as it fires (then `onAbort` runs). */
-export function raceSignal<T>(p: Promise<T>, signal: AbortSignal, onAbort: () => void = () => {}): Promise<T> {
-  p.catch(() => {});
-  if (signal.aborted) {
-    onAbort();
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => {
-      onAbort();
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', abort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', abort);
-        reject(e);
-      },
-    );
-  });
 }

@@ -18,7 +18,7 @@ import type { CDPSession } from 'playwright-core';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { redactUrl } from '../redact.ts';
 import { pickActive, type PageView } from './active-page.ts';
-import { Budget, BudgetExpired, checkPositiveMs, type CheckOptions } from './budget.ts';
+import { type Budget, BudgetExpired, checkPositiveMs, openBudget, type CheckOptions } from './budget.ts';
 import { CdpConnection, ProbeError, type TrackedPage } from './connection.ts';
 import { STATE_PROBE, compileSentinel, decodeProbe, type Probe, type ProbeEvidence, type ProbeResult, type Sentinel } from './sentinel.ts';
 
@@ -108,7 +108,7 @@ export class SuccessChecker {
   /** check() with its evidence: what matched and where (the same single round trip). */
   async inspect(opts: CheckOptions = {}): Promise<CheckAnswer> {
     if (this.closed) throw new VncuaError('CDP_ERR_CLOSED', 'this SuccessChecker was closed; create a new one');
-    const budget = new Budget(opts, this.timeoutMs);
+    const budget = openBudget(opts, this.timeoutMs);
     let reconnected = false;
     let repicked = false;
     let navigationRetried = false;
@@ -163,7 +163,7 @@ export class SuccessChecker {
   /** The URL of the active page (the one checks probe), or null when CDP gives no answer. */
   async activeUrl(opts: CheckOptions = {}): Promise<string | null> {
     if (this.closed) return null;
-    const budget = new Budget(opts, this.timeoutMs);
+    const budget = openBudget(opts, this.timeoutMs);
     try {
       const conn = await budget.race(this.connection());
       const candidates = conn.candidates();
@@ -181,7 +181,7 @@ export class SuccessChecker {
   /** The raw CDP session of the active page (the one checks probe), or null when CDP gives no answer or there is no page. */
   async activeSession(opts: CheckOptions = {}): Promise<CDPSession | null> {
     if (this.closed) return null;
-    const budget = new Budget(opts, this.timeoutMs);
+    const budget = openBudget(opts, this.timeoutMs);
     try {
       const conn = await budget.race(this.connection());
       const candidates = conn.candidates();
