@@ -34,6 +34,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
   { name: 'desktop-cost', args: ['8'], about: "one desktop's memory (PSS) and CPU while a task runs: the basis of `vncua eval`'s default --workers" },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
+  { name: 'reliability', args: [], about: '`vncua eval` under faults: kill -9 and SIGINT of the runner, a dead Xvnc or Chromium, a task server that stops, a full results disk, 4x overload; nothing lost, nothing doubled, no orphan, the right codes' },
 ];
 
 const only = process.argv.slice(2);
