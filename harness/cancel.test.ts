@@ -157,7 +157,7 @@ describe('follow and timeoutSignal', () => {
   it('follow aborts the controller with the mapped error, and unfollows', () => {
     const a = new AbortController();
     const b = new AbortController();
-    const stop = follow(a.signal, b, mapError);
+    const stop = follow(a.signal, b, (reason) => new VncuaError('RFB_ERR_ABORTED', 'x was aborted', { cause: reason }));
     expect(listeners(a.signal)).toBe(1);
     a.abort();
     expect(b.signal.reason).toMatchObject({ code: 'RFB_ERR_ABORTED' });

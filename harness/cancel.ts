@@ -138,12 +138,12 @@ export function sleep(ms: number, signal?: AbortSignal, mapError?: MapError): Pr
 }
 
 /**
- * Abort `controller` (with the mapped error) when `signal` fires; returns the function that stops
- * following it (call it in `finally`). No-op without a signal.
+ * Abort `controller` with `mapReason(signal.reason)` when `signal` fires (at once if it already did);
+ * returns the function that stops following it (call it in `finally`). No-op without a signal.
  */
-export function follow(signal: AbortSignal | undefined, controller: AbortController, mapError: MapError = passReason): () => void {
+export function follow(signal: AbortSignal | undefined, controller: AbortController, mapReason: (reason: unknown) => unknown = (r) => r): () => void {
   if (!signal) return () => {};
-  const onAbort = () => controller.abort(mapError({ kind: 'aborted', reason: signal.reason }));
+  const onAbort = () => controller.abort(mapReason(signal.reason));
   if (signal.aborted) {
     onAbort();
     return () => {};

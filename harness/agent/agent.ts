@@ -38,6 +38,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { follow, race } from '../cancel.ts';
 import { PageInput } from '../cdp/page-input.ts';
 import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
@@ -257,7 +258,7 @@ export abstract class Agent {
     let recording: RecordingHandle | null = null;
     let connecting: Promise<void> | null = null;
     let user: AbortSignal | undefined;
-    const onUserAbort = () => controller.abort(cancelledError('the run', user?.reason));
+    let unfollowUser = () => {};
     try {
       await writer.open();
       opened = true;
@@ -277,9 +278,8 @@ export abstract class Agent {
       // failure here shows again at the first action.
       connecting = recorder || run.ready ? this.#connection.driver(controller.signal).then(() => {}, () => {}) : null;
       user = run.signal;
-      if (user?.aborted) onUserAbort();
-      else user?.addEventListener('abort', onUserAbort, { once: true });
-      if (run.ready) await raceAbort(run.ready, controller.signal);
+      unfollowUser = follow(user, controller, (reason) => cancelledError('the run', reason));
+      if (run.ready) await race(run.ready, { signal: controller.signal });
       await connecting;
       let done = false;
       while (!done && steps < run.maxSteps && !controller.signal.aborted) {
@@ -301,7 +301,7 @@ export abstract class Agent {
         error = reason ?? e;
       }
     } finally {
-      user?.removeEventListener('abort', onUserAbort);
+      unfollowUser();
       if (!controller.signal.aborted) controller.abort(cancelledError('an action called after the run ended'));
     }
     await settle(state.inFlight, IN_FLIGHT_GRACE_MS);
@@ -363,34 +363,18 @@ export abstract class Agent {
 
   /** One act() call, abandoned at once if the run's signal fires or stepTimeoutMs passes. */
   async #step(controller: AbortController): Promise<boolean> {
-    const signal = controller.signal;
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    const stop = new Promise<never>((_, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      const ms = this.options.stepTimeoutMs;
-      if (Number.isFinite(ms)) {
-        timer = setTimeout(
-          () => controller.abort(new VncuaError('AGENT_ERR_STEP_TIMEOUT', `act() did not return within stepTimeoutMs (${ms} ms); the run was stopped.`, { details: { stepTimeoutMs: ms } })),
-          ms,
-        );
-      }
+    const ms = this.options.stepTimeoutMs;
+    const act = race(() => Promise.resolve(this.act()), {
+      signal: controller.signal,
+      timeoutMs: ms,
+      mapError: (c) =>
+        c.kind === 'timeout'
+          ? new VncuaError('AGENT_ERR_STEP_TIMEOUT', `act() did not return within stepTimeoutMs (${ms} ms); the run was stopped.`, { details: { stepTimeoutMs: ms } })
+          : c.reason,
+      // A step timeout stops the whole run (a no-op when the run's signal fired).
+      onAbort: (e) => controller.abort(e),
     });
-    stop.catch(() => {});
-    let act: Promise<boolean>;
-    try {
-      act = Promise.resolve(this.act());
-    } catch (e) {
-      act = Promise.reject(e);
-    }
-    act.catch(() => {});
-    try {
-      return (await Promise.race([act, stop])) === true;
-    } finally {
-      if (timer) clearTimeout(timer);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    }
+    return (await act) === true;
   }
 
   /**
@@ -734,15 +718,4 @@ async function settle(promises: Set<Promise<unknown>>, ms: number): Promise<void
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([Promise.allSettled([...promises]), new Promise((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
-}
-
-/** Settle with `p`, or reject with `signal.reason` as soon as it fires. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return Promise.race([p, aborted]).finally(() => signal.removeEventListener('abort', onAbort!));
 }

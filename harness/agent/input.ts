@@ -108,11 +108,6 @@ export class InputDriver {
     return p ? { x: p.x, y: p.y } : { ...this.initialPointer };
   }
 
-  /** True when round trips are exact (false: the timed fallback of round-trip.ts). */
-  get exactSync(): boolean {
-    return this.rt.exact;
-  }
-
   /** Wait until the server has read everything sent so far (at once if nothing was sent since the last round trip). */
   async sync(o: InputOptions = {}): Promise<void> {
     if (!this.unsynced) return;

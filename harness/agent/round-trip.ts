@@ -6,6 +6,7 @@
  * Measured on this machine (loopback, 1280x800): Xvnc answers in ~0.6 ms (median); x11vnc in
  * ~43 ms (median) with stalls up to ~360 ms, since it answers from its polling loop.
  */
+import { type MapError, sleep as cancellableSleep } from '../cancel.ts';
 import { VncuaError } from '../errors.ts';
 import type { VncClient } from '../rfb/index.ts';
 
@@ -22,11 +23,6 @@ export interface SyncOptions {
 export class RoundTrip {
   constructor(private readonly client: VncClient) {}
 
-  /** Always true: VncClient.sync() is a real round trip. */
-  get exact(): boolean {
-    return true;
-  }
-
   /** Resolve once the server has read everything sent before this call. */
   async sync(options: SyncOptions = {}): Promise<void> {
     const { signal } = options;
@@ -42,23 +38,18 @@ export class RoundTrip {
 
 /** The error a cancelled wait rejects with: the signal's reason when it is a VncuaError, else AGENT_ERR_CANCELLED wrapping it. */
 export function abortReason(signal: AbortSignal): VncuaError {
-  const r: unknown = signal.reason;
-  if (r instanceof VncuaError) return r;
-  return new VncuaError('AGENT_ERR_CANCELLED', 'the action was cancelled through the run\'s AbortSignal', { cause: r });
+  return cancelledBy(signal.reason);
 }
 
-/** Sleep `ms`, rejecting at once with the signal's reason if it aborts. */
+function cancelledBy(reason: unknown): VncuaError {
+  if (reason instanceof VncuaError) return reason;
+  return new VncuaError('AGENT_ERR_CANCELLED', 'the action was cancelled through the run\'s AbortSignal', { cause: reason });
+}
+
+/** The agent's error mapper for harness/cancel.ts: an abort becomes abortReason()'s error (sleep has no timeout). */
+const agentCancel: MapError = (c) => cancelledBy(c.kind === 'aborted' ? c.reason : undefined);
+
+/** Sleep `ms`, rejecting at once with abortReason(signal) if it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortReason(signal!));
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return cancellableSleep(ms, signal, agentCancel);
 }

@@ -19,6 +19,7 @@
  *   entry (the scorer's success_index), with when its check answered and what it saw.
  */
 import type { CheckAnswer } from '../cdp/success.ts';
+import { race } from '../cancel.ts';
 import { now } from '../trace/clock.ts';
 import type { ActionName, EntrySuccess, RunEvidence } from '../trace/schema.ts';
 import { GraceMonitor, type ScreenFeed, type TimedAnswer } from './grace.ts';
@@ -155,9 +156,7 @@ export class RunVerdict {
   async finish(signal: AbortSignal | undefined): Promise<void> {
     const m = this.#monitor;
     if (m && (this.#first === null || this.#first.entry_index > this.#monitorIndex) && !signal?.aborted) {
-      let onAbort: (() => void) | undefined;
-      await Promise.race([m.done, new Promise<void>((r) => signal?.addEventListener('abort', (onAbort = () => r()), { once: true }))]);
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      await race(m.done, { signal }).catch(() => {}); // m.done never rejects: only the signal cuts the wait short
     }
     this.#stopMonitor();
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);

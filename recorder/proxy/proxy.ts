@@ -10,6 +10,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
+import { race } from '../../harness/cancel.ts';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { redactUrl } from '../../harness/redact.ts';
 import { parseVncUrl, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
@@ -94,30 +95,21 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     });
   }
   const signal = options.signal;
-  if (signal?.aborted) throw abortedError(signal);
+  if (signal?.aborted) throw abortedError(signal.reason);
 
   const proxy = new RecordingProxyServer(target, options, connectTimeoutMs);
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const stop = new Promise<never>((_, reject) => {
-    if (Number.isFinite(timeoutMs)) {
-      timer = setTimeout(() => reject(new VncuaError('RECORDER_ERR_TIMEOUT', `the recording proxy did not start within ${timeoutMs} ms`, { details: { timeoutMs } })), timeoutMs);
-    }
-    if (signal) {
-      onAbort = () => reject(abortedError(signal));
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-  });
-  const started = proxy.start();
-  started.catch(() => {});
   try {
-    await Promise.race([started, stop]);
+    await race(proxy.start(), {
+      signal,
+      timeoutMs,
+      mapError: (c) =>
+        c.kind === 'timeout'
+          ? new VncuaError('RECORDER_ERR_TIMEOUT', `the recording proxy did not start within ${c.timeoutMs} ms`, { details: { timeoutMs: c.timeoutMs } })
+          : abortedError(c.reason),
+    });
   } catch (e) {
     await proxy.close();
     throw e;
-  } finally {
-    clearTimeout(timer);
-    if (signal && onAbort) signal.removeEventListener('abort', onAbort);
   }
   return proxy;
 }
@@ -128,8 +120,8 @@ function checkMs(value: unknown, name: string): number | undefined {
   throw new VncuaError('RECORDER_ERR_BAD_ARGUMENT', `${name} must be a positive number of milliseconds (or Infinity), got ${String(value)}`, { details: { [name]: value } });
 }
 
-function abortedError(signal: AbortSignal): VncuaError {
-  return new VncuaError('RECORDER_ERR_ABORTED', 'starting the recording proxy was cancelled through its AbortSignal; nothing was left listening', { cause: signal.reason });
+function abortedError(reason: unknown): VncuaError {
+  return new VncuaError('RECORDER_ERR_ABORTED', 'starting the recording proxy was cancelled through its AbortSignal; nothing was left listening', { cause: reason });
 }
 
 function dirError(dir: string, cause: unknown): VncuaError {
