@@ -497,7 +497,7 @@ async function probeKill(round: number): Promise<Row> {
     const desktops = desktopsOf(a.pid).length;
     const procs = tiedProcesses(ctx).length;
     process.kill(a.pid, 'SIGKILL');
-    at = `A killed at ${fmtS(performance.now() - a.t0)} with ${finishedNames(disk).length} finished, ${running} started, ${desktops} desktop${desktops === 1 ? '' : 's'} up (${procs} processes)`;
+    at = `A killed at ${fmtS(performance.now() - a.t0)} with ${finishedNames(disk).length} finished, ${running} started, ${desktops} desktop${desktops === 1 ? '' : 's'} up (${procs} process${procs === 1 ? "" : "es"})`;
   }
   const ax = await a.done;
   const oa = await orphansAfter(ctx);
