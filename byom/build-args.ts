@@ -14,11 +14,9 @@
 import { parseArgs } from 'node:util';
 import { VncuaError } from '../harness/errors.ts';
 
-/** A width and height in pixels. */
-export interface Size {
-  width: number;
-  height: number;
-}
+/** A width and height in pixels: harness's one size type. */
+export type { ScreenSize as Size } from '../harness/desktop/size.ts';
+import type { ScreenSize as Size } from '../harness/desktop/size.ts';
 
 /** A setting's value and where it came from (`--flag` or the environment variable's name). */
 export interface Setting {

@@ -1,6 +1,6 @@
 /**
  * `ModelAgent`: the base of every model adapter in byom/. It adds to `Agent` what all adapters
- * share — the model options, accounting of model calls, and the loop guards:
+ * share — the model options, one way to call a model (`callModel`), and the loop guards:
  * - a wall-clock budget (`budgetMs`): past it the run ends at once with status `timeout`;
  * - stuck detection: the same action (same name and params) performed `stuckRepeats` times in a
  *   row, or `stuckScreens` identical screens in a row with actions in between, ends the run with
@@ -8,14 +8,21 @@
  * - max steps is run()'s own `maxSteps`.
  *
  * Adapters observe with `observe()`, act with `perform({ action, params })` (trace action names and
- * params, snake_case), and report each model call with `noteModelCall()` (its latency and usage go
- * into the `meta.model_calls` of the next trace entry).
+ * params, snake_case), and call their model with `callModel({ send, read, mapError })`: it gives
+ * `send` a per-call signal linked to the run's, maps what `send` throws, and puts the call's
+ * latency, usage, response id, model and attempts into the next trace entry's `meta.model_calls`
+ * (and the request's size into `meta.request_bytes`) when its requests went through `modelFetch()`.
  *
- * Options: the Agent's options plus the ones below. The Agent's constructor rejects unknown keys,
- * so each subclass takes its own keys out before calling `super` (see `splitOptions`).
+ * Options: each adapter's options are a zod schema that extends `modelAgentOptionsSchema` (itself
+ * the Agent's `agentOptionsSchema` plus ModelOptions) and is handed to this constructor, which
+ * validates them (AGENT_ERR_BAD_OPTIONS naming the field, unknown keys included) and keeps the
+ * parsed result in `this.settings`.
  */
-import { Agent, applyAction, type AgentOptions, type AgentRunResult, type CaptureScreenOptions, type RunOptions, type ScreenCapture } from '../harness/agent/index.ts';
+import { z } from 'zod';
+import { Agent, agentOptionsSchema, applyAction, type AgentOptions, type AgentRunResult, type CaptureScreenOptions, type RunOptions, type ScreenCapture } from '../harness/agent/index.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
+import type { ScreenSize } from '../harness/desktop/size.ts';
+import { nonNegative, parseOptions, screenshotSizeSchema } from './options.ts';
 
 /** Options shared by every model adapter (besides the Agent's). */
 export interface ModelOptions {
@@ -32,7 +39,7 @@ export interface ModelOptions {
   /** This many identical screens in a row, with actions in between, end the run as `stuck` (default 5; 0 disables). */
   stuckScreens?: number;
   /** Scale screenshots to this size before sending them (coordinates are mapped back by the adapter). */
-  screenshotSize?: { width: number; height: number };
+  screenshotSize?: ScreenSize;
 }
 
 /** The options of a ModelAgent: the Agent's plus ModelOptions. */
@@ -52,46 +59,79 @@ export interface ModelCallInfo {
   attempts?: number;
 }
 
-const MODEL_KEYS = ['model', 'apiKey', 'baseURL', 'budgetMs', 'stuckRepeats', 'stuckScreens', 'screenshotSize'] as const;
+/** What callModel gives `send`. */
+export interface ModelCallContext {
+  /** Aborts (with the run's reason) when the run is cancelled; a fresh signal per call, since the SDKs never remove the listener they add to it. */
+  signal: AbortSignal;
+}
 
-/** Split `options` into the keys listed and the rest (what a subclass hands to `super`). */
-export function splitOptions<T extends object, K extends keyof T>(options: T, keys: readonly K[]): [Pick<T, K>, Omit<T, K>] {
-  const picked = {} as Pick<T, K>;
-  const rest = { ...options } as T;
-  for (const k of keys) {
-    if (k in rest) {
-      picked[k] = rest[k];
-      delete rest[k];
-    }
-  }
-  return [picked, rest as Omit<T, K>];
+/** What an adapter reads from a model's answer: the value callModel returns, and the call's accounting for the trace. */
+export interface ModelReply<T> {
+  value: T;
+  usage?: unknown;
+  responseId?: string;
+  model?: string;
+  /** Attempts, when the client counts them itself (else those counted by modelFetch(), if it was used). */
+  attempts?: number;
+}
+
+/** One model call for callModel: send the request, read (and check) the answer, map errors. */
+export interface ModelCall<R, T> {
+  /** Send the request with `ctx.signal`. */
+  send(ctx: ModelCallContext): Promise<R>;
+  /** Check the raw answer and pick out what the adapter needs; a throw here is not noted as a call. */
+  read(raw: R): ModelReply<T>;
+  /** Map what `send` threw (default: rethrown as is); `runSignal` is the run's signal. */
+  mapError?(e: unknown, runSignal: AbortSignal): unknown;
+}
+
+/** A `fetch` as the SDK clients take it. */
+export type FetchFn = (url: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/** Schema of a ModelAgent's options: the Agent's schema (strict: unknown keys rejected) plus ModelOptions. Adapters extend it. */
+export const modelAgentOptionsSchema = agentOptionsSchema.extend({
+  model: z.string({ error: 'must be a non-empty string' }).min(1, 'must be a non-empty string').optional(),
+  apiKey: z.string({ error: 'must be a string' }).optional(),
+  baseURL: z.string({ error: 'must be a URL' }).min(1, 'must be a URL').optional(),
+  budgetMs: nonNegative.optional(),
+  stuckRepeats: nonNegative.optional(),
+  stuckScreens: nonNegative.optional(),
+  screenshotSize: screenshotSizeSchema.optional(),
+});
+const AGENT_KEYS = Object.keys(agentOptionsSchema.shape);
+const MODEL_KEYS = Object.keys(modelAgentOptionsSchema.shape).filter((k) => !AGENT_KEYS.includes(k));
+function pick(o: object, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([k, v]) => keys.includes(k) && v !== undefined));
 }
 
 /** Default of stuckRepeats and stuckScreens. */
 export const DEFAULT_STUCK_LIMIT = 5;
 
-/** Base class of the model adapters: Agent + model options + loop guards + call accounting. */
-export abstract class ModelAgent extends Agent {
+/** Base class of the model adapters: Agent + model options + one way to call a model + loop guards. `S`: the adapter's parsed options. */
+export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends Agent {
   /** The model options as given. */
   readonly model: Readonly<ModelOptions>;
+  /** All the options as the adapter's schema parsed them (the Agent's and the ModelAgent's included). */
+  protected readonly settings: Readonly<S>;
   #lastAction = '';
   #sameActions = 0;
   #lastScreen = '';
   #sameScreens = 0;
   #actedSinceObserve = false;
   #budgetTimer: NodeJS.Timeout | undefined;
+  /** Requests sent through modelFetch() during the current call, and the size of the last one's body. */
+  #attempts = 0;
+  #requestBytes = 0;
 
-  /** Validates the Agent options (AGENT_ERR_BAD_OPTIONS) and keeps the model options. */
-  constructor(options: ModelAgentOptions) {
-    const [model, agentOptions] = splitOptions(options, MODEL_KEYS);
-    super(agentOptions);
-    for (const k of ['budgetMs', 'stuckRepeats', 'stuckScreens'] as const) {
-      const v = model[k];
-      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 0)) {
-        throw new TypeError(`ModelAgent option ${k} must be a non-negative number, got ${JSON.stringify(v)}`);
-      }
-    }
-    this.model = Object.freeze({ ...model });
+  /**
+   * Validates `options` with `schema` (an extension of modelAgentOptionsSchema; AGENT_ERR_BAD_OPTIONS naming the field and
+   * the class), hands the Agent its options and keeps the rest. Connects nothing.
+   */
+  constructor(options: ModelAgentOptions, schema: z.ZodType<S> = modelAgentOptionsSchema as unknown as z.ZodType<S>) {
+    const settings = parseOptions(schema, options, new.target.name);
+    super(pick(settings, AGENT_KEYS) as unknown as AgentOptions);
+    this.model = Object.freeze(pick(settings, MODEL_KEYS) as ModelOptions);
+    this.settings = Object.freeze(settings);
   }
 
   /** run() with the wall-clock budget armed; the guards start afresh each run. */
@@ -156,7 +196,47 @@ export abstract class ModelAgent extends Agent {
     }
   }
 
-  /** Record one model call (latency, usage, response id) into the next trace entry's `meta.model_calls`. */
+  /** A fetch for an SDK client (over `base`, default the global fetch) that counts each request and its body size for callModel. */
+  protected modelFetch(base?: FetchFn): FetchFn {
+    return (url, init) => {
+      const body = init?.body;
+      this.#attempts++;
+      this.#requestBytes = typeof body === 'string' ? Buffer.byteLength(body) : 0;
+      return (base ?? fetch)(url, init);
+    };
+  }
+
+  /**
+   * Call the model once: `send` gets a signal linked to the run's; what it throws goes through `mapError`; `read` checks
+   * the answer. The call's latency, usage, response id, model and attempts go into the next trace entry's `meta.model_calls`,
+   * and the request's size into `meta.request_bytes` when it went through modelFetch(). Returns `read`'s value.
+   */
+  protected async callModel<R, T>(call: ModelCall<R, T>): Promise<T> {
+    this.#attempts = 0;
+    this.#requestBytes = 0;
+    const t0 = performance.now();
+    const run = this.signal;
+    const own = new AbortController();
+    const onAbort = () => own.abort(run.reason);
+    if (run.aborted) onAbort();
+    else run.addEventListener('abort', onAbort, { once: true });
+    let raw: R;
+    try {
+      raw = await call.send({ signal: own.signal });
+    } catch (e) {
+      throw call.mapError ? call.mapError(e, run) : e;
+    } finally {
+      run.removeEventListener('abort', onAbort);
+    }
+    const latencyMs = performance.now() - t0;
+    const { value, ...reply } = call.read(raw);
+    const counted = this.#attempts > 0;
+    this.noteModelCall({ latencyMs, ...reply, ...(reply.attempts === undefined && counted ? { attempts: this.#attempts } : {}) });
+    if (counted) this.attachMeta({ request_bytes: [this.#requestBytes] });
+    return value;
+  }
+
+  /** Record one model call (latency, usage, response id) into the next trace entry's `meta.model_calls` (callModel does it for its calls). */
   protected noteModelCall(info: ModelCallInfo): void {
     const call: Record<string, unknown> = { latency_ms: Math.round(info.latencyMs * 1000) / 1000 };
     if (info.usage !== undefined) call.usage = info.usage;

@@ -98,12 +98,3 @@ export function mapSdkError(sdk: SdkErrors, e: unknown, ctx: CallContext, signal
     details: { baseURL: ctx.baseURL },
   });
 }
-
-/** A `fetch` for an SDK client that reports each request attempt and its body size (for the trace's accounting). */
-export function countingFetch(onRequest: (bodyBytes: number) => void): (url: RequestInfo | URL, init?: RequestInit) => Promise<Response> {
-  return (url, init) => {
-    const body = init?.body;
-    onRequest(typeof body === 'string' ? Buffer.byteLength(body) : 0);
-    return fetch(url, init);
-  };
-}

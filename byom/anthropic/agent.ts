@@ -40,13 +40,15 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import sharp from 'sharp';
 import type { ScreenCapture } from '../../harness/agent/index.ts';
+import { z } from 'zod';
+import type { ScreenSize } from '../../harness/desktop/size.ts';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
-import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
+import { ModelAgent, modelAgentOptionsSchema, type ModelAgentOptions } from '../model-agent.ts';
+import { positiveMs, requireApiKey, requiredTask, wholeNumber } from '../options.ts';
 import { ComputerActionMapper, TOOL_VERSIONS, type ScreenRect, type ToolVersion } from './actions.ts';
 import { mapApiError, type CallContext } from './api-errors.ts';
-import { countingFetch } from '../sdk-errors.ts';
 import { assistantParams, imageBlock, textBlock, toolResult, trimImages } from './conversation.ts';
-import { DisplayMap, fitDisplay, type Size } from './display.ts';
+import { DisplayMap, fitDisplay } from './display.ts';
 
 /** Default model: Claude Sonnet 4.6, which takes computer_20251124. */
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-6';
@@ -98,17 +100,20 @@ export interface AnthropicCuaOwnOptions {
 /** Options of AnthropicCuaAgent: the Agent's, the ModelAgent's (`screenshotSize` overrides the display size) and its own. */
 export type AnthropicCuaOptions = ModelAgentOptions & AnthropicCuaOwnOptions;
 
-const OWN_KEYS = ['toolVersion', 'maxTokens', 'system', 'historyScreens', 'enableZoom', 'requestTimeoutMs', 'maxRetries', 'maxFailedTurns'] as const satisfies ReadonlyArray<keyof AnthropicCuaOwnOptions>;
-
-/** AGENT_ERR_BAD_OPTIONS for one of this adapter's options. */
-function badOption(field: string, value: unknown, why: string): VncuaError {
-  return new VncuaError('AGENT_ERR_BAD_OPTIONS', `AnthropicCuaAgent option ${field}: ${why}.`, { details: { field, value } });
-}
-
-function wholeNumber(field: string, v: unknown, min: number, max: number): number {
-  if (!(typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max)) throw badOption(field, v, `must be a whole number ${min}..${max}`);
-  return v;
-}
+/** Schema of AnthropicCuaAgent's options (AGENT_ERR_BAD_OPTIONS naming the field). */
+export const anthropicCuaOptionsSchema = modelAgentOptionsSchema
+  .extend({
+    task: requiredTask,
+    toolVersion: z.enum(TOOL_VERSIONS, { error: `must be one of ${TOOL_VERSIONS.join(', ')}` }).optional(),
+    maxTokens: wholeNumber(1, 1_000_000).optional(),
+    system: z.string({ error: 'must be a string' }).optional(),
+    historyScreens: wholeNumber(1, 1000).optional(),
+    enableZoom: z.boolean({ error: 'must be true or false' }).optional(),
+    requestTimeoutMs: positiveMs.optional(),
+    maxRetries: wholeNumber(0, 10).optional(),
+    maxFailedTurns: wholeNumber(1, 1000).optional(),
+  })
+  .superRefine(requireApiKey('ANTHROPIC_API_KEY'));
 
 /** The tool version for a model name when none is given. */
 export function defaultToolVersion(model: string): ToolVersion {
@@ -135,7 +140,7 @@ interface Conversation {
 }
 
 /** An Agent driven by Anthropic's computer-use tool through the Messages API. */
-export class AnthropicCuaAgent extends ModelAgent {
+export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOptionsSchema>> {
   /** The SDK client (baseURL, key, retries and timeout as configured). */
   readonly client: Anthropic;
   /** The model name sent. */
@@ -144,46 +149,28 @@ export class AnthropicCuaAgent extends ModelAgent {
   readonly toolVersion: ToolVersion;
   readonly #own: Required<Omit<AnthropicCuaOwnOptions, 'toolVersion'>>;
   #conv: Conversation = newConversation();
-  /** Per call: requests the SDK sent (1 + retries) and the size of the last body. */
-  #attempts = 0;
-  #requestBytes = 0;
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field) and makes the SDK client. Connects nothing. */
   constructor(options: AnthropicCuaOptions) {
-    if (typeof options !== 'object' || options === null) throw badOption('(options)', options, 'must be an object');
-    const [own, rest] = splitOptions(options, OWN_KEYS);
-    if (rest.screenshotSize !== undefined) checkSize(rest.screenshotSize);
-    super(rest);
-    if (typeof this.task !== 'string' || this.task.trim() === '') throw badOption('task', this.task, 'the task for the model is required');
-    const modelName = this.model.model ?? DEFAULT_ANTHROPIC_MODEL;
-    if (typeof modelName !== 'string' || modelName === '') throw badOption('model', modelName, 'must be a non-empty string');
-    const toolVersion = own.toolVersion ?? defaultToolVersion(modelName);
-    if (!(TOOL_VERSIONS as readonly string[]).includes(toolVersion)) throw badOption('toolVersion', toolVersion, `must be one of ${TOOL_VERSIONS.join(', ')}`);
-    const maxTokens = wholeNumber('maxTokens', own.maxTokens ?? DEFAULT_MAX_TOKENS, 1, 1_000_000);
-    const historyScreens = wholeNumber('historyScreens', own.historyScreens ?? DEFAULT_HISTORY_SCREENS, 1, 1000);
-    const maxRetries = wholeNumber('maxRetries', own.maxRetries ?? DEFAULT_MAX_RETRIES, 0, 10);
-    const maxFailedTurns = wholeNumber('maxFailedTurns', own.maxFailedTurns ?? DEFAULT_MAX_FAILED_TURNS, 1, 1000);
-    const requestTimeoutMs = own.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    if (!(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && Number.isFinite(requestTimeoutMs))) throw badOption('requestTimeoutMs', requestTimeoutMs, 'must be a positive number of ms');
-    const system = own.system ?? DEFAULT_SYSTEM_PROMPT;
-    if (typeof system !== 'string') throw badOption('system', system, 'must be a string');
-    const enableZoom = own.enableZoom ?? true;
-    if (typeof enableZoom !== 'boolean') throw badOption('enableZoom', enableZoom, 'must be true or false');
-    const apiKey = this.model.apiKey ?? process.env.ANTHROPIC_API_KEY;
-    if (typeof apiKey !== 'string' || apiKey === '') throw badOption('apiKey', undefined, 'no API key: pass apiKey or set ANTHROPIC_API_KEY (any non-empty string for a server that needs none)');
-
-    this.modelName = modelName;
-    this.toolVersion = toolVersion;
-    this.#own = { maxTokens, system, historyScreens, enableZoom, requestTimeoutMs, maxRetries, maxFailedTurns };
+    super(options, anthropicCuaOptionsSchema);
+    const o = this.settings;
+    this.modelName = o.model ?? DEFAULT_ANTHROPIC_MODEL;
+    this.toolVersion = o.toolVersion ?? defaultToolVersion(this.modelName);
+    this.#own = {
+      maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
+      system: o.system ?? DEFAULT_SYSTEM_PROMPT,
+      historyScreens: o.historyScreens ?? DEFAULT_HISTORY_SCREENS,
+      enableZoom: o.enableZoom ?? true,
+      requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      maxRetries: o.maxRetries ?? DEFAULT_MAX_RETRIES,
+      maxFailedTurns: o.maxFailedTurns ?? DEFAULT_MAX_FAILED_TURNS,
+    };
     this.client = new Anthropic({
-      apiKey,
-      ...(this.model.baseURL !== undefined ? { baseURL: this.model.baseURL } : {}),
-      maxRetries,
-      timeout: requestTimeoutMs,
-      fetch: countingFetch((bytes) => {
-        this.#attempts++;
-        this.#requestBytes = bytes;
-      }),
+      apiKey: o.apiKey ?? process.env.ANTHROPIC_API_KEY,
+      ...(o.baseURL !== undefined ? { baseURL: o.baseURL } : {}),
+      maxRetries: this.#own.maxRetries,
+      timeout: this.#own.requestTimeoutMs,
+      fetch: this.modelFetch(),
     });
   }
 
@@ -267,7 +254,7 @@ export class AnthropicCuaAgent extends ModelAgent {
   }
 
   /** The request body for a display of `display` size. */
-  #body(display: Size): MessageCreateParamsNonStreaming {
+  #body(display: ScreenSize): MessageCreateParamsNonStreaming {
     const tool: BetaToolComputerUse20251124 | BetaToolComputerUse20250124 =
       this.toolVersion === 'computer_20251124'
         ? { type: 'computer_20251124', name: 'computer', display_width_px: display.width, display_height_px: display.height, ...(this.#own.enableZoom ? { enable_zoom: true } : {}) }
@@ -359,7 +346,7 @@ export class AnthropicCuaAgent extends ModelAgent {
   }
 
   /** The screen region `rect` at full resolution, scaled down only to fit the display size. */
-  async #zoomImage(rect: ScreenRect, display: Size): Promise<BetaImageBlockParam> {
+  async #zoomImage(rect: ScreenRect, display: ScreenSize): Promise<BetaImageBlockParam> {
     const full = await this.captureScreen({});
     const s = Math.min(1, display.width / rect.width, display.height / rect.height);
     let img = sharp(Buffer.from(full.base64, 'base64')).extract(rect);
@@ -368,31 +355,17 @@ export class AnthropicCuaAgent extends ModelAgent {
     return imageBlock(png.toString('base64'), 'image/png');
   }
 
-  /** messages.create with the run's signal, mapped errors, a checked body, and the call noted for the trace. */
-  async #create(body: MessageCreateParamsNonStreaming): Promise<BetaMessage> {
+  /** messages.create through callModel: mapped errors, a checked body, the call noted for the trace. */
+  #create(body: MessageCreateParamsNonStreaming): Promise<BetaMessage> {
     const ctx: CallContext = { baseURL: this.client.baseURL, model: this.modelName, maxRetries: this.#own.maxRetries, timeoutMs: this.#own.requestTimeoutMs };
-    this.#attempts = 0;
-    this.#requestBytes = 0;
-    const t0 = performance.now();
-    // A signal per call: the SDK adds an abort listener to the signal it gets and never removes it.
-    const run = this.signal;
-    const call = new AbortController();
-    const onAbort = () => call.abort(run.reason);
-    if (run.aborted) onAbort();
-    else run.addEventListener('abort', onAbort, { once: true });
-    let raw: unknown;
-    try {
-      raw = await this.client.beta.messages.create(body, { signal: call.signal });
-    } catch (e) {
-      throw mapApiError(e, ctx, run);
-    } finally {
-      run.removeEventListener('abort', onAbort);
-    }
-    const latencyMs = performance.now() - t0;
-    const resp = checkMessage(raw);
-    this.noteModelCall({ latencyMs, usage: resp.usage, responseId: resp.id, model: typeof resp.model === 'string' ? resp.model : this.modelName, attempts: this.#attempts });
-    this.attachMeta({ request_bytes: [this.#requestBytes] });
-    return resp;
+    return this.callModel({
+      send: ({ signal }) => this.client.beta.messages.create(body, { signal }) as Promise<unknown>,
+      mapError: (e, run) => mapApiError(e, ctx, run),
+      read: (raw) => {
+        const m = checkMessage(raw);
+        return { value: m, usage: m.usage, responseId: m.id, model: typeof m.model === 'string' ? m.model : this.modelName };
+      },
+    });
   }
 }
 
@@ -402,15 +375,6 @@ function newConversation(): Conversation {
 
 function shotBlock(shot: ScreenCapture): BetaImageBlockParam {
   return imageBlock(shot.base64, shot.mimeType);
-}
-
-function checkSize(v: unknown): Size {
-  const s = v as Partial<Size> | null;
-  const ok = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 2 && n <= 16384;
-  if (typeof s !== 'object' || s === null || !ok(s.width) || !ok(s.height)) {
-    throw badOption('screenshotSize', v, 'must be { width, height } in whole pixels, 2..16384 each');
-  }
-  return { width: s.width!, height: s.height! };
 }
 
 /** MODEL_ERR_BAD_RESPONSE naming what is wrong. */

@@ -16,11 +16,9 @@
  */
 import type { Point } from '../../harness/agent/index.ts';
 
-/** A width and height in pixels. */
-export interface Size {
-  width: number;
-  height: number;
-}
+/** A width and height in pixels: harness's one size type. */
+export type { ScreenSize as Size } from '../../harness/desktop/size.ts';
+import type { ScreenSize as Size } from '../../harness/desktop/size.ts';
 
 /** Largest display width sent by default (WXGA). */
 export const MAX_DISPLAY_WIDTH = 1280;

@@ -135,7 +135,7 @@ describe('ChatAgent on the events page', () => {
       },
       {
         name: 'resized 1024x640',
-        options: { coordinates: 'resized', imageSize: { width: 1024, height: 640 } },
+        options: { coordinates: 'resized', screenshotSize: { width: 1024, height: 640 } },
         image: [1024, 640],
         clicks: [
           [[0, 0], [0, 0]],
@@ -146,7 +146,7 @@ describe('ChatAgent on the events page', () => {
       },
       {
         name: 'resized 1000x700',
-        options: { coordinates: 'resized', imageSize: { width: 1000, height: 700 } },
+        options: { coordinates: 'resized', screenshotSize: { width: 1000, height: 700 } },
         image: [1000, 700],
         clicks: [
           [[999, 699], [1279, 799]],
@@ -276,8 +276,8 @@ describe('ChatAgent on the events page', () => {
 
   it('rejects bad options naming the field', () => {
     const base = { outputDir: '/tmp/x', vncUrl: desktop.vncUrl, model: 'm' };
-    expect(() => new ChatAgent({ ...base, coordinates: 'resized' })).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'imageSize' }) }));
-    expect(() => new ChatAgent({ ...base, coordinates: 'absolute', imageSize: { width: 10, height: 10 } })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'imageSize' }) }));
+    expect(() => new ChatAgent({ ...base, coordinates: 'resized' })).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'screenshotSize' }) }));
+    expect(() => new ChatAgent({ ...base, coordinates: 'absolute', screenshotSize: { width: 10, height: 10 } })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'screenshotSize' }) }));
     expect(() => new ChatAgent({ ...base, coordinates: 'pixels' as never })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'coordinates' }) }));
     expect(() => new ChatAgent({ ...base, historyScreens: 0 })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'historyScreens' }) }));
     expect(() => new ChatAgent({ ...base, model: '' })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'model' }) }));

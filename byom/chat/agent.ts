@@ -11,13 +11,14 @@
  */
 import OpenAI from 'openai';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
-import { badOption } from '../../harness/agent/options.ts';
+import { z } from 'zod';
 import type { AgentRunResult, RunOptions, ScreenCapture } from '../../harness/agent/index.ts';
 import { VncuaError } from '../../harness/errors.ts';
-import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
+import { ModelAgent, modelAgentOptionsSchema, type FetchFn, type ModelAgentOptions } from '../model-agent.ts';
+import { wholeNumber } from '../options.ts';
 import { validateChatAction, type ChatAction } from './actions.ts';
 import { chatApiError } from './api-errors.ts';
-import { COORDINATE_SPACES, type CoordinateFrame, type CoordinateSpace, type Size } from './coordinates.ts';
+import { COORDINATE_SPACES, type CoordinateFrame, type CoordinateSpace } from './coordinates.ts';
 import { extractJsonObject } from './extract.ts';
 import { Conversation } from './history.ts';
 import { defaultSystemPrompt, type PromptInputs } from './prompt.ts';
@@ -28,8 +29,6 @@ export interface ChatOptions {
   historyScreens?: number;
   /** The coordinate space the model answers in (default 'absolute'; see coordinates.ts). */
   coordinates?: CoordinateSpace;
-  /** Size the screenshots are scaled to: required with 'resized', optional with 'normalized1000', not allowed with 'absolute'. */
-  imageSize?: Size;
   /** Replace the default system prompt: a string, or a function of the same inputs the default uses. */
   systemPrompt?: string | ((inputs: PromptInputs) => string);
   /** Re-asks after a reply that cannot be used, before the run ends as parse_error (default 2). */
@@ -45,13 +44,40 @@ export interface ChatOptions {
   /** Screenshot encoding sent to the model (default 'png'). */
   imageFormat?: 'png' | 'jpeg';
   /** The fetch the SDK uses (default: the global one), e.g. one with a proxy dispatcher, or instrumentation. */
-  fetch?: typeof globalThis.fetch;
+  fetch?: FetchFn;
 }
 
-/** The options of ChatAgent. `model` is required; `apiKey` may be any string for local servers (default "EMPTY"). */
+/**
+ * The options of ChatAgent. `model` is required; `apiKey` may be any string for local servers (default "EMPTY");
+ * `screenshotSize` (the size the screenshots are scaled to) is required with coordinates 'resized', optional with
+ * 'normalized1000', not allowed with 'absolute'.
+ */
 export type ChatAgentOptions = ModelAgentOptions & ChatOptions & { model: string };
 
-const CHAT_KEYS = ['historyScreens', 'coordinates', 'imageSize', 'systemPrompt', 'maxReasks', 'temperature', 'maxTokens', 'maxRetries', 'requestTimeoutMs', 'imageFormat', 'fetch'] as const;
+/** Schema of ChatAgent's options (AGENT_ERR_BAD_OPTIONS naming the field). */
+export const chatAgentOptionsSchema = modelAgentOptionsSchema
+  .extend({
+    model: z.string({ error: 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")' }).min(1, 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")'),
+    historyScreens: wholeNumber(1).optional(),
+    coordinates: z.enum(COORDINATE_SPACES, { error: `must be one of ${COORDINATE_SPACES.join(', ')}` }).optional(),
+    systemPrompt: z.union([z.string(), z.custom<(inputs: PromptInputs) => string>((v) => typeof v === 'function')], { error: 'must be a string or a function (inputs) => string' }).optional(),
+    maxReasks: wholeNumber(0).optional(),
+    temperature: z.number({ error: 'must be a number' }).optional(),
+    maxTokens: wholeNumber(1).optional(),
+    maxRetries: wholeNumber(0).optional(),
+    requestTimeoutMs: wholeNumber(1).optional(),
+    imageFormat: z.enum(['png', 'jpeg'], { error: "must be 'png' or 'jpeg'" }).optional(),
+    fetch: z.custom<FetchFn>((v) => typeof v === 'function', 'must be a fetch function').optional(),
+  })
+  .superRefine((o, ctx) => {
+    const space = o.coordinates ?? 'absolute';
+    if (space === 'resized' && !o.screenshotSize) {
+      ctx.addIssue({ code: 'custom', path: ['screenshotSize'], message: "coordinates 'resized' needs screenshotSize, the { width, height } the screenshots are scaled to" });
+    }
+    if (space === 'absolute' && o.screenshotSize) {
+      ctx.addIssue({ code: 'custom', path: ['screenshotSize'], message: "coordinates 'absolute' are screen pixels, so screenshots are not scaled; use coordinates 'resized' with screenshotSize" });
+    }
+  });
 
 /** Defaults of ChatOptions. */
 export const CHAT_DEFAULTS = { historyScreens: 3, coordinates: 'absolute', maxReasks: 2, maxRetries: 2, requestTimeoutMs: 120_000, imageFormat: 'png' } as const;
@@ -62,36 +88,33 @@ export function reaskText(error: string): string {
 }
 
 /** An agent driven by an OpenAI-compatible chat model with image input. */
-export class ChatAgent extends ModelAgent {
+export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema>> {
   /** The chat options, defaults applied. */
   readonly chat: Readonly<Required<Pick<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>> & Omit<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>>;
   readonly #client: OpenAI;
-  readonly #imageSize: Size | undefined;
   #conversation: Conversation | null = null;
   #lastDone = '';
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field); makes no request. */
   constructor(options: ChatAgentOptions) {
-    const [chat, rest] = splitOptions(options, CHAT_KEYS);
-    super(rest);
-    const c = { ...CHAT_DEFAULTS, ...definedOnly(chat) };
-    if (typeof this.model.model !== 'string' || this.model.model === '') throw badOption('model', this.model.model, 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")');
-    if (!(COORDINATE_SPACES as readonly string[]).includes(c.coordinates)) throw badOption('coordinates', c.coordinates, `must be one of ${COORDINATE_SPACES.join(', ')}`);
-    for (const k of ['historyScreens', 'maxReasks', 'maxRetries', 'requestTimeoutMs', 'maxTokens'] as const) {
-      const v = c[k];
-      const min = k === 'historyScreens' || k === 'requestTimeoutMs' || k === 'maxTokens' ? 1 : 0;
-      if (v !== undefined && !(Number.isInteger(v) && v >= min)) throw badOption(k, v, `must be a whole number >= ${min}`);
-    }
-    const size = c.imageSize ?? this.model.screenshotSize;
-    if (size !== undefined && !(isSide(size.width) && isSide(size.height))) throw badOption('imageSize', size, 'must be { width, height } with whole numbers of pixels >= 1');
-    if (c.coordinates === 'resized' && !size) throw badOption('imageSize', undefined, "coordinates 'resized' needs imageSize, the { width, height } the screenshots are scaled to");
-    if (c.coordinates === 'absolute' && size) throw badOption('imageSize', size, "coordinates 'absolute' are screen pixels, so screenshots are not scaled; use coordinates 'resized' with imageSize");
-    if (!['png', 'jpeg'].includes(c.imageFormat)) throw badOption('imageFormat', c.imageFormat, "must be 'png' or 'jpeg'");
+    super(options, chatAgentOptionsSchema);
+    const o = this.settings;
+    const c = {
+      historyScreens: o.historyScreens ?? CHAT_DEFAULTS.historyScreens,
+      coordinates: o.coordinates ?? CHAT_DEFAULTS.coordinates,
+      maxReasks: o.maxReasks ?? CHAT_DEFAULTS.maxReasks,
+      maxRetries: o.maxRetries ?? CHAT_DEFAULTS.maxRetries,
+      requestTimeoutMs: o.requestTimeoutMs ?? CHAT_DEFAULTS.requestTimeoutMs,
+      imageFormat: o.imageFormat ?? CHAT_DEFAULTS.imageFormat,
+      ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}),
+      ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+      ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+      ...(o.fetch !== undefined ? { fetch: o.fetch } : {}),
+    };
     this.chat = Object.freeze(c);
-    this.#imageSize = size;
     this.#client = new OpenAI({
-      apiKey: this.model.apiKey ?? 'EMPTY',
-      baseURL: this.model.baseURL ?? null,
+      apiKey: o.apiKey ?? 'EMPTY',
+      baseURL: o.baseURL ?? null,
       maxRetries: c.maxRetries,
       timeout: c.requestTimeoutMs,
       ...(c.fetch ? { fetch: c.fetch } : {}),
@@ -111,7 +134,7 @@ export class ChatAgent extends ModelAgent {
   }
 
   override async act(): Promise<boolean> {
-    const shot = await this.observe({ format: this.chat.imageFormat, ...(this.#imageSize ? { size: this.#imageSize } : {}) });
+    const shot = await this.observe({ format: this.chat.imageFormat });
     const frame = frameOf(this.chat.coordinates, shot);
     const conversation = (this.#conversation ??= new Conversation(this.#systemPrompt(frame), this.chat.historyScreens));
     const n = conversation.screenshots + 1;
@@ -155,43 +178,30 @@ export class ChatAgent extends ModelAgent {
     return defaultSystemPrompt(inputs);
   }
 
-  /** One chat completion call; its latency and usage go to the trace. Returns the reply text. */
-  async #complete(conversation: Conversation): Promise<string> {
-    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model: this.model.model!, messages: conversation.messages() };
+  /** One chat completion call through callModel (its latency and usage go to the trace). Returns the reply text. */
+  #complete(conversation: Conversation): Promise<string> {
+    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model: this.settings.model, messages: conversation.messages() };
     if (this.chat.temperature !== undefined) body.temperature = this.chat.temperature;
     if (this.chat.maxTokens !== undefined) body.max_tokens = this.chat.maxTokens;
-    // The SDK never removes the abort listener it adds to the signal it is given: give it a
-    // per-call signal linked to the run's, so the run's signal does not collect one per call.
-    const call = new AbortController();
-    const run = this.signal;
-    const onAbort = () => call.abort(run.reason);
-    if (run.aborted) onAbort();
-    else run.addEventListener('abort', onAbort, { once: true });
-    const t0 = performance.now();
-    let completion: ChatCompletion;
-    try {
-      completion = await this.#client.chat.completions.create(body, { signal: call.signal });
-    } catch (e) {
-      throw chatApiError(e, this.baseURL);
-    } finally {
-      run.removeEventListener('abort', onAbort);
-    }
-    const latencyMs = performance.now() - t0;
-    const message = typeof completion === 'object' && completion !== null && Array.isArray(completion.choices) ? completion.choices[0]?.message : undefined;
-    if (!message || typeof message !== 'object') {
-      throw new VncuaError('MODEL_ERR_BAD_RESPONSE', `The chat completions API at ${this.baseURL} answered without choices[0].message; check that baseURL points at an OpenAI-compatible chat completions API.`, {
-        details: { url: this.baseURL, body: JSON.stringify(completion)?.slice(0, 300) ?? String(completion) },
-      });
-    }
-    this.noteModelCall({
-      latencyMs,
-      ...(completion.usage ? { usage: completion.usage } : {}),
-      ...(typeof completion.id === 'string' ? { responseId: completion.id } : {}),
-      ...(typeof completion.model === 'string' ? { model: completion.model } : {}),
+    return this.callModel({
+      send: ({ signal }) => this.#client.chat.completions.create(body, { signal }),
+      mapError: (e) => chatApiError(e, this.baseURL),
+      read: (completion: ChatCompletion) => {
+        const message = typeof completion === 'object' && completion !== null && Array.isArray(completion.choices) ? completion.choices[0]?.message : undefined;
+        if (!message || typeof message !== 'object') {
+          throw new VncuaError('MODEL_ERR_BAD_RESPONSE', `The chat completions API at ${this.baseURL} answered without choices[0].message; check that baseURL points at an OpenAI-compatible chat completions API.`, {
+            details: { url: this.baseURL, body: JSON.stringify(completion)?.slice(0, 300) ?? String(completion) },
+          });
+        }
+        const text = typeof message.content === 'string' ? message.content : typeof message.refusal === 'string' ? message.refusal : '';
+        return {
+          value: text,
+          usage: completion.usage ?? undefined,
+          responseId: typeof completion.id === 'string' ? completion.id : undefined,
+          model: typeof completion.model === 'string' ? completion.model : undefined,
+        };
+      },
     });
-    if (typeof message.content === 'string') return message.content;
-    if (typeof message.refusal === 'string') return message.refusal;
-    return '';
   }
 }
 
@@ -204,12 +214,4 @@ function frameOf(space: CoordinateSpace, shot: ScreenCapture): CoordinateFrame {
 function describe(a: ChatAction): string {
   const { thought: _thought, ...rest } = a;
   return JSON.stringify(rest);
-}
-
-function isSide(v: unknown): boolean {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 1;
-}
-
-function definedOnly<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

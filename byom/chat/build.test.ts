@@ -16,7 +16,7 @@ describe('buildChatAgent', () => {
       VNCUA_CHAT_IMAGE_SIZE: '1024x640',
       VNCUA_CHAT_HISTORY: '2',
     });
-    expect(o).toMatchObject({ task: 'Do it.', model: 'env-vlm', baseURL: 'http://127.0.0.1:1/v1', apiKey: 'sk-chat', coordinates: 'resized', imageSize: { width: 1024, height: 640 }, historyScreens: 2 });
+    expect(o).toMatchObject({ task: 'Do it.', model: 'env-vlm', baseURL: 'http://127.0.0.1:1/v1', apiKey: 'sk-chat', coordinates: 'resized', screenshotSize: { width: 1024, height: 640 }, historyScreens: 2 });
     // OPENAI_API_KEY is the fallback key; without any, the agent sends "EMPTY".
     expect(chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm', OPENAI_API_KEY: 'sk-openai' }).apiKey).toBe('sk-openai');
     expect(chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm' }).apiKey).toBeUndefined();
@@ -35,7 +35,7 @@ describe('buildChatAgent', () => {
       model: 'flag-vlm',
       baseURL: 'http://127.0.0.1:2/v1',
       coordinates: 'normalized1000',
-      imageSize: { width: 800, height: 500 },
+      screenshotSize: { width: 800, height: 500 },
       historyScreens: 4,
       maxTokens: 300,
       requestTimeoutMs: 7000,

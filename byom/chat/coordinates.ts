@@ -6,7 +6,7 @@
  * - `normalized1000`: 0..1000 across the screen on each axis (as UI-TARS answers). `x` is a
  *   position, not an index: it lands in the pixel that contains it, `floor(x * W / 1000)`; 1000
  *   (the right/bottom edge itself) is clamped to the last pixel.
- * - `resized`: pixels of the screenshot the model was given, scaled to `imageSize` (w×h). Image pixel
+ * - `resized`: pixels of the screenshot the model was given, scaled to `screenshotSize` (w×h). Image pixel
  *   `x` covers screen pixels [x·W/w, (x+1)·W/w); its centre lands in `floor((x + 0.5) * W / w)`.
  *   So image pixel 0 maps to screen pixel 0 and image pixel w-1 to screen pixel W-1, at any ratio.
  *
@@ -20,11 +20,9 @@ export const COORDINATE_SPACES = ['absolute', 'normalized1000', 'resized'] as co
 /** One of COORDINATE_SPACES. */
 export type CoordinateSpace = (typeof COORDINATE_SPACES)[number];
 
-/** A size in pixels. */
-export interface Size {
-  width: number;
-  height: number;
-}
+/** A width and height in pixels: harness's one size type. */
+export type { ScreenSize as Size } from '../../harness/desktop/size.ts';
+import type { ScreenSize as Size } from '../../harness/desktop/size.ts';
 
 /** How the model's numbers relate to the screen: the space, the screen size, and the image size the model saw. */
 export interface CoordinateFrame {

@@ -10,7 +10,7 @@
  * | `--base-url URL` | `VNCUA_CHAT_BASE_URL` | `baseURL` (default: the SDK's, OpenAI's) |
  * | | `VNCUA_CHAT_API_KEY`, else `OPENAI_API_KEY` (never a flag) | `apiKey` (default "EMPTY", for local servers) |
  * | `--coordinates absolute\|normalized1000\|resized` | `VNCUA_CHAT_COORDINATES` | `coordinates` (default absolute) |
- * | `--image-size WxH` | `VNCUA_CHAT_IMAGE_SIZE` | `imageSize` (for resized / normalized1000) |
+ * | `--image-size WxH` | `VNCUA_CHAT_IMAGE_SIZE` | `screenshotSize` (for resized / normalized1000) |
  * | `--history N` | `VNCUA_CHAT_HISTORY` | `historyScreens` (default 3) |
  * | `--max-tokens N` | | `maxTokens` |
  * | `--timeout-ms N` | | `requestTimeoutMs` |
@@ -43,7 +43,7 @@ export function chatOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.
   const space = a.oneOf(COORDINATE_SPACES, 'coordinates', 'VNCUA_CHAT_COORDINATES');
   if (space) options.coordinates = space;
   const size = a.size('image-size', 'VNCUA_CHAT_IMAGE_SIZE');
-  if (size) options.imageSize = size;
+  if (size) options.screenshotSize = size;
   if (size && (space ?? 'absolute') === 'absolute') {
     throw a.bad(a.get('image-size', 'VNCUA_CHAT_IMAGE_SIZE')!, 'scales the screenshots, which absolute coordinates (the default) do not allow: add --coordinates resized (or normalized1000)');
   }

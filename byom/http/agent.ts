@@ -8,14 +8,15 @@
  * Auth: a static `token` (or `apiKey`), or `authUrl` + `clientId` + `clientSecret` (OAuth2 client
  * credentials, token cached on disk under a cross-process lock; auth.ts); none for an open planner.
  */
-import { badOption } from '../../harness/agent/options.ts';
+import { z } from 'zod';
 import type { AgentRunResult, RunOptions } from '../../harness/agent/index.ts';
 import { VncuaError } from '../../harness/errors.ts';
-import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
+import { ModelAgent, modelAgentOptionsSchema, type ModelAgentOptions } from '../model-agent.ts';
+import { positiveMs } from '../options.ts';
 import type { CoordinateFrame } from '../chat/coordinates.ts';
 import { ClientCredentialsSource, StaticTokenSource, type TokenSource } from './auth.ts';
-import { PlannerClient } from './client.ts';
-import type { RetryPolicy } from './retry.ts';
+import { PLANNER_URL, PlannerClient } from './client.ts';
+import { retryPolicySchema, type RetryPolicy } from './retry.ts';
 import { plannerActionSteps, type PreviousStep, type PlannerAction } from './wire.ts';
 import type { ActionStep } from '../../harness/agent/index.ts';
 
@@ -45,10 +46,33 @@ export interface HttpPlannerOptions {
 /** The options of HttpPlannerAgent. */
 export type HttpPlannerAgentOptions = ModelAgentOptions & HttpPlannerOptions;
 
-const HTTP_KEYS = ['endpoint', 'token', 'authUrl', 'clientId', 'clientSecret', 'scope', 'tokenCacheFile', 'retry', 'requestTimeoutMs', 'headers', 'random'] as const;
+const optionalString = z.string({ error: 'must be a string' }).optional();
+
+/** Schema of HttpPlannerAgent's options (AGENT_ERR_BAD_OPTIONS naming the field). */
+export const httpPlannerOptionsSchema = modelAgentOptionsSchema
+  .extend({
+    endpoint: PLANNER_URL,
+    token: optionalString,
+    authUrl: optionalString,
+    clientId: optionalString,
+    clientSecret: optionalString,
+    scope: optionalString,
+    tokenCacheFile: z.string({ error: 'must be a path or null' }).nullable().optional(),
+    retry: retryPolicySchema.optional(),
+    requestTimeoutMs: positiveMs.optional(),
+    headers: z.record(z.string(), z.string(), { error: 'must be an object of header names and string values' }).optional(),
+    random: z.custom<() => number>((v) => typeof v === 'function', 'must be a function () => number').optional(),
+  })
+  .superRefine((o, ctx) => {
+    const creds = { authUrl: o.authUrl, clientId: o.clientId, clientSecret: o.clientSecret };
+    const missing = Object.entries(creds).find(([, v]) => !v);
+    if (missing && Object.values(creds).some((v) => v !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: [missing[0]], message: 'authUrl, clientId and clientSecret go together (OAuth2 client credentials)' });
+    }
+  });
 
 /** An agent driven by a remote HTTP planner. */
-export class HttpPlannerAgent extends ModelAgent {
+export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOptionsSchema>> {
   /** The client (one persistent connection). */
   readonly client: PlannerClient;
   /** The token source (null: no auth). */
@@ -58,42 +82,30 @@ export class HttpPlannerAgent extends ModelAgent {
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field); makes no request. */
   constructor(options: HttpPlannerAgentOptions) {
-    const [h, rest] = splitOptions(options, HTTP_KEYS);
-    super(rest);
-    if (typeof h.endpoint !== 'string' || !/^https?:\/\//.test(h.endpoint)) throw badOption('endpoint', h.endpoint, 'give the planner URL, http:// or https:// (VNCUA_PLANNER_URL)');
-    const token = h.token ?? this.model.apiKey;
-    const creds = [h.authUrl, h.clientId, h.clientSecret];
-    if (creds.some((v) => v !== undefined) && creds.some((v) => typeof v !== 'string' || v === '')) {
-      throw badOption(h.authUrl === undefined ? 'authUrl' : h.clientId === undefined ? 'clientId' : 'clientSecret', undefined, 'authUrl, clientId and clientSecret go together (OAuth2 client credentials)');
-    }
-    if (this.model.screenshotSize && !(Number.isInteger(this.model.screenshotSize.width) && Number.isInteger(this.model.screenshotSize.height) && this.model.screenshotSize.width >= 1 && this.model.screenshotSize.height >= 1)) {
-      throw badOption('screenshotSize', this.model.screenshotSize, 'must be { width, height } with whole numbers of pixels >= 1');
-    }
-    try {
-      this.auth = h.authUrl
-        ? new ClientCredentialsSource({
-            authUrl: h.authUrl,
-            clientId: h.clientId!,
-            clientSecret: h.clientSecret!,
-            ...(h.scope !== undefined ? { scope: h.scope } : {}),
-            ...(h.tokenCacheFile !== undefined ? { cacheFile: h.tokenCacheFile } : {}),
-            ...(h.retry ? { retry: h.retry } : {}),
-            ...(h.random ? { random: h.random } : {}),
-          })
-        : token
-          ? new StaticTokenSource(token)
-          : null;
-      this.client = new PlannerClient({
-        endpoint: h.endpoint,
-        auth: this.auth,
-        ...(h.retry ? { retry: h.retry } : {}),
-        ...(h.requestTimeoutMs !== undefined ? { requestTimeoutMs: h.requestTimeoutMs } : {}),
-        ...(h.headers ? { headers: h.headers } : {}),
-        ...(h.random ? { random: h.random } : {}),
-      });
-    } catch (e) {
-      throw badOption(h.authUrl ? 'authUrl' : 'retry', h.authUrl, (e as Error).message, e);
-    }
+    super(options, httpPlannerOptionsSchema);
+    const h = this.settings;
+    const token = h.token ?? h.apiKey;
+    this.auth = h.authUrl
+      ? new ClientCredentialsSource({
+          authUrl: h.authUrl,
+          clientId: h.clientId!,
+          clientSecret: h.clientSecret!,
+          ...(h.scope !== undefined ? { scope: h.scope } : {}),
+          ...(h.tokenCacheFile !== undefined ? { cacheFile: h.tokenCacheFile } : {}),
+          ...(h.retry ? { retry: h.retry } : {}),
+          ...(h.random ? { random: h.random } : {}),
+        })
+      : token
+        ? new StaticTokenSource(token)
+        : null;
+    this.client = new PlannerClient({
+      endpoint: h.endpoint,
+      auth: this.auth,
+      ...(h.retry ? { retry: h.retry } : {}),
+      ...(h.requestTimeoutMs !== undefined ? { requestTimeoutMs: h.requestTimeoutMs } : {}),
+      ...(h.headers ? { headers: h.headers } : {}),
+      ...(h.random ? { random: h.random } : {}),
+    });
   }
 
   /** The steps sent as previous_steps so far in this run. */
@@ -116,11 +128,11 @@ export class HttpPlannerAgent extends ModelAgent {
     const size = this.model.screenshotSize;
     const shot = await this.observe({ format: 'png' });
     const frame: CoordinateFrame = { space: size ? 'resized' : 'absolute', screen: { width: shot.screenWidth, height: shot.screenHeight }, image: { width: shot.width, height: shot.height } };
-    const plan = await this.client.plan(
-      { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous },
-      { signal: this.signal },
-    );
-    this.noteModelCall({ latencyMs: plan.latencyMs, attempts: plan.attempts, ...(plan.response.usage ? { usage: plan.response.usage } : {}), ...(plan.response.id ? { responseId: plan.response.id } : {}) });
+    const request = { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous };
+    const plan = await this.callModel({
+      send: ({ signal }) => this.client.plan(request, { signal }),
+      read: (p) => ({ value: p, attempts: p.attempts, usage: p.response.usage ?? undefined, responseId: p.response.id || undefined }),
+    });
     if (plan.retries.length > 0) this.attachMeta({ retries: plan.retries });
     if (plan.reauthenticated) this.attachMeta({ reauthenticated: true });
     // Map every action before performing any: a bad one rejects the whole plan.

@@ -20,8 +20,10 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import { VncuaError } from '../../harness/errors.ts';
 import { withFileLock } from './lock.ts';
+import { httpUrl, parseOptions } from '../options.ts';
 import { parseRetryAfter, retryPolicy, withRetries, type Attempt, type RetryPolicy } from './retry.ts';
 import { httpRequest } from './transport.ts';
 
@@ -114,7 +116,7 @@ export class ClientCredentialsSource implements TokenSource {
     this.#retry = retryPolicy(options.retry);
     this.#key = `${options.authUrl} ${options.clientId} ${options.scope ?? ''}`;
     this.#cacheFile = options.cacheFile === undefined ? defaultTokenCacheFile() : options.cacheFile;
-    new URL(options.authUrl); // throws TypeError on a bad URL
+    parseOptions(z.object({ authUrl: httpUrl('must be an http:// or https:// URL') }), { authUrl: options.authUrl }, 'ClientCredentialsSource');
   }
 
   #valid(t: CachedToken | null | undefined): t is CachedToken {

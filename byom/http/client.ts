@@ -9,7 +9,9 @@
  * attempt → MODEL_ERR_SERVER / MODEL_ERR_RATE_LIMITED / MODEL_ERR_TIMEOUT / MODEL_ERR_CONNECT /
  * MODEL_ERR_BAD_RESPONSE; JSON that does not match the wire format → MODEL_ERR_BAD_RESPONSE at once.
  */
+import { z } from 'zod';
 import { VncuaError } from '../../harness/errors.ts';
+import { httpUrl, parseOptions } from '../options.ts';
 import type { TokenSource } from './auth.ts';
 import { parseRetryAfter, retryPolicy, withRetries, type Attempt, type RetryPolicy, type RetryRecord } from './retry.ts';
 import { httpRequest, singleSocketAgents, type HttpResponse } from './transport.ts';
@@ -43,6 +45,9 @@ export interface PlanResult {
   reauthenticated: boolean;
 }
 
+/** The endpoint's check (AGENT_ERR_BAD_OPTIONS, not a TypeError). */
+export const PLANNER_URL = httpUrl('must be an http:// or https:// URL (VNCUA_PLANNER_URL)');
+
 /** Talks to one planner endpoint over one persistent connection. */
 export class PlannerClient {
   readonly endpoint: URL;
@@ -51,8 +56,7 @@ export class PlannerClient {
   #agents = singleSocketAgents();
 
   constructor(options: PlannerClientOptions) {
-    this.endpoint = new URL(options.endpoint);
-    if (this.endpoint.protocol !== 'http:' && this.endpoint.protocol !== 'https:') throw new TypeError(`endpoint must be http:// or https://, got ${options.endpoint}`);
+    this.endpoint = new URL(parseOptions(z.object({ endpoint: PLANNER_URL }), { endpoint: options.endpoint }, 'PlannerClient').endpoint);
     this.#o = options;
     this.#retry = retryPolicy(options.retry);
   }

@@ -7,7 +7,9 @@
  * at once instead of sleeping through it. Each wait is cut short by the run's signal.
  */
 import { sleep } from '../../harness/agent/round-trip.ts';
+import { z } from 'zod';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import { nonNegative, parseOptions, wholeNumber } from '../options.ts';
 
 /** How a call is retried. */
 export interface RetryPolicy {
@@ -24,14 +26,18 @@ export interface RetryPolicy {
 /** Default RetryPolicy. */
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterMs: 120_000 };
 
-/** The policy with `partial` applied, checked (throws TypeError on a bad value). */
+/** Schema of a partial RetryPolicy (unknown keys rejected). */
+export const retryPolicySchema = z.strictObject({
+  maxAttempts: wholeNumber(1).optional(),
+  baseDelayMs: nonNegative.optional(),
+  maxDelayMs: nonNegative.optional(),
+  maxRetryAfterMs: nonNegative.optional(),
+});
+
+/** The policy with `partial` applied, checked (AGENT_ERR_BAD_OPTIONS naming the field). */
 export function retryPolicy(partial: Partial<RetryPolicy> = {}): RetryPolicy {
-  const p = { ...DEFAULT_RETRY, ...Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) } as RetryPolicy;
-  if (!(Number.isInteger(p.maxAttempts) && p.maxAttempts >= 1)) throw new TypeError(`retry.maxAttempts must be a whole number >= 1, got ${p.maxAttempts}`);
-  for (const k of ['baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs'] as const) {
-    if (!(Number.isFinite(p[k]) && p[k] >= 0)) throw new TypeError(`retry.${k} must be a number >= 0, got ${p[k]}`);
-  }
-  return p;
+  const p = parseOptions(retryPolicySchema, partial, 'retry');
+  return { ...DEFAULT_RETRY, ...Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) };
 }
 
 /** The full-jitter backoff before retry `retry` (0-based): uniform in [0, min(cap, base·2^retry)). */

@@ -69,7 +69,7 @@ describe('OpenAICuaAgent end to end on the basic suite', () => {
       successCheck: task.success,
       apiKey: 'sk-test',
       baseURL: server.baseURL,
-      displaySize: { width: 1024, height: 640 },
+      screenshotSize: { width: 1024, height: 640 },
     });
     const r = await agent.run({ maxSteps: task.maxSteps ?? 10 });
     expect(r).toMatchObject({ status: 'finished', steps: 2 });

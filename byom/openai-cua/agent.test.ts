@@ -40,13 +40,13 @@ describe('OpenAICuaAgent on Xvnc with a scripted Responses API', () => {
     await desktop?.close();
   });
 
-  it('preview tool with displaySize: tool config, truncation, task + screenshot, then computer_call_output chained by previous_response_id; clicks land at the mapped pixel; the final message finishes', async () => {
+  it('preview tool with screenshotSize: tool config, truncation, task + screenshot, then computer_call_output chained by previous_response_id; clicks land at the mapped pixel; the final message finishes', async () => {
     await desktop.reset();
     const click = computerCall({ action: { type: 'click', button: 'left', x: 800, y: 100 } });
     const type = computerCall({ action: { type: 'type', text: 'hi' } });
     const server = await serve([{ reply: [reasoning('The text box is on the right.'), click] }, { reply: [type] }, { reply: [message('I typed hi.')] }]);
     const dir = await out();
-    const r = await agent(server, dir, { displaySize: { width: 1024, height: 640 } }).run({ maxSteps: 10 });
+    const r = await agent(server, dir, { screenshotSize: { width: 1024, height: 640 } }).run({ maxSteps: 10 });
     expect(r).toMatchObject({ status: 'finished', steps: 3 });
 
     const [q0, q1, q2] = server.requests.map((q) => q.body);

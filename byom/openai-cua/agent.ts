@@ -2,7 +2,7 @@
  * `OpenAICuaAgent`: OpenAI computer use through the Responses API and the official `openai` SDK.
  *
  * One act() is one Responses call plus the actions of its computer call(s):
- * 1. capture the screen (scaled to `displaySize`, if given);
+ * 1. capture the screen (scaled to `screenshotSize`, if given);
  * 2. first call: a user message with the task and that screenshot; later calls: a
  *    `computer_call_output` per pending computer call, with the screenshot as a data URL, the page's
  *    `current_url` (from CDP) and the safety checks the policy acknowledged; chained to the last
@@ -29,13 +29,14 @@ import type {
   ResponseCreateParamsNonStreaming,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
+import { z } from 'zod';
 import type { ScreenCapture } from '../../harness/agent/index.ts';
 import { VncuaError } from '../../harness/errors.ts';
-import { ModelAgent, splitOptions, type ModelAgentOptions } from '../model-agent.ts';
+import { ModelAgent, modelAgentOptionsSchema, type ModelAgentOptions } from '../model-agent.ts';
+import { positiveMs, requireApiKey, requiredTask, wholeNumber } from '../options.ts';
 import { mapComputerAction } from './actions.ts';
 import { mapApiError, type CallContext } from './api-errors.ts';
-import { countingFetch } from '../sdk-errors.ts';
-import { coordinateMap, type Size } from './coords.ts';
+import { coordinateMap } from './coords.ts';
 
 /** A pending safety check as the API sends it. */
 export type SafetyCheck = ResponseComputerToolCall.PendingSafetyCheck;
@@ -53,12 +54,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 /** Default retries of one Responses call (the SDK's: 429, 5xx, 408, 409, connection errors). */
 export const DEFAULT_MAX_RETRIES = 2;
 
-/** OpenAICuaAgent's own options (besides the Agent's and the ModelAgent's). */
+/** OpenAICuaAgent's own options (besides the Agent's and the ModelAgent's, whose `screenshotSize` is also the display told to the preview tool). */
 export interface OpenAICuaOwnOptions {
   /** `preview` (computer_use_preview tool) or `computer` (the batched GA tool). Default: from the model name (see the file comment). */
   toolForm?: ToolForm;
-  /** Size of the screenshots sent (and of the display told to the preview tool); coordinates are mapped back exactly. Default: the screen's. */
-  displaySize?: Size;
   /** The preview tool's `environment` (default `browser`). */
   environment?: ComputerUsePreviewTool['environment'];
   /** The request's `truncation` (default `auto`, which the preview tool requires). */
@@ -75,34 +74,25 @@ export interface OpenAICuaOwnOptions {
   maxRetries?: number;
 }
 
-/** Options of OpenAICuaAgent: the Agent's, the ModelAgent's (but `displaySize` instead of `screenshotSize`), and its own. */
-export type OpenAICuaOptions = Omit<ModelAgentOptions, 'screenshotSize'> & OpenAICuaOwnOptions;
+/** Options of OpenAICuaAgent: the Agent's, the ModelAgent's and its own. */
+export type OpenAICuaOptions = ModelAgentOptions & OpenAICuaOwnOptions;
 
-const OWN_KEYS = [
-  'toolForm',
-  'displaySize',
-  'environment',
-  'truncation',
-  'acknowledgeSafetyChecks',
-  'instructions',
-  'sendCurrentUrl',
-  'requestTimeoutMs',
-  'maxRetries',
-] as const satisfies ReadonlyArray<keyof OpenAICuaOwnOptions>;
-
-/** AGENT_ERR_BAD_OPTIONS for one of this adapter's options. */
-function badOption(field: string, value: unknown, why: string): VncuaError {
-  return new VncuaError('AGENT_ERR_BAD_OPTIONS', `OpenAICuaAgent option ${field}: ${why}.`, { details: { field, value } });
-}
-
-function checkSize(v: unknown): Size {
-  const s = v as Partial<Size> | null;
-  const ok = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 2 && n <= 16384;
-  if (typeof s !== 'object' || s === null || !ok(s.width) || !ok(s.height)) {
-    throw badOption('displaySize', v, 'must be { width, height } in whole pixels, 2..16384 each');
-  }
-  return { width: s.width!, height: s.height! };
-}
+/** Schema of OpenAICuaAgent's options (AGENT_ERR_BAD_OPTIONS naming the field). */
+export const openAICuaOptionsSchema = modelAgentOptionsSchema
+  .extend({
+    task: requiredTask,
+    toolForm: z.enum(['preview', 'computer'], { error: 'must be "preview" or "computer"' }).optional(),
+    environment: z.enum(['browser', 'linux', 'ubuntu', 'windows', 'mac'], { error: 'must be browser, linux, ubuntu, windows or mac' }).optional(),
+    truncation: z.enum(['auto', 'disabled'], { error: 'must be "auto" or "disabled"' }).optional(),
+    acknowledgeSafetyChecks: z
+      .union([z.array(z.string()), z.custom<(check: SafetyCheck) => boolean>((v) => typeof v === 'function')], { error: 'must be a list of safety check codes or a function (check) => boolean' })
+      .optional(),
+    instructions: z.string({ error: 'must be a string' }).optional(),
+    sendCurrentUrl: z.boolean({ error: 'must be true or false' }).optional(),
+    requestTimeoutMs: positiveMs.optional(),
+    maxRetries: wholeNumber(0, 10).optional(),
+  })
+  .superRefine(requireApiKey('OPENAI_API_KEY'));
 
 /** One computer call waiting for its output (sent with the next request). */
 interface PendingCall {
@@ -189,7 +179,7 @@ function failedResponse(resp: Response): VncuaError | null {
 }
 
 /** An Agent driven by OpenAI's computer-use tool through the Responses API. */
-export class OpenAICuaAgent extends ModelAgent {
+export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsSchema>> {
   /** The SDK client (baseURL, key, retries and timeout as configured). */
   readonly client: OpenAI;
   /** The model name sent. */
@@ -197,63 +187,32 @@ export class OpenAICuaAgent extends ModelAgent {
   /** The tool form in use. */
   readonly toolForm: ToolForm;
   readonly #own: Required<Pick<OpenAICuaOwnOptions, 'environment' | 'truncation' | 'sendCurrentUrl' | 'requestTimeoutMs' | 'maxRetries'>> &
-    Pick<OpenAICuaOwnOptions, 'displaySize' | 'acknowledgeSafetyChecks' | 'instructions'>;
+    Pick<OpenAICuaOwnOptions, 'acknowledgeSafetyChecks' | 'instructions'>;
   #previousResponseId: string | undefined;
   #pending: PendingCall[] = [];
   #started = false;
-  /** Per call: requests the SDK sent (1 + retries) and the size of the last body. */
-  #attempts = 0;
-  #requestBytes = 0;
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field) and makes the SDK client. Connects nothing. */
   constructor(options: OpenAICuaOptions) {
-    if (typeof options !== 'object' || options === null) throw badOption('(options)', options, 'must be an object');
-    if ('screenshotSize' in options) throw badOption('screenshotSize', (options as { screenshotSize?: unknown }).screenshotSize, 'use displaySize');
-    const [own, rest] = splitOptions(options, OWN_KEYS);
-    const displaySize = own.displaySize === undefined ? undefined : checkSize(own.displaySize);
-    super({ ...rest, ...(displaySize ? { screenshotSize: displaySize } : {}) });
-    if (typeof this.task !== 'string' || this.task.trim() === '') throw badOption('task', this.task, 'the task for the model is required');
-    const modelName = this.model.model ?? DEFAULT_OPENAI_CUA_MODEL;
-    if (typeof modelName !== 'string' || modelName === '') throw badOption('model', modelName, 'must be a non-empty string');
-    const toolForm = own.toolForm ?? (modelName.startsWith('computer-use-preview') ? 'preview' : 'computer');
-    if (toolForm !== 'preview' && toolForm !== 'computer') throw badOption('toolForm', toolForm, 'must be "preview" or "computer"');
-    const environment = own.environment ?? 'browser';
-    if (!['windows', 'mac', 'linux', 'ubuntu', 'browser'].includes(environment)) throw badOption('environment', environment, 'must be browser, linux, ubuntu, windows or mac');
-    const truncation = own.truncation ?? 'auto';
-    if (truncation !== 'auto' && truncation !== 'disabled') throw badOption('truncation', truncation, 'must be "auto" or "disabled"');
-    const policy = own.acknowledgeSafetyChecks;
-    if (policy !== undefined && typeof policy !== 'function' && !(Array.isArray(policy) && policy.every((c) => typeof c === 'string'))) {
-      throw badOption('acknowledgeSafetyChecks', policy, 'must be a list of safety check codes or a function (check) => boolean');
-    }
-    const requestTimeoutMs = own.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    if (!(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && Number.isFinite(requestTimeoutMs))) throw badOption('requestTimeoutMs', requestTimeoutMs, 'must be a positive number of ms');
-    const maxRetries = own.maxRetries ?? DEFAULT_MAX_RETRIES;
-    if (!(Number.isInteger(maxRetries) && maxRetries >= 0 && maxRetries <= 10)) throw badOption('maxRetries', maxRetries, 'must be a whole number 0..10');
-    if (own.instructions !== undefined && typeof own.instructions !== 'string') throw badOption('instructions', own.instructions, 'must be a string');
-    const apiKey = this.model.apiKey ?? process.env.OPENAI_API_KEY;
-    if (typeof apiKey !== 'string' || apiKey === '') throw badOption('apiKey', undefined, 'no API key: pass apiKey or set OPENAI_API_KEY (any non-empty string for a server that needs none)');
-
-    this.modelName = modelName;
-    this.toolForm = toolForm;
+    super(options, openAICuaOptionsSchema);
+    const o = this.settings;
+    this.modelName = o.model ?? DEFAULT_OPENAI_CUA_MODEL;
+    this.toolForm = o.toolForm ?? (this.modelName.startsWith('computer-use-preview') ? 'preview' : 'computer');
     this.#own = {
-      environment,
-      truncation,
-      sendCurrentUrl: own.sendCurrentUrl ?? toolForm === 'preview',
-      requestTimeoutMs,
-      maxRetries,
-      displaySize,
-      acknowledgeSafetyChecks: policy,
-      instructions: own.instructions,
+      environment: o.environment ?? 'browser',
+      truncation: o.truncation ?? 'auto',
+      sendCurrentUrl: o.sendCurrentUrl ?? this.toolForm === 'preview',
+      requestTimeoutMs: o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      maxRetries: o.maxRetries ?? DEFAULT_MAX_RETRIES,
+      acknowledgeSafetyChecks: o.acknowledgeSafetyChecks,
+      instructions: o.instructions,
     };
     this.client = new OpenAI({
-      apiKey,
-      ...(this.model.baseURL !== undefined ? { baseURL: this.model.baseURL } : {}),
-      maxRetries,
-      timeout: requestTimeoutMs,
-      fetch: countingFetch((bytes) => {
-        this.#attempts++;
-        this.#requestBytes = bytes;
-      }),
+      apiKey: o.apiKey ?? process.env.OPENAI_API_KEY,
+      ...(o.baseURL !== undefined ? { baseURL: o.baseURL } : {}),
+      maxRetries: this.#own.maxRetries,
+      timeout: this.#own.requestTimeoutMs,
+      fetch: this.modelFetch(),
     });
   }
 
@@ -353,31 +312,17 @@ export class OpenAICuaAgent extends ModelAgent {
     return typeof check.code === 'string' && policy.includes(check.code);
   }
 
-  /** responses.create with the run's signal, mapped errors, a checked body, and the call noted for the trace. */
+  /** responses.create through callModel: mapped errors, a checked body, the call noted for the trace; a failed response throws. */
   async #create(body: ResponseCreateParamsNonStreaming): Promise<Response> {
     const ctx: CallContext = { baseURL: this.client.baseURL, model: this.modelName, maxRetries: this.#own.maxRetries, timeoutMs: this.#own.requestTimeoutMs };
-    this.#attempts = 0;
-    this.#requestBytes = 0;
-    const t0 = performance.now();
-    // A signal per call: the SDK adds an abort listener to the signal it gets and never removes it,
-    // which would pile up on the run's signal over hundreds of steps.
-    const run = this.signal;
-    const call = new AbortController();
-    const onAbort = () => call.abort(run.reason);
-    if (run.aborted) onAbort();
-    else run.addEventListener('abort', onAbort, { once: true });
-    let raw: unknown;
-    try {
-      raw = await this.client.responses.create(body, { signal: call.signal });
-    } catch (e) {
-      throw mapApiError(e, ctx, run);
-    } finally {
-      run.removeEventListener('abort', onAbort);
-    }
-    const latencyMs = performance.now() - t0;
-    const resp = checkResponse(raw);
-    this.noteModelCall({ latencyMs, usage: resp.usage, responseId: resp.id, model: typeof resp.model === 'string' ? resp.model : this.modelName, attempts: this.#attempts });
-    this.attachMeta({ request_bytes: [this.#requestBytes] });
+    const resp = await this.callModel({
+      send: ({ signal }) => this.client.responses.create(body, { signal }) as Promise<unknown>,
+      mapError: (e, run) => mapApiError(e, ctx, run),
+      read: (raw) => {
+        const r = checkResponse(raw);
+        return { value: r, usage: r.usage, responseId: r.id, model: typeof r.model === 'string' ? r.model : this.modelName };
+      },
+    });
     const failed = failedResponse(resp);
     if (failed) throw failed;
     return resp;

@@ -8,7 +8,7 @@
  * | `--base-url URL` | `OPENAI_BASE_URL` | `baseURL` (default: the SDK's, https://api.openai.com/v1) |
  * | `--model NAME` | `VNCUA_OPENAI_MODEL` | `model` (default `computer-use-preview`) |
  * | `--tool-form preview\|computer` | | `toolForm` (default: from the model name) |
- * | `--display WxH` | | `displaySize` (downscale screenshots) |
+ * | `--display WxH` | | `screenshotSize` (downscale screenshots) |
  * | `--ack-safety CODE[,CODE…]` | | `acknowledgeSafetyChecks` |
  * | `--timeout-ms N` | | `requestTimeoutMs` |
  * | `--budget-ms N` | | `budgetMs` |
@@ -33,7 +33,7 @@ export function openAICuaOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = pro
   const toolForm = a.oneOf(['preview', 'computer'], 'tool-form');
   if (toolForm) options.toolForm = toolForm;
   const display = a.size('display');
-  if (display) options.displaySize = display;
+  if (display) options.screenshotSize = display;
   const ack = a.list('ack-safety');
   if (ack) options.acknowledgeSafetyChecks = ack;
   const timeout = a.positiveInt('timeout-ms');

@@ -1,5 +1,5 @@
 /**
- * Coordinates between the image the model sees (`displaySize`) and the screen.
+ * Coordinates between the image the model sees (`screenshotSize`) and the screen.
  *
  * The model answers in image pixels. A screenshot scaled from W×H to w×h (fit: fill, per axis) is
  * mapped back by the line through both edge pixels: x_screen = round(x · (W − 1) / (w − 1)),
@@ -10,11 +10,9 @@
  */
 import type { Point } from '../../harness/agent/index.ts';
 
-/** A width and height in pixels. */
-export interface Size {
-  width: number;
-  height: number;
-}
+/** A width and height in pixels: harness's one size type. */
+export type { ScreenSize as Size } from '../../harness/desktop/size.ts';
+import type { ScreenSize as Size } from '../../harness/desktop/size.ts';
 
 /** Maps model (image) coordinates to screen coordinates and back, for one image size and screen size. */
 export interface CoordinateMap {
