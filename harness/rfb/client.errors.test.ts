@@ -245,6 +245,7 @@ describe('a connected client', () => {
       send();
       await expect(pending).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED', cause: { code: 'RFB_ERR_PROTOCOL' } });
       expect((await closeEvent)?.code).toBe('RFB_ERR_PROTOCOL');
+      expect(client.state).toBe('closed');
       expect(errors.map((e) => e.code)).toEqual(['RFB_ERR_PROTOCOL']);
       expect(() => client.pointerEvent(1, 1, 0)).toThrow(expect.objectContaining({ code: 'RFB_ERR_CLOSED' }));
       await expect(client.screenshot()).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED' });
@@ -268,6 +269,7 @@ describe('a connected client', () => {
       await Promise.all(pending);
       expect((await closeEvent)?.code).toBe('RFB_ERR_CLOSED');
       expect(client.closed).toBe(true);
+      expect(client.state).toBe('closed');
     } finally {
       await server.close();
     }
@@ -279,13 +281,21 @@ describe('a connected client', () => {
       const closes: Array<VncuaError | null> = [];
       client.on('close', (e) => closes.push(e));
       const pending = expect(client.waitForUpdate({ timeoutMs: 5000 })).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED' });
+      expect(client.state).toBe('open');
       const a = client.close();
+      expect(client.state).toBe('closing');
+      expect(client.closed).toBe(true);
       const b = client.close();
       expect(a).toBe(b);
       await a;
+      expect(client.state).toBe('closed');
       await pending;
       await client.close();
       expect(closes).toEqual([null]);
+      // One transition function: a move its table does not list is an internal error.
+      const moveTo = (to: string) => (client as unknown as { moveTo(to: string): void }).moveTo(to);
+      expect(() => moveTo('open')).toThrow(expect.objectContaining({ code: 'RFB_ERR_ILLEGAL_STATE' }));
+      expect(client.state).toBe('closed');
     } finally {
       await server.close();
     }

@@ -5,7 +5,11 @@
  * Input methods (pointerEvent, keyEvent, cutText) are synchronous: they hand the
  * bytes to the socket immediately (no batching, Nagle off) and throw on bad
  * arguments or a closed connection. Everything that waits is a Promise that takes
- * `{ signal, timeoutMs }` and rejects with RFB_ERR_CLOSED if the connection ends first.
+ * `{ signal, timeoutMs }` (harness/cancel.ts, errors mapped by deadline.ts) and rejects with
+ * RFB_ERR_CLOSED if the connection ends first.
+ *
+ * The client's life is one `state` (connecting → open → closing → closed, as `ws` keeps readyState)
+ * plus the error that ended it, changed only by `moveTo()`, which refuses a move its table does not list.
  */
 import { VncuaError } from '../errors.ts';
 import { redactUrl } from '../redact.ts';
@@ -71,6 +75,21 @@ export type VncClientEvents = {
   close: [error: VncuaError | null];
 };
 
+/**
+ * Where a VncClient is in its life, as `ws` keeps `readyState`: `connecting` until connectVnc()
+ * resolves, `open`, `closing` once close() was called or an error ended the connection (the socket
+ * is going away), `closed` once it is gone (the `close` event was emitted).
+ */
+export type ClientState = 'connecting' | 'open' | 'closing' | 'closed';
+
+/** The moves VncClient's one transition function allows; any other throws RFB_ERR_ILLEGAL_STATE. */
+const CLIENT_MOVES: Readonly<Record<ClientState, readonly ClientState[]>> = {
+  connecting: ['open', 'closing', 'closed'],
+  open: ['closing', 'closed'],
+  closing: ['closed'],
+  closed: [],
+};
+
 type Waiter = { check: () => boolean; resolve: () => void; reject: (e: VncuaError) => void };
 
 /** Options of screenshot(). */
@@ -103,9 +122,9 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   private readonly session: RfbSession;
   private transport: Transport | null = null;
   private waiters = new Set<Waiter>();
-  private fatal: VncuaError | null = null;
-  private ended = false;
-  private closing: Promise<void> | null = null;
+  #state: ClientState = 'connecting';
+  /** Why the connection ended (null while it lives, or when close() ended it); set once, by moveTo(). */
+  #error: VncuaError | null = null;
   private closedResolve!: () => void;
   private readonly closedPromise = new Promise<void>((r) => (this.closedResolve = r));
   private pointerState: PointerState | null = null;
@@ -152,9 +171,29 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
     return this.pointerState ? { ...this.pointerState } : null;
   }
 
-  /** True once the connection has ended or is ending (close() or an error). */
+  /** Where the connection is in its life (see ClientState). */
+  get state(): ClientState {
+    return this.#state;
+  }
+
+  /** True once the connection has ended or is ending (close() or an error): state 'closing' or 'closed'. */
   get closed(): boolean {
-    return this.ended || this.closing !== null || this.fatal !== null;
+    return !this.live;
+  }
+
+  /** State 'connecting' or 'open': data is processed and waits may start. */
+  private get live(): boolean {
+    return this.#state === 'connecting' || this.#state === 'open';
+  }
+
+  /** The one transition function: move to `to` (keeping the first error); throws RFB_ERR_ILLEGAL_STATE for a move CLIENT_MOVES does not list. */
+  private moveTo(to: ClientState, error: VncuaError | null = null): void {
+    const from = this.#state;
+    if (!CLIENT_MOVES[from].includes(to)) {
+      throw new VncuaError('RFB_ERR_ILLEGAL_STATE', `internal: the VNC client cannot go from '${from}' to '${to}'`, { details: { from, to } });
+    }
+    this.#state = to;
+    this.#error ??= error;
   }
 
   /** Rectangles received so far by encoding name (e.g. { ZRLE: 12, Cursor: 1 }): which encodings the server really used. */
@@ -177,16 +216,18 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   /** @internal open the transport and run the handshake up to the first complete update. */
   async start(target: VncTarget, options: ConnectOptions, signal: AbortSignal): Promise<void> {
     const transport = await openTransport(target, { tls: options.tls, wsOrigin: options.wsOrigin }, signal);
-    if (this.ended) {
+    if (this.#state !== 'connecting') {
       // The deadline fired while the socket was connecting: nothing will use it.
       transport.destroy();
-      throw this.fatal ?? new VncuaError('RFB_ERR_CLOSED', 'the connection was closed while it was being opened');
+      throw this.#error ?? new VncuaError('RFB_ERR_CLOSED', 'the connection was closed while it was being opened');
     }
     this.transport = transport;
     transport.start({ onData: (c) => this.onData(c), onClose: (e) => this.onTransportClose(e) });
     // TigerVNC answers the first request with pseudo-rectangles only (Cursor, ExtendedDesktopSize)
     // and sends the pixels in the next update: wait for real pixels.
     await this.waitFor(() => this.pixelUpdates > 0, true, signal, `connecting to ${redactUrl(this.url)}`);
+    // (An error in the same chunk as the first update may already have moved it to 'closing'.)
+    if (this.#state === 'connecting') this.moveTo('open');
   }
 
   /** Send a PointerEvent now: x, y in 0..65535, buttonMask bits 0..7 (1 = left, 2 = middle, 4 = right, 8/16 = wheel up/down). */
@@ -348,25 +389,25 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   /** Close the connection; idempotent; resolves once the socket is closed. Pending waits reject with RFB_ERR_CLOSED. */
   close(): Promise<void> {
-    if (this.closing) return this.closing;
-    if (this.ended) {
-      this.closing = this.closedPromise;
-      return this.closing;
-    }
+    if (!this.live) return this.closedPromise;
     this.session.close();
     this.rejectWaiters(null);
-    this.closing = this.transport ? this.transport.close().then(() => this.closedPromise) : (this.finish(null), this.closedPromise);
-    return this.closing;
+    if (this.transport) {
+      this.moveTo('closing');
+      void this.transport.close();
+    } else this.finish(null);
+    return this.closedPromise;
   }
 
-  /** @internal end the connection with an error (from a failed connect attempt or a protocol error). */
+  /** @internal end the connection with an error (a failed connect attempt). */
   abortWith(error: VncuaError): void {
-    if (this.ended || this.closing) return;
-    this.fatal ??= error;
+    if (!this.live) return;
     this.session.close();
-    this.rejectWaiters(error);
-    if (this.transport) this.transport.destroy();
-    else this.finish(error);
+    if (this.transport) {
+      this.moveTo('closing', error);
+      this.rejectWaiters(error);
+      this.transport.destroy();
+    } else this.finish(error);
   }
 
   /** No update is half-received and no image is waiting to be decoded. */
@@ -375,8 +416,8 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   }
 
   private assertOpen(action: string): void {
-    if (this.closed) {
-      throw new VncuaError('RFB_ERR_CLOSED', `cannot ${action}: the connection to ${redactUrl(this.url)} is closed${this.fatal ? ` (${this.fatal.message})` : ''}`, { cause: this.fatal ?? undefined });
+    if (!this.live) {
+      throw new VncuaError('RFB_ERR_CLOSED', `cannot ${action}: the connection to ${redactUrl(this.url)} is closed${this.#error ? ` (${this.#error.message})` : ''}`, { cause: this.#error ?? undefined });
     }
   }
 
@@ -386,7 +427,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
    * reject with the precise failure (RFB_ERR_AUTH_FAILED, ...) instead.
    */
   private waitFor(check: () => boolean, connecting: boolean, signal: AbortSignal, what: string): Promise<void> {
-    if (this.ended || this.closing) return Promise.reject(this.closedError(connecting));
+    if (!this.live) return Promise.reject(this.closedError(connecting));
     if (!signal.aborted && check()) return Promise.resolve();
     let w: Waiter | undefined;
     const woken = new Promise<void>((resolve, reject) => {
@@ -408,8 +449,8 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   }
 
   private closedError(connecting: boolean): VncuaError {
-    if (connecting && this.fatal) return this.fatal;
-    return new VncuaError('RFB_ERR_CLOSED', `the connection to ${redactUrl(this.url)} closed${this.fatal ? `: ${this.fatal.message}` : ''}`, { cause: this.fatal ?? undefined });
+    if (connecting && this.#error) return this.#error;
+    return new VncuaError('RFB_ERR_CLOSED', `the connection to ${redactUrl(this.url)} closed${this.#error ? `: ${this.#error.message}` : ''}`, { cause: this.#error ?? undefined });
   }
 
   private rejectWaiters(error: VncuaError | null): void {
@@ -418,7 +459,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   }
 
   private onData(chunk: Uint8Array): void {
-    if (this.ended || this.closing || this.fatal) return;
+    if (!this.live) return;
     if (this.held) {
       this.held.push(chunk);
       return;
@@ -431,7 +472,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
       return;
     }
     for (const ev of events) {
-      if (this.fatal || this.closing) return;
+      if (!this.live) return;
       this.handle(ev);
     }
   }
@@ -480,7 +521,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   /** An update is fully applied: ask for the next one, then tell waiters and listeners. */
   private afterUpdate(rects: number, pixels: boolean): void {
-    if (this.ended || this.closing || this.fatal) return;
+    if (!this.live) return;
     if (pixels) this.pixelUpdates++;
     try {
       this.transport!.send(this.session.updateRequest());
@@ -499,7 +540,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
    */
   private refreshPlane(): void {
     this.planeRefresh = null;
-    if (this.encoding || this.ended || this.closing) return;
+    if (this.encoding || !this.live) return;
     this.framebuffer.rgbPlane();
   }
 
@@ -508,8 +549,8 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
       e instanceof VncuaError
         ? e
         : new VncuaError('RFB_ERR_PROTOCOL', `internal error while processing the server's data: ${(e as Error)?.message ?? String(e)}; please report it`, { cause: e });
-    if (this.fatal || this.ended) return;
-    this.fatal = err;
+    if (!this.live) return;
+    this.moveTo('closing', err);
     this.session.close();
     this.emit('error', err);
     this.rejectWaiters(err);
@@ -517,7 +558,7 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
   }
 
   private onTransportClose(transportError: Error | null): void {
-    if (!this.closing && !this.fatal) {
+    if (this.live) {
       // The server (or the network) ended the connection.
       const err = this.session.end();
       const withCause =
@@ -526,16 +567,16 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
           : transportError
             ? new VncuaError(err.code, `${err.message} (${transportError.message})`, { cause: transportError, details: err.details })
             : err;
-      this.fatal = withCause;
+      this.moveTo('closing', withCause);
       this.emit('error', withCause);
       this.rejectWaiters(withCause);
     }
-    this.finish(this.fatal);
+    this.finish(this.#error);
   }
 
   private finish(error: VncuaError | null): void {
-    if (this.ended) return;
-    this.ended = true;
+    if (this.#state === 'closed') return;
+    this.moveTo('closed', error);
     if (this.planeRefresh) clearImmediate(this.planeRefresh);
     this.planeRefresh = null;
     this.rejectWaiters(error);

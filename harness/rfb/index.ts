@@ -1,6 +1,6 @@
 /** The RFB (VNC) client: `connectVnc` for live connections, `RfbSession` for I/O-free protocol processing. */
 export { connectVnc, VncClient, DEFAULT_ENCODINGS, DEFAULT_TIMEOUT_MS } from './client.ts';
-export type { ConnectOptions, PointerState, ScreenshotOptions, VncClientEvents, WaitForQuietOptions, WaitForUpdateOptions } from './client.ts';
+export type { ClientState, ConnectOptions, PointerState, ScreenshotOptions, VncClientEvents, WaitForQuietOptions, WaitForUpdateOptions } from './client.ts';
 export type { Capture, CaptureFormat, Screenshot } from './screenshot.ts';
 export { blendCursor, encodeRgbPng } from './screenshot.ts';
 export { RfbSession, DEFAULT_PSEUDO_ENCODINGS } from './session.ts';
