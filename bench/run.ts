@@ -64,11 +64,13 @@ process.stdout.write(`${header}\n${sections.join('\n')}`);
 
 /** The sections of `old` (after its header) with those named in `fresh` replaced, new ones appended, in BENCHES order. */
 function merge(old: string, fresh: string[]): string {
+  // A section starts at `## NAME: ` for a bench NAME; a bench's own output may hold other `## ` headings.
+  const order = BENCHES.map((b) => b.name);
   const nameOf = (sec: string) => /^## ([^:\n]+):/.exec(sec)?.[1] ?? '';
   const byName = new Map<string, string>();
-  for (const sec of old.split(/^(?=## )/m).filter((x) => x.startsWith('## '))) byName.set(nameOf(sec), sec.replace(/\n*$/, '\n'));
+  const start = new RegExp(`^(?=## (?:${order.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')}): )`, 'm');
+  for (const sec of old.split(start).filter((x) => order.includes(nameOf(x)))) byName.set(nameOf(sec), sec.replace(/\n*$/, '\n'));
   for (const sec of fresh) byName.set(nameOf(sec), sec);
-  const order = BENCHES.map((b) => b.name);
   return [...byName.entries()]
     .sort(([a], [b]) => (order.indexOf(a) === -1 ? 1e9 : order.indexOf(a)) - (order.indexOf(b) === -1 ? 1e9 : order.indexOf(b)))
     .map(([, sec]) => sec)
