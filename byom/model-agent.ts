@@ -98,8 +98,11 @@ export const modelAgentOptionsSchema = agentOptionsSchema.extend({
   stuckScreens: nonNegative.optional(),
   screenshotSize: screenshotSizeSchema.optional(),
 });
+
+/** The Agent's keys (handed to `super`) and the ModelAgent's own (kept in `model`). */
 const AGENT_KEYS = Object.keys(agentOptionsSchema.shape);
 const MODEL_KEYS = Object.keys(modelAgentOptionsSchema.shape).filter((k) => !AGENT_KEYS.includes(k));
+/** The entries of `o` under `keys` that are defined. */
 function pick(o: object, keys: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([k, v]) => keys.includes(k) && v !== undefined));
 }

@@ -53,10 +53,10 @@ export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, who
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
-  const field = unknownKey ?? (issue.path.length > 0 ? String(issue.path[0]) : '(options)');
+  const field = issue.path.length > 0 ? String(issue.path[0]) : (unknownKey ?? '(options)');
   const raw = field !== '(options)' && typeof input === 'object' && input !== null ? (input as Record<string, unknown>)[field] : input;
   const value = SECRET_KEYS.has(field) ? (raw === undefined ? undefined : '(not shown)') : typeof raw === 'string' && /url|host|endpoint/i.test(field) ? redactUrl(raw) : raw;
-  const why = unknownKey !== undefined ? `is not a known ${who} option` : issue.message;
+  const why = unknownKey === undefined ? issue.message : issue.path.length > 0 ? `has an unknown key ${JSON.stringify(unknownKey)}` : `is not a known ${who} option`;
   throw new VncuaError('AGENT_ERR_BAD_OPTIONS', `${who} option ${field}: ${why}.`, { details: { field, value } });
 }
 
