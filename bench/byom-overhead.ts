@@ -183,7 +183,7 @@ const CASES: Case[] = [
     async start(base, scaled) {
       const server = await startFakeResponses((_req, i) => ({ reply: [computerCall({ action: { type: 'move', ...spot(i) } })] }));
       modelOrigins.add(new URL(server.baseURL).origin);
-      const agent = new (timed(OpenAICuaAgent))({ ...base, ...common, apiKey: 'sk-bench', baseURL: server.baseURL, ...(scaled ? { displaySize: SCALED } : {}) });
+      const agent = new (timed(OpenAICuaAgent))({ ...base, ...common, apiKey: 'sk-bench', baseURL: server.baseURL, ...(scaled ? { screenshotSize: SCALED } : {}) });
       return { agent, payloads: () => server.requests.map((r) => r.bytes), close: () => server.close() };
     },
   },
@@ -205,7 +205,7 @@ const CASES: Case[] = [
     async start(base, scaled) {
       const server = await startChatServer((_body, n) => JSON.stringify({ action: 'move', coordinate: [spot(n - 1).x, spot(n - 1).y] }));
       modelOrigins.add(new URL(server.baseURL).origin);
-      const agent = new (timed(ChatAgent))({ ...base, ...common, model: 'bench-vlm', apiKey: 'sk-bench', baseURL: server.baseURL, ...(scaled ? { coordinates: 'resized', imageSize: SCALED } : {}) });
+      const agent = new (timed(ChatAgent))({ ...base, ...common, model: 'bench-vlm', apiKey: 'sk-bench', baseURL: server.baseURL, ...(scaled ? { coordinates: 'resized', screenshotSize: SCALED } : {}) });
       return { agent, payloads: () => server.server.requests.map((r) => Buffer.byteLength(r.body)), close: () => server.close() };
     },
   },
