@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive, withFileLock } from './lock.ts';
+import { isAlive } from '../../harness/desktop/procs.ts';
+import { withFileLock } from './lock.ts';
 
 let dir: string;
 let sleeper: ChildProcess;
@@ -60,7 +61,7 @@ describe('withFileLock', () => {
   it('breaks a lock whose holder process is gone', async () => {
     const path = join(dir, 'dead.lock');
     const pid = await deadPid();
-    expect(processAlive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     await writeFile(path, lockContent(pid));
     const r = await withFileLock(path, async () => JSON.parse(await readFile(path, 'utf8')) as { pid: number }, { timeoutMs: 5000 });
     expect(r.locked).toBe(true);
@@ -70,7 +71,7 @@ describe('withFileLock', () => {
 
   it('waits for a live holder; past timeoutMs it runs without the lock and leaves the holder\'s lock alone', async () => {
     const path = join(dir, 'live.lock');
-    expect(processAlive(sleeper.pid!)).toBe(true);
+    expect(isAlive(sleeper.pid!)).toBe(true);
     await writeFile(path, lockContent(sleeper.pid!));
     let ran = false;
     const r = await withFileLock(path, async () => (ran = true), { timeoutMs: 150, pollMs: 10 });

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { sleep } from '../../harness/agent/round-trip.ts';
+import { isAlive } from '../../harness/desktop/procs.ts';
 
 /** Options of withFileLock(). */
 export interface FileLockOptions {
@@ -38,15 +39,6 @@ export interface LockInfo {
 /** Result of trying to take the lock: held, or timed out (the caller then proceeds without it). */
 export type LockOutcome<T> = { locked: true; value: T } | { locked: false; value: T };
 
-/** True when a process with this pid exists here (EPERM: it exists but is not ours). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function parseLock(text: string): LockInfo | null {
   try {
@@ -62,7 +54,7 @@ function parseLock(text: string): LockInfo | null {
 async function staleness(path: string, text: string, staleMs: number, now: number): Promise<string | null> {
   const info = parseLock(text);
   if (info) {
-    if (info.host === hostname() && info.pid !== process.pid && !processAlive(info.pid)) return `holder pid ${info.pid} is gone`;
+    if (info.host === hostname() && info.pid !== process.pid && !isAlive(info.pid)) return `holder pid ${info.pid} is gone`;
     if (now - info.created > staleMs) return `older than ${staleMs} ms`;
     return null;
   }
