@@ -16,7 +16,7 @@ import { VncuaError } from '../harness/errors.ts';
 
 /** A width and height in pixels: harness's one size type. */
 export type { ScreenSize as Size } from '../harness/desktop/size.ts';
-import type { ScreenSize as Size } from '../harness/desktop/size.ts';
+import { parseWxH, type ScreenSize as Size } from '../harness/desktop/size.ts';
 
 /** A setting's value and where it came from (`--flag` or the environment variable's name). */
 export interface Setting {
@@ -31,10 +31,8 @@ export function badArg(adapter: string, argument: string, value: unknown, why: s
 
 /** `WxH` (e.g. 1024x640) as a size of whole pixels ≥ 1; null when malformed. */
 export function parseSize(text: string): Size | null {
-  const m = /^(\d{1,5})x(\d{1,5})$/.exec(text.trim());
-  if (!m) return null;
-  const size = { width: Number(m[1]), height: Number(m[2]) };
-  return size.width >= 1 && size.height >= 1 ? size : null;
+  const size = parseWxH(text);
+  return size !== null && size.width >= 1 && size.height >= 1 ? size : null;
 }
 
 /** A whole number ≥ 1 written in decimal; null otherwise. */

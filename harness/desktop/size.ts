@@ -15,19 +15,24 @@ export interface ScreenSize {
 /** The default screen size, 1280x800. */
 export const DEFAULT_SCREEN_SIZE: Readonly<ScreenSize> = Object.freeze({ width: 1280, height: 800 });
 
+/** "WxH" (e.g. 1280x800, up to 5 digits a side, spaces around allowed) as numbers, bounds unchecked; null when malformed. */
+export function parseWxH(text: string): ScreenSize | null {
+  const m = /^(\d{1,5})x(\d{1,5})$/.exec(text.trim());
+  return m ? { width: Number(m[1]), height: Number(m[2]) } : null;
+}
+
 /** Parse "WxH" (or check a { width, height }); throws DESKTOP_ERR_BAD_SIZE when malformed or out of bounds. */
 export function parseScreenSize(size: string | ScreenSize): ScreenSize {
   let width: number;
   let height: number;
   if (typeof size === 'string') {
-    const m = /^(\d{1,5})x(\d{1,5})$/.exec(size.trim());
-    if (!m) {
+    const parsed = parseWxH(size);
+    if (!parsed) {
       throw new VncuaError('DESKTOP_ERR_BAD_SIZE', `Bad screen size "${size}": expected WxH such as 1280x800.`, {
         details: { size },
       });
     }
-    width = Number(m[1]);
-    height = Number(m[2]);
+    ({ width, height } = parsed);
   } else {
     width = size.width;
     height = size.height;
