@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `vncua` command. An installed package runs its compiled CLI (dist/, the same modules as
 // `import ... from 'vncua'`); a checkout, which has the TypeScript sources, runs them through tsx.
-// Either way, agent modules may be .ts files (cli/agent-loader.ts).
+// Either way, agent modules may be .ts files (cli/agents.ts).
 import { existsSync } from 'node:fs';
 
 const sources = new URL('../cli/main.ts', import.meta.url);

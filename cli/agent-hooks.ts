@@ -13,7 +13,7 @@ import type { InitializeHook, LoadHook, ResolveHook } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { transform } from 'esbuild';
 
-/** What cli/agent-loader.ts passes to `initialize`. */
+/** What cli/agents.ts (prepareAgentImport) passes to `initialize`. */
 export interface AgentHooksData {
   /** URL of the package root module the CLI runs from (dist/index.js, or index.ts in a checkout). */
   rootUrl: string;

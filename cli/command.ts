@@ -1,7 +1,9 @@
 /**
- * What the vncua subcommands share: CLI_ERR_BAD_ARGS, reading a flag's value, the --help / bad-argument
+ * What the vncua subcommands share: CLI_ERR_BAD_ARGS, the option tables every command parses its
+ * arguments with (node:util parseArgs, strict) and generates its --help from, the --help / bad-argument
  * exits (usage on stdout and 0; the error and the usage on stderr and 2), and Ctrl-C / SIGTERM handling.
  */
+import { parseArgs } from 'node:util';
 import { VncuaError, isVncuaError } from '../harness/errors.ts';
 
 /** CLI_ERR_BAD_ARGS naming the bad argument. */
@@ -9,11 +11,176 @@ export function badArgs(message: string, argument?: string): VncuaError {
   return new VncuaError('CLI_ERR_BAD_ARGS', message, { details: { argument } });
 }
 
-/** The value after the flag at argv[i]; CLI_ERR_BAD_ARGS when it is missing or is another flag. */
-export function flagValue(argv: readonly string[], i: number, flag: string): string {
-  const v = argv[i + 1];
-  if (v === undefined || (v.startsWith('--') && v.length > 2)) throw badArgs(`${flag} needs a value.`, flag);
-  return v;
+/** One `--name` of a command: what parseArgs is told, and the line of the command's --help. */
+export interface OptionSpec {
+  /** `string` takes a value (`--name VALUE` or `--name=VALUE`); `boolean` takes none. */
+  type: 'string' | 'boolean';
+  /** Repeatable; its values come as an array, in order (none: []). */
+  multiple?: boolean;
+  /** The value's placeholder in the help (string options): FILE, WxH, N... */
+  value?: string;
+  /** One line for the help. */
+  description: string;
+  /** The value when the flag is absent (single string options), shown in the help. */
+  default?: string;
+  /** Its absence is CLI_ERR_BAD_ARGS: `--name VALUE is required (HINT).` */
+  required?: string;
+}
+
+/** A command's options by name (without the leading --), in the order the help lists them. */
+export type OptionTable = Readonly<Record<string, OptionSpec>>;
+
+/** A command's arguments: its options, a positional one, what goes after --, and the help's other lines. */
+export interface CommandSpec<T extends OptionTable = OptionTable> {
+  /** As in `vncua COMMAND: CODE: message` (e.g. "desktop up"). */
+  command: string;
+  options: T;
+  /** The one positional argument the command requires (e.g. RUN). */
+  positional?: { name: string; description: string };
+  /** What the arguments after `--` are for (they go through untouched); absent: none are accepted. */
+  rest?: string;
+  /** Lines after the options (behaviours, exit codes). */
+  notes?: string;
+  /** Options refused with an error of their own, before anything else (a password on the command line). */
+  refused?: Readonly<Record<string, () => VncuaError>>;
+}
+
+type OptionValue<S extends OptionSpec> = S['type'] extends 'boolean'
+  ? boolean
+  : S['multiple'] extends true
+    ? string[]
+    : S extends { default: string } | { required: string }
+      ? string
+      : string | undefined;
+
+/** The parsed options of a table: booleans false when absent, repeatable options [] when absent. */
+export type OptionValues<T extends OptionTable> = { -readonly [K in keyof T]: OptionValue<T[K]> };
+
+/** A parsed command line. */
+export interface CommandLine<T extends OptionTable> {
+  values: OptionValues<T>;
+  /** The positional argument (when the spec has one). */
+  positional: string;
+  /** The arguments after `--` (when the spec takes them), untouched. */
+  rest: string[];
+}
+
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** The parseArgs options of a table (with -h/--help). */
+function parseArgsOptions(options: OptionTable) {
+  const out: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { ...HELP };
+  for (const [name, o] of Object.entries(options)) out[name] = { type: o.type, ...(o.multiple ? { multiple: true } : {}) };
+  return out;
+}
+
+/** What parseArgs's tokens option gives. */
+type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
+
+/** Whether `v` reads as a flag rather than a value (what parseArgs's strict mode calls ambiguous). */
+const looksLikeFlag = (v: string) => v.length > 1 && v.startsWith('-');
+
+/**
+ * Parse `argv` by `spec` with node:util parseArgs in strict mode: `--name VALUE` and `--name=VALUE`,
+ * repeatable options, `--` ending the options. Undefined for -h/--help; CLI_ERR_BAD_ARGS naming the
+ * argument for an unknown flag, a missing value, a value given to a flag that takes none, a missing
+ * required option or positional argument, or one too many.
+ */
+export function parseCommandLine<const T extends OptionTable>(spec: CommandSpec<T>, argv: readonly string[]): CommandLine<T> | undefined {
+  const options = parseArgsOptions(spec.options);
+  // A lenient pass first: refused flags and --help come before any other complaint.
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  const end = tokens.find((t) => t.kind === 'option-terminator')?.index ?? argv.length;
+  for (const t of tokens) {
+    if (t.kind === 'option' && spec.refused && Object.hasOwn(spec.refused, t.name)) throw spec.refused[t.name]!();
+  }
+  if (tokens.some((t) => t.kind === 'option' && t.name === 'help')) return undefined;
+  let parsed: { values: Record<string, string | boolean | Array<string | boolean> | undefined> };
+  try {
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: true });
+  } catch (e) {
+    if (!String((e as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS_')) throw e;
+    throw strictError(spec.options, tokens, e as Error);
+  }
+  const values: Record<string, unknown> = {};
+  for (const [name, o] of Object.entries(spec.options)) {
+    const v = parsed.values[name];
+    if (v === undefined) {
+      if (o.required !== undefined) throw badArgs(`--${name}${o.value ? ` ${o.value}` : ''} is required (${o.required}).`, `--${name}`);
+      values[name] = o.type === 'boolean' ? false : o.multiple ? [] : o.default;
+    } else values[name] = v;
+  }
+  // Positionals before `--` are the command's own; those after it, its rest (or its positional when it takes no rest).
+  const before = tokens.filter((t) => t.kind === 'positional' && t.index < end).map((t) => (t as { value: string }).value);
+  const after = argv.slice(end + 1);
+  const positionals = spec.rest === undefined ? [...before, ...after] : before;
+  let positional = '';
+  if (spec.positional) {
+    const { name, description } = spec.positional;
+    if (positionals.length === 0) throw badArgs(`${name} is required: ${description}.`, name);
+    if (positionals.length > 1) throw badArgs(`only one ${name} is accepted; got "${positionals[0]}" and "${positionals[1]}".`, positionals[1]);
+    positional = positionals[0]!;
+  } else if (positionals.length > 0) {
+    throw badArgs(`unknown argument "${positionals[0]}".`, positionals[0]);
+  }
+  return { values: values as OptionValues<T>, positional, rest: spec.rest === undefined ? [] : after };
+}
+
+/** CLI_ERR_BAD_ARGS naming the argument parseArgs's strict mode refused (found in the lenient pass's tokens). */
+function strictError(table: OptionTable, tokens: Token[], e: Error): VncuaError {
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    const o = t.name === 'help' ? HELP.help : table[t.name];
+    const raw = t.rawName;
+    if (o === undefined) return badArgs(`unknown argument "${raw}".`, raw);
+    if (o.type === 'boolean' && t.value !== undefined) return badArgs(`${raw} takes no value.`, raw);
+    if (o.type === 'string' && t.value === undefined) return badArgs(`${raw} needs a value.`, raw);
+    if (o.type === 'string' && !t.inlineValue && looksLikeFlag(t.value!)) {
+      return badArgs(`${raw} needs a value; "${t.value}" reads as a flag (a value that starts with "-" goes as ${raw}=VALUE).`, raw);
+    }
+  }
+  return badArgs(e.message.split('\n', 1)[0]!);
+}
+
+/** `words` in lines of at most `width` columns (a longer word gets a line of its own): the first after `first`, the others after `indent`. */
+function wrap(words: string[], first: string, indent: string, width = 100): string {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const w of words) {
+    if (!empty && line.length - line.lastIndexOf('\n') + w.length > width) {
+      lines.push(line);
+      line = `${indent}${w}`;
+    } else line = empty ? `${line}${w}` : `${line} ${w}`;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
+/**
+ * A command's --help, from its spec: the synopsis (required options bare, the others in brackets,
+ * repeatable ones with ...), one line per option with its default, the arguments after --, the notes.
+ */
+export function usageText(spec: CommandSpec): string {
+  const entries = Object.entries(spec.options);
+  const flag = (name: string, o: OptionSpec) => `--${name}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}${o.multiple ? ' ...' : ''}`;
+  const synopsis = [
+    ...(spec.positional ? [spec.positional.name] : []),
+    ...entries.map(([name, o]) => (o.required !== undefined ? flag(name, o) : `[${flag(name, o)}]`)),
+    ...(spec.rest !== undefined ? ['[-- ARGS...]'] : []),
+  ];
+  const rows: Array<[string, string]> = [
+    ...(spec.positional ? [[spec.positional.name, spec.positional.description] as [string, string]] : []),
+    ...entries.map(([name, o]): [string, string] => [flag(name, o), `${o.description}${o.default !== undefined ? ` (default ${o.default})` : ''}`]),
+    ...(spec.rest !== undefined ? [['-- ARGS...', spec.rest] as [string, string]] : []),
+  ];
+  const col = Math.min(24, Math.max(0, ...rows.map(([f]) => f.length)) + 2);
+  const indent = ' '.repeat(col + 2);
+  const lines = rows.map(([f, d]) => wrap(d.split(' '), f.length + 2 > col ? `  ${f}\n${indent}` : `  ${f.padEnd(col)}`, indent));
+  const head = `usage: vncua ${spec.command} `;
+  const values = entries.some(([, o]) => o.type === 'string') ? '  a value goes as --flag VALUE or --flag=VALUE' : '';
+  return `${wrap(synopsis, head, ' '.repeat(head.length)).trimEnd()}\n${[...lines, ...(values ? [values] : [])].map((l) => `${l}\n`).join('')}${spec.notes ?? ''}`;
 }
 
 /** `v` as a whole number from `min` to `max`; CLI_ERR_BAD_ARGS naming the flag otherwise. */
@@ -25,6 +192,27 @@ export function wholeNumber(v: string, flag: string, min: number, max = Number.M
   return n;
 }
 
+/** `v` as a whole number (see wholeNumber), or undefined when the flag was not given. */
+export function optionalWholeNumber(v: string | undefined, flag: string, min: number, max?: number): number | undefined {
+  return v === undefined ? undefined : wholeNumber(v, flag, min, max);
+}
+
+/** `v` checked by `parse` (which throws with a message on a bad one), or CLI_ERR_BAD_ARGS `FLAG: message`. */
+export function parsedValue<R>(v: string, flag: string, parse: (v: string) => R): R {
+  try {
+    return parse(v);
+  } catch (e) {
+    throw badArgs(`${flag}: ${(e as Error).message}`, flag);
+  }
+}
+
+/** `v` when it is one of `choices`; CLI_ERR_BAD_ARGS `--FLAG must be a, b or c; got "v".` otherwise. */
+export function oneOf<const C extends string>(v: string, flag: string, choices: readonly C[]): C {
+  if ((choices as readonly string[]).includes(v)) return v as C;
+  const list = choices.length > 1 ? `${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}` : choices.join('');
+  throw badArgs(`${flag} must be ${list}; got "${v}".`, flag);
+}
+
 /** Codes of bad input found while parsing arguments: exit code 2. */
 const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD']);
 
@@ -33,7 +221,9 @@ const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD']
  * (0 for --help, when `parse` returns undefined; 2 with the error for CLI_ERR_BAD_ARGS and
  * DESKTOP_ERR_BAD_PASSWORD, a password that is empty, unreadable or given on the command line).
  */
-export function parseCommandArgs<T>(command: string, usage: string, parse: () => T | undefined): { options: T } | { exitCode: number } {
+export function parseCommandArgs<T>(spec: CommandSpec | { command: string; usage: string }, parse: () => T | undefined): { options: T } | { exitCode: number } {
+  const usage = 'usage' in spec ? spec.usage : usageText(spec);
+  const command = spec.command;
   let options: T | undefined;
   try {
     options = parse();

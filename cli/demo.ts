@@ -8,7 +8,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
-import { badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
+import { badInputExit, cancelOnSignals, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
 import { EVAL_INPUT_ERROR_CODES, runEvalCommand } from './eval.ts';
 
 /** The built-in suite the demo runs (found from cli/ in a checkout, from dist/cli/ in an installed package). */
@@ -16,10 +16,19 @@ export const DEMO_TASKS = fileURLToPath(new URL(`${import.meta.url.endsWith('.ts
 /** The resolutions the demo runs the suite at. */
 export const DEMO_RESOLUTIONS = ['1280x800', '1920x1080'] as const;
 
-const USAGE = `usage: vncua demo [--resolution WxH ...] [--workers N] [--tasks FILE] [--out DIR]
-  runs the basic suite with the replay agent at ${DEMO_RESOLUTIONS.join(' and ')} (2 workers),
-  post-processes the recordings (step reports) and prints the path of scores.html
-`;
+/** `vncua demo`'s options: the --help is generated from them. */
+export const DEMO_SPEC = {
+  command: 'demo',
+  options: {
+    resolution: { type: 'string', multiple: true, value: 'WxH', description: `screen size (default ${DEMO_RESOLUTIONS.join(' and ')})` },
+    workers: { type: 'string', value: 'N', description: 'runs at once', default: '2' },
+    tasks: { type: 'string', value: 'FILE', description: 'the task file (default: the basic suite, eval/suites/basic/tasks.json)' },
+    out: { type: 'string', value: 'DIR', description: 'results root (default runs/demo-<timestamp>)' },
+  },
+  notes: `runs the basic suite with the replay agent, post-processes the recordings (step reports) and prints
+the path of scores.html; it is \`vncua eval\` with these arguments
+`,
+} as const satisfies CommandSpec;
 
 /** What `vncua demo` was asked to do. */
 export interface DemoOptions {
@@ -31,35 +40,21 @@ export interface DemoOptions {
 
 /** Parse `vncua demo` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseDemoArgs(argv: string[], now = new Date()): DemoOptions | undefined {
-  const o: DemoOptions = {
-    resolutions: [],
-    workers: 2,
-    tasks: DEMO_TASKS,
-    out: join('runs', `demo-${now.toISOString().replace(/[:.]/g, '-').slice(0, 19)}`),
+  const line = parseCommandLine(DEMO_SPEC, argv);
+  if (line === undefined) return undefined;
+  const v = line.values;
+  const sizes = v.resolution.length > 0 ? v.resolution : DEMO_RESOLUTIONS;
+  return {
+    resolutions: sizes.map((s) => parsedValue(s, '--resolution', parseScreenSize)),
+    workers: wholeNumber(v.workers, '--workers', 1),
+    tasks: v.tasks ?? DEMO_TASKS,
+    out: v.out ?? join('runs', `demo-${now.toISOString().replace(/[:.]/g, '-').slice(0, 19)}`),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const value = (): string => flagValue(argv, i++, a);
-    if (a === '-h' || a === '--help') return undefined;
-    else if (a === '--resolution') {
-      const v = value();
-      try {
-        o.resolutions.push(parseScreenSize(v));
-      } catch (e) {
-        throw badArgs(`--resolution: ${(e as Error).message}`, a);
-      }
-    } else if (a === '--workers') o.workers = wholeNumber(value(), a, 1);
-    else if (a === '--tasks') o.tasks = value();
-    else if (a === '--out') o.out = value();
-    else throw badArgs(`unknown argument "${a}".`, a);
-  }
-  if (o.resolutions.length === 0) o.resolutions = DEMO_RESOLUTIONS.map((s) => parseScreenSize(s));
-  return o;
 }
 
 /** Run the demo; resolves to the exit code (0 when every run finished and succeeded). */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('demo', USAGE, () => parseDemoArgs(argv));
+  const parsed = parseCommandArgs(DEMO_SPEC, () => parseDemoArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const o = parsed.options;
   const cancel = cancelOnSignals('demo', 'cancelling: the running tasks stop and their desktops are torn down');

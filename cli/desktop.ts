@@ -13,20 +13,48 @@ import { VncuaError } from '../harness/errors.ts';
 import { groupMembers, launchDesktop, parseScreenSize, procStat, stopGroup } from '../harness/desktop/index.ts';
 import { readPassword } from '../harness/desktop/password.ts';
 import { redactUrl } from '../harness/redact.ts';
-import { badArgs, parseCommandArgs, wholeNumber } from './command.ts';
+import { badArgs, oneOf, optionalWholeNumber, parseCommandArgs, parseCommandLine, parsedValue, usageText, wholeNumber, type CommandSpec } from './command.ts';
 
-const USAGE = `usage:
-  vncua desktop up [--size WxH] [--url URL] [--server xvnc|x11vnc] [--timeout-ms N] [--password-file FILE]
-      start a desktop, print one JSON line {vncUrl, cdpUrl, tcpUrl, display, xauthority, pid, ...},
-      run until Ctrl-C / SIGTERM / \`vncua desktop down\`. vncUrl and cdpUrl carry the desktop's
-      secret token. A VNC password comes from --password-file FILE (its first line) or the
-      environment variable VNCUA_VNC_PASSWORD, never from the command line.
-  vncua desktop down [--pid PID | --all]
-      stop the desktops started by \`desktop up\` (default: all of them)
-  vncua desktop list
-      print one JSON line per running desktop (only you can read them: they hold the tokens)
-exit code: 0 ok, 1 the desktop failed or stopped on its own, 2 bad arguments (a bad password too)
-`;
+/** `desktop up`'s options: its --help is generated from them. */
+export const DESKTOP_UP_SPEC = {
+  command: 'desktop up',
+  options: {
+    size: { type: 'string', value: 'WxH', description: 'screen size (default 1280x800)' },
+    url: { type: 'string', value: 'URL', description: 'page the browser opens (default about:blank)' },
+    server: { type: 'string', value: 'xvnc|x11vnc', description: 'the VNC server (default xvnc)' },
+    'timeout-ms': { type: 'string', value: 'N', description: 'how long the desktop may take to start' },
+    'password-file': { type: 'string', value: 'FILE', description: 'VNC password: the first line of FILE (else $VNCUA_VNC_PASSWORD; never on the command line)' },
+  },
+  refused: {
+    password: () =>
+      new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or the environment variable VNCUA_VNC_PASSWORD.', {
+        details: { argument: '--password' },
+      }),
+  },
+  notes: `start a desktop, print one JSON line {vncUrl, cdpUrl, tcpUrl, display, xauthority, pid, ...}, run until
+Ctrl-C / SIGTERM / \`vncua desktop down\`. vncUrl and cdpUrl carry the desktop's secret token.
+`,
+} as const satisfies CommandSpec;
+
+/** `desktop down`'s options. */
+export const DESKTOP_DOWN_SPEC = {
+  command: 'desktop down',
+  options: {
+    pid: { type: 'string', value: 'PID', description: 'stop the desktop of this `desktop up` (or desktop script) pid' },
+    all: { type: 'boolean', description: 'stop all of them (the default)' },
+  },
+  notes: 'stop the desktops started by `desktop up`\n',
+} as const satisfies CommandSpec;
+
+/** `desktop list`'s options: none. */
+export const DESKTOP_LIST_SPEC = {
+  command: 'desktop list',
+  options: {},
+  notes: 'print one JSON line per running desktop (only you can read them: they hold the tokens)\n',
+} as const satisfies CommandSpec;
+
+const EXIT_CODES = 'exit code: 0 ok, 1 the desktop failed or stopped on its own, 2 bad arguments (a bad password too)\n';
+const USAGE = [DESKTOP_UP_SPEC, DESKTOP_DOWN_SPEC, DESKTOP_LIST_SPEC].map((spec) => usageText(spec)).join('') + EXIT_CODES;
 
 /** What `desktop up` records about itself. */
 interface DesktopRecord {
@@ -114,33 +142,6 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-/** Parse `--name value` / `--name=value` options (CLI_ERR_BAD_ARGS on a bad one); flags listed in `flags` take no value. */
-function parseOptions(argv: string[], valued: string[], flags: string[] = []): Map<string, string> {
-  const out = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (name === '--password') {
-      throw new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or the environment variable VNCUA_VNC_PASSWORD.', {
-        details: { argument: '--password' },
-      });
-    }
-    if (flags.includes(name) && eq < 0) {
-      out.set(name, 'true');
-    } else if (valued.includes(name)) {
-      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) throw badArgs(`${name} needs a value.`, name);
-      out.set(name, value);
-    } else {
-      throw badArgs(`unknown argument "${name}".`, name);
-    }
-  }
-  return out;
-}
-
-const wantsHelp = (argv: string[]) => argv.includes('--help') || argv.includes('-h');
-
 /** What `desktop up` was asked for. */
 interface UpOptions {
   size?: string;
@@ -151,32 +152,24 @@ interface UpOptions {
 }
 
 function parseUp(argv: string[]): UpOptions | undefined {
-  if (wantsHelp(argv)) return undefined;
-  const opts = parseOptions(argv, ['--size', '--url', '--password-file', '--server', '--timeout-ms']);
+  const line = parseCommandLine(DESKTOP_UP_SPEC, argv);
+  if (line === undefined) return undefined;
+  const v = line.values;
   const o: UpOptions = {};
-  const size = opts.get('--size');
-  if (size !== undefined) {
-    try {
-      parseScreenSize(size);
-    } catch (e) {
-      throw badArgs(`--size: ${(e as Error).message}`, '--size');
-    }
-    o.size = size;
+  if (v.size !== undefined) {
+    parsedValue(v.size, '--size', parseScreenSize);
+    o.size = v.size;
   }
-  if (opts.has('--url')) o.url = opts.get('--url')!;
-  if (opts.has('--timeout-ms')) o.timeoutMs = wholeNumber(opts.get('--timeout-ms')!, '--timeout-ms', 1);
-  const server = opts.get('--server');
-  if (server !== undefined) {
-    if (server !== 'xvnc' && server !== 'x11vnc') throw badArgs(`--server must be xvnc or x11vnc; got "${server}".`, '--server');
-    o.server = server;
-  }
-  const password = readPassword({ file: opts.get('--password-file') }, { warn: (m) => process.stderr.write(`vncua desktop up: warning: ${m}\n`) });
+  if (v.url !== undefined) o.url = v.url;
+  if (v['timeout-ms'] !== undefined) o.timeoutMs = wholeNumber(v['timeout-ms'], '--timeout-ms', 1);
+  if (v.server !== undefined) o.server = oneOf(v.server, '--server', ['xvnc', 'x11vnc']);
+  const password = readPassword({ file: v['password-file'] }, { warn: (m) => process.stderr.write(`vncua desktop up: warning: ${m}\n`) });
   if (password !== undefined) o.password = password;
   return o;
 }
 
 async function up(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('desktop up', USAGE, () => parseUp(argv));
+  const parsed = parseCommandArgs(DESKTOP_UP_SPEC, () => parseUp(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const o = parsed.options;
   const dir = privateStateDir(true)!;
@@ -268,11 +261,10 @@ function readRecords(): DesktopRecord[] {
 }
 
 async function down(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('desktop down', USAGE, () => {
-    if (wantsHelp(argv)) return undefined;
-    const opts = parseOptions(argv, ['--pid'], ['--all']);
-    const pidArg = opts.get('--pid');
-    return { pid: pidArg === undefined ? undefined : wholeNumber(pidArg, '--pid', 1) };
+  const parsed = parseCommandArgs(DESKTOP_DOWN_SPEC, () => {
+    const line = parseCommandLine(DESKTOP_DOWN_SPEC, argv);
+    if (line === undefined) return undefined;
+    return { pid: optionalWholeNumber(line.values.pid, '--pid', 1) };
   });
   if ('exitCode' in parsed) return parsed.exitCode;
   const { pid } = parsed.options;
@@ -322,7 +314,7 @@ async function stopRecorded(r: DesktopRecord): Promise<boolean> {
 }
 
 function list(argv: string[]): number {
-  const parsed = parseCommandArgs('desktop list', USAGE, () => (wantsHelp(argv) ? undefined : parseOptions(argv, [])));
+  const parsed = parseCommandArgs(DESKTOP_LIST_SPEC, () => parseCommandLine(DESKTOP_LIST_SPEC, argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   for (const r of readRecords()) process.stdout.write(`${JSON.stringify(r)}\n`);
   return 0;

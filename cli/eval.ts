@@ -2,14 +2,14 @@
  * `vncua eval`: run a task file with an agent, every task at every resolution on a fresh desktop,
  * then score the results (and, with --process, post-process the recordings first).
  *
- * The agent is resolved exactly as `vncua run --agent` does (cli/run.ts loadAgentModule: a built-in
+ * The agent is resolved exactly as `vncua run --agent` does (cli/agents.ts loadAgentModule: a built-in
  * name from cli/agents.ts AGENTS, or a module path). Task URLs that are relative (a suite's
  * tasks.json, e.g. eval/suites/basic/tasks.json) are served by a static server started over the task
  * file's directory, unless --base-url is given. Ctrl-C / SIGTERM cancels cleanly (again: quit at once;
  * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
  */
 import { dirname, resolve } from 'node:path';
-import { AGENTS } from './agents.ts';
+import { AGENTS, loadAgentModule } from './agents.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -24,42 +24,41 @@ import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
-import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
-import { loadAgentModule } from './run.ts';
+import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, oneOf, optionalWholeNumber, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
 
-const USAGE = `usage: vncua eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N]
-                  [--max-steps N] [--retries N] [--repeat K] [--only ID,...] [--rerun] [--shard i/n] [--out DIR]
-                  [--provider local|docker|remote] [--endpoints FILE] [--base-url URL]
-                  [--process] [--no-score] [--script FILE] [--success-grace-ms MS] [-- ARGS...]
-  --tasks       a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's
-                ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory
-  --agent       a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module
-                (default export: an Agent subclass or a builder (ctx) => Agent)
-  --resolution  screen size, repeatable (default 1280x800)
-  --workers     runs at once (default: what this machine holds: one desktop per core, within
-                the available memory at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)
-  --max-steps   per run (default ${DEFAULT_MAX_STEPS})
-  --retries     attempts after an infra failure, per run (default 2)
-  --repeat K    run every task K times (default 1): OUT/<agent>/<W>_<H>/<task id>/<n>/; scores
-                report pass@1, pass@K, pass^K and the tasks whose result flips
-  --only IDS    run only these task ids (comma-separated, repeatable; globs with * and ?)
-  --rerun       run again the runs that already finished; the old ones move aside to <dir>~N
-  --shard i/n   run only the i-th of n deterministic slices (1-based)
-  --out         results root (default runs/eval): OUT/<agent>/<W>_<H>/<task id>/
-  --provider    local (default) | docker (image vncua-desktop) | remote (--endpoints FILE:
-                [{ "vncUrl", "cdpUrl", "size"? }])
-  --base-url    base of relative task URLs; for uitask files, the origin their web URLs move to
-  --process     post-process the recordings (step reports) before scoring
-  --no-score    do not write scores.json / scores.md / scores.html (written by default)
-  --success-grace-ms  re-check success this long after each action while the screen settles
-                (default 1000; 0: only the check right after each action and the final one)
-A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
+/** `vncua eval`'s options: the --help is generated from them. */
+export const EVAL_SPEC = {
+  command: 'eval',
+  options: {
+    tasks: { type: 'string', value: 'FILE', required: 'a task file, e.g. eval/suites/basic/tasks.json', description: "a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory" },
+    agent: { type: 'string', value: 'NAME|MODULE', required: 'a built-in agent name, or a .ts/.js file', description: `a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module (default export: an Agent subclass or a builder (ctx) => Agent)` },
+    resolution: { type: 'string', multiple: true, value: 'WxH', description: 'screen size (default 1280x800)' },
+    workers: { type: 'string', value: 'N', description: `runs at once (default: what this machine holds: one desktop per core, within the available memory at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)` },
+    'max-steps': { type: 'string', value: 'N', description: `steps per run (default ${DEFAULT_MAX_STEPS})` },
+    retries: { type: 'string', value: 'N', description: 'attempts after an infra failure, per run (default 2)' },
+    repeat: { type: 'string', value: 'K', description: 'run every task K times (default 1): OUT/<agent>/<W>_<H>/<task id>/<n>/; scores report pass@1, pass@K, pass^K and the tasks whose result flips' },
+    only: { type: 'string', multiple: true, value: 'IDS', description: 'run only these task ids (comma-separated; globs with * and ?)' },
+    rerun: { type: 'boolean', description: 'run again the runs that already finished; the old ones move aside to <dir>~N' },
+    shard: { type: 'string', value: 'i/n', description: 'run only the i-th of n deterministic slices (1-based)' },
+    out: { type: 'string', value: 'DIR', default: 'runs/eval', description: 'results root: OUT/<agent>/<W>_<H>/<task id>/' },
+    provider: { type: 'string', value: 'local|docker|remote', default: 'local', description: 'where desktops run: locally, in Docker (image vncua-desktop), or at the --endpoints' },
+    endpoints: { type: 'string', value: 'FILE', description: 'the desktops of --provider remote: [{ "vncUrl", "cdpUrl", "size"? }]' },
+    'base-url': { type: 'string', value: 'URL', description: 'base of relative task URLs; for uitask files, the origin their web URLs move to' },
+    process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
+    score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
+    'no-score': { type: 'boolean', description: 'do not write the scores' },
+    script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
+    'success-grace-ms': { type: 'string', value: 'MS', description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)' },
+  },
+  rest: "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)",
+  notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
 exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
            2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix) or a
            configuration error
-`;
+`,
+} as const satisfies CommandSpec;
 
 /** What `vncua eval` was asked to do. */
 export interface EvalCommandOptions {
@@ -88,104 +87,38 @@ export interface EvalCommandOptions {
 
 /** Parse `vncua eval` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
-  const o: Partial<EvalCommandOptions> & { resolutions: ScreenSize[]; args: string[] } = { resolutions: [], args: [], rerun: false, process: false, score: true, provider: 'local' };
-  const take = (i: number, flag: string): string => flagValue(argv, i, flag);
-  const int = wholeNumber;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    switch (a) {
-      case '-h':
-      case '--help':
-        return undefined;
-      case '--':
-        o.args = argv.slice(i + 1);
-        i = argv.length;
-        break;
-      case '--tasks':
-        o.tasks = take(i++, a);
-        break;
-      case '--agent':
-        o.agent = take(i++, a);
-        break;
-      case '--resolution': {
-        const v = take(i++, a);
-        try {
-          o.resolutions.push(parseScreenSize(v));
-        } catch (e) {
-          throw badArgs(`--resolution: ${(e as Error).message}`, a);
-        }
-        break;
-      }
-      case '--workers':
-        o.workers = int(take(i++, a), a, 1);
-        break;
-      case '--max-steps':
-        o.maxSteps = int(take(i++, a), a, 1);
-        break;
-      case '--retries':
-        o.retries = int(take(i++, a), a, 0);
-        break;
-      case '--repeat':
-        o.repeat = int(take(i++, a), a, 1);
-        break;
-      case '--only': {
-        const patterns = parseOnly([take(i++, a)]);
-        if (patterns.length === 0) throw badArgs('--only needs task ids or globs, comma-separated (e.g. --only "click-*,form-2").', a);
-        o.only = [...(o.only ?? []), ...patterns];
-        break;
-      }
-      case '--rerun':
-        o.rerun = true;
-        break;
-      case '--shard': {
-        const v = take(i++, a);
-        try {
-          o.shard = parseShard(v);
-        } catch (e) {
-          throw badArgs(`--shard: ${(e as Error).message}`, a);
-        }
-        break;
-      }
-      case '--out':
-        o.out = take(i++, a);
-        break;
-      case '--provider': {
-        const v = take(i++, a);
-        if (v !== 'local' && v !== 'docker' && v !== 'remote') throw badArgs(`--provider must be local, docker or remote; got "${v}".`, a);
-        o.provider = v;
-        break;
-      }
-      case '--endpoints':
-        o.endpoints = take(i++, a);
-        break;
-      case '--base-url':
-        o.baseUrl = take(i++, a);
-        break;
-      case '--process':
-        o.process = true;
-        break;
-      case '--score':
-        o.score = true;
-        break;
-      case '--no-score':
-        o.score = false;
-        break;
-      case '--script':
-        o.script = take(i++, a);
-        break;
-      case '--success-grace-ms':
-        o.successGraceMs = int(take(i++, a), a, 0, MAX_SUCCESS_GRACE_MS);
-        break;
-      default:
-        throw badArgs(`unknown argument "${a}".`, a);
-    }
-  }
-  if (!o.tasks) throw badArgs('--tasks FILE is required (a task file, e.g. eval/suites/basic/tasks.json).', '--tasks');
-  if (!o.agent) throw badArgs('--agent NAME|MODULE is required (a built-in agent name, or a .ts/.js file).', '--agent');
-  if (o.provider === 'remote' && !o.endpoints) throw badArgs('--provider remote needs --endpoints FILE (a JSON array of { "vncUrl", "cdpUrl" }).', '--endpoints');
-  if (o.provider !== 'remote' && o.endpoints) throw badArgs('--endpoints goes with --provider remote.', '--endpoints');
-  o.out ??= 'runs/eval';
-  return o as EvalCommandOptions;
+  const line = parseCommandLine(EVAL_SPEC, argv);
+  if (line === undefined) return undefined;
+  const v = line.values;
+  const only = v.only.flatMap((list) => {
+    const patterns = parseOnly([list]);
+    if (patterns.length === 0) throw badArgs('--only needs task ids or globs, comma-separated (e.g. --only "click-*,form-2").', '--only');
+    return patterns;
+  });
+  if (v.score && v['no-score']) throw badArgs('--score and --no-score contradict each other.', '--no-score');
+  const provider = oneOf(v.provider, '--provider', ['local', 'docker', 'remote']);
+  if (provider === 'remote' && v.endpoints === undefined) throw badArgs('--provider remote needs --endpoints FILE (a JSON array of { "vncUrl", "cdpUrl" }).', '--endpoints');
+  if (provider !== 'remote' && v.endpoints !== undefined) throw badArgs('--endpoints goes with --provider remote.', '--endpoints');
+  const o: EvalCommandOptions = {
+    tasks: v.tasks,
+    agent: v.agent,
+    resolutions: v.resolution.map((r) => parsedValue(r, '--resolution', parseScreenSize)),
+    rerun: v.rerun,
+    out: v.out,
+    provider,
+    process: v.process,
+    score: !v['no-score'],
+    args: line.rest,
+  };
+  const whole = { workers: optionalWholeNumber(v.workers, '--workers', 1), maxSteps: optionalWholeNumber(v['max-steps'], '--max-steps', 1), retries: optionalWholeNumber(v.retries, '--retries', 0), repeat: optionalWholeNumber(v.repeat, '--repeat', 1) };
+  for (const [k, n] of Object.entries(whole)) if (n !== undefined) o[k as keyof typeof whole] = n;
+  if (only.length > 0) o.only = only;
+  if (v.shard !== undefined) o.shard = parsedValue(v.shard, '--shard', parseShard);
+  if (v.endpoints !== undefined) o.endpoints = v.endpoints;
+  if (v['base-url'] !== undefined) o.baseUrl = v['base-url'];
+  if (v.script !== undefined) o.script = v.script;
+  if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
+  return o;
 }
 
 /** What runEvalCommand() resolves to. */
@@ -276,7 +209,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
 
 /** Run `vncua eval ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('eval', USAGE, () => parseEvalArgs(argv));
+  const parsed = parseCommandArgs(EVAL_SPEC, () => parseEvalArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const cancel = cancelOnSignals('eval', 'cancelling: the running tasks stop and their desktops are torn down');
   try {

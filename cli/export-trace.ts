@@ -13,7 +13,7 @@ import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { readTrace } from '../harness/trace/reader.ts';
 import { exportUitaskTrace } from '../harness/trace/uitask.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
-import { badArgs, flagValue, parseCommandArgs } from './command.ts';
+import { badArgs, parseCommandArgs, parseCommandLine, type CommandSpec } from './command.ts';
 
 /** The formats export-trace writes. */
 export const EXPORT_FORMATS = ['uitask'] as const;
@@ -21,15 +21,20 @@ export const EXPORT_FORMATS = ['uitask'] as const;
 /** Default output file name, beside the trace. */
 export const UITASK_EXPORT_FILE = 'uitask_execution.json';
 
-const USAGE = `usage: vncua export-trace --format uitask RUN [--out FILE] [--overwrite] [--skip-unsupported]
-  RUN                 a run directory (its execution.json, else partial_execution.json) or a trace file
-  --format uitask     write the trace as the Python uitask harness writes execution.json (the only format)
-  --out FILE          where to write (default: ${UITASK_EXPORT_FILE} beside the trace; never the run's own trace files)
-  --overwrite         replace FILE if it exists
-  --skip-unsupported  leave out entries uitask cannot express (a middle-button click or drag) instead of failing
-exit code: 0 when written; 2 on bad arguments or bad input (no trace, a trace that is neither vncua's nor
+/** `vncua export-trace`'s options: the --help is generated from them. */
+export const EXPORT_TRACE_SPEC = {
+  command: 'export-trace',
+  positional: { name: 'RUN', description: 'a run directory (its execution.json, else partial_execution.json) or a trace file' },
+  options: {
+    format: { type: 'string', value: 'uitask', required: 'the only format: --format uitask', description: 'write the trace as the Python uitask harness writes execution.json (the only format)' },
+    out: { type: 'string', value: 'FILE', description: `where to write (default: ${UITASK_EXPORT_FILE} beside the trace; never the run's own trace files)` },
+    overwrite: { type: 'boolean', description: 'replace FILE if it exists' },
+    'skip-unsupported': { type: 'boolean', description: 'leave out entries uitask cannot express (a middle-button click or drag) instead of failing' },
+  },
+  notes: `exit code: 0 when written; 2 on bad arguments or bad input (no trace, a trace that is neither vncua's nor
 uitask's, an entry uitask cannot express, FILE exists), with nothing written; 1 when writing failed
-`;
+`,
+} as const satisfies CommandSpec;
 
 /** What `vncua export-trace` was asked to do. */
 export interface ExportTraceOptions {
@@ -42,37 +47,13 @@ export interface ExportTraceOptions {
 
 /** Parse `vncua export-trace` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseExportTraceArgs(argv: string[]): ExportTraceOptions | undefined {
-  const o: Partial<ExportTraceOptions> = { overwrite: false, skipUnsupported: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    switch (a) {
-      case '-h':
-      case '--help':
-        return undefined;
-      case '--format': {
-        const v = flagValue(argv, i++, a);
-        if (!(EXPORT_FORMATS as readonly string[]).includes(v)) throw badArgs(`--format must be one of ${EXPORT_FORMATS.join(', ')}; got "${v}".`, a);
-        o.format = v as ExportTraceOptions['format'];
-        break;
-      }
-      case '--out':
-        o.out = flagValue(argv, i++, a);
-        break;
-      case '--overwrite':
-        o.overwrite = true;
-        break;
-      case '--skip-unsupported':
-        o.skipUnsupported = true;
-        break;
-      default:
-        if (a.startsWith('-')) throw badArgs(`unknown argument "${a}".`, a);
-        if (o.run !== undefined) throw badArgs(`only one RUN is accepted; got "${o.run}" and "${a}".`, a);
-        o.run = a;
-    }
-  }
-  if (o.format === undefined) throw badArgs('--format is required: --format uitask.', '--format');
-  if (o.run === undefined) throw badArgs('RUN is required: a run directory or a trace file.', 'RUN');
-  return o as ExportTraceOptions;
+  const line = parseCommandLine(EXPORT_TRACE_SPEC, argv);
+  if (line === undefined) return undefined;
+  const v = line.values;
+  if (!(EXPORT_FORMATS as readonly string[]).includes(v.format)) throw badArgs(`--format must be one of ${EXPORT_FORMATS.join(', ')}; got "${v.format}".`, '--format');
+  const o: ExportTraceOptions = { format: v.format as ExportTraceOptions['format'], run: line.positional, overwrite: v.overwrite, skipUnsupported: v['skip-unsupported'] };
+  if (v.out !== undefined) o.out = v.out;
+  return o;
 }
 
 /** Codes that mean bad input: exit 2, nothing written. */
@@ -96,7 +77,7 @@ async function outputPath(o: ExportTraceOptions, tracePath: string): Promise<str
 
 /** Run `vncua export-trace ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('export-trace', USAGE, () => parseExportTraceArgs(argv));
+  const parsed = parseCommandArgs(EXPORT_TRACE_SPEC, () => parseExportTraceArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const o = parsed.options;
   try {

@@ -18,7 +18,7 @@ const COMMANDS: Record<string, Command> = {
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  vncua ${name.padEnd(12)} ${c.summary}`);
-  return `usage:\n${lines.join('\n')}\n`;
+  return `usage:\n${lines.join('\n')}\n  vncua COMMAND --help   its options; a value goes as --flag VALUE or --flag=VALUE\n`;
 }
 
 /** Run the CLI with the given arguments; resolves to the process exit code. */

@@ -7,18 +7,23 @@
 import { availableParallelism } from 'node:os';
 import { relative } from 'node:path';
 import { isVncuaError } from '../harness/errors.ts';
-import { badArgs, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
+import { badArgs, cancelOnSignals, parseCommandArgs, parseCommandLine, wholeNumber, type CommandSpec } from './command.ts';
 import { DEFAULT_SETTLE_MS, processRoot, type RunOutcome } from '../recorder/process/index.ts';
 
-const USAGE = `usage: vncua process <root> [--overwrite] [--jobs N] [--settle-ms MS] [--video]
-  <root>        a run directory, or any directory above runs (searched recursively)
-  --overwrite   regenerate outputs that already exist
-  --jobs N      worker processes (default 1; at most ${availableParallelism()} is useful here)
-  --settle-ms   cap on how long after an action its "after" frame is taken (default ${DEFAULT_SETTLE_MS})
-  --video       also write recording.mp4 (WebM without libx264) with click markers
-exit code: 0 when every run was processed or skipped, 1 when one failed (or none was found), 2 on bad arguments
+/** `vncua process`'s options: the --help is generated from them. */
+export const PROCESS_SPEC = {
+  command: 'process',
+  positional: { name: '<root>', description: 'a run directory, or any directory above runs (searched recursively)' },
+  options: {
+    overwrite: { type: 'boolean', description: 'regenerate outputs that already exist' },
+    jobs: { type: 'string', value: 'N', default: '1', description: `worker processes (at most ${availableParallelism()} is useful here)` },
+    'settle-ms': { type: 'string', value: 'MS', default: String(DEFAULT_SETTLE_MS), description: 'cap on how long after an action its "after" frame is taken' },
+    video: { type: 'boolean', description: 'also write recording.mp4 (WebM without libx264) with click markers' },
+  },
+  notes: `exit code: 0 when every run was processed or skipped, 1 when one failed (or none was found), 2 on bad arguments
            or when every failure is a trace that is neither vncua's nor uitask's (TRACE_ERR_INVALID)
-`;
+`,
+} as const satisfies CommandSpec;
 
 /** What `vncua process` was asked to do. */
 export interface ProcessCommandOptions {
@@ -31,37 +36,12 @@ export interface ProcessCommandOptions {
 
 /** Parse `vncua process` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseProcessArgs(argv: string[]): ProcessCommandOptions | undefined {
-  const o: Partial<ProcessCommandOptions> = { overwrite: false, jobs: 1, settleMs: DEFAULT_SETTLE_MS, video: false };
-  const take = (i: number, flag: string): string => flagValue(argv, i, flag);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    switch (a) {
-      case '-h':
-      case '--help':
-        return undefined;
-      case '--overwrite':
-        o.overwrite = true;
-        break;
-      case '--video':
-        o.video = true;
-        break;
-      case '--jobs':
-        o.jobs = wholeNumber(take(i++, a), a, 1, 256);
-        break;
-      case '--settle-ms': {
-        const v = take(i++, a);
-        if (!/^\d+(\.\d+)?$/.test(v) || Number(v) > 60_000) throw badArgs(`--settle-ms must be a number of milliseconds from 0 to 60000; got "${v}".`, a);
-        o.settleMs = Number(v);
-        break;
-      }
-      default:
-        if (a.startsWith('-')) throw badArgs(`unknown argument "${a}".`, a);
-        if (o.root !== undefined) throw badArgs(`only one <root> is accepted; got "${o.root}" and "${a}".`, a);
-        o.root = a;
-    }
-  }
-  if (o.root === undefined) throw badArgs('<root> is required: the directory holding the runs to process.', '<root>');
-  return o as ProcessCommandOptions;
+  const line = parseCommandLine(PROCESS_SPEC, argv);
+  if (line === undefined) return undefined;
+  const v = line.values;
+  const settle = v['settle-ms'];
+  if (!/^\d+(\.\d+)?$/.test(settle) || Number(settle) > 60_000) throw badArgs(`--settle-ms must be a number of milliseconds from 0 to 60000; got "${settle}".`, '--settle-ms');
+  return { root: line.positional, overwrite: v.overwrite, jobs: wholeNumber(v.jobs, '--jobs', 1, 256), settleMs: Number(settle), video: v.video };
 }
 
 /** The one line printed for a run. */
@@ -81,7 +61,7 @@ function onlyBadTraces(runs: readonly RunOutcome[]): boolean {
 
 /** Run `vncua process ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('process', USAGE, () => parseProcessArgs(argv));
+  const parsed = parseCommandArgs(PROCESS_SPEC, () => parseProcessArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const o = parsed.options;
   const cancel = cancelOnSignals('process', 'stopping after the runs in progress');

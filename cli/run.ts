@@ -9,14 +9,11 @@
  * never becomes ready (refused, 404, blank...) ends the run with status error and PAGE_ERR_*, exit 1.
  * Ctrl-C cancels the run (status `cancelled`); the desktop is always torn down.
  */
-import { existsSync } from 'node:fs';
-import { basename, extname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import '../recorder/register.ts'; // runs record by default (the Agent's record option)
-import { prepareAgentImport } from './agent-loader.ts';
-import { AGENTS } from './agents.ts';
-import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, flagValue, parseCommandArgs, wholeNumber } from './command.ts';
-import { Agent, DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
+import { AGENTS, loadAgentModule } from './agents.ts';
+import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, oneOf, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
+import { DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { SuccessChecker, checkCdpUrl } from '../harness/cdp/success.ts';
@@ -27,23 +24,35 @@ import { parseVncUrl } from '../harness/rfb/transport.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 
-const USAGE = `usage: vncua run --agent MODULE [--task "..."] [--url URL] [--max-steps N] [--out DIR] [--overwrite]
-                 [--vnc URL --cdp URL] [--password-file FILE | --password-env NAME]
-                 [--size WxH] [--server xvnc|x11vnc] [--script FILE] [--success-grace-ms MS] [-- ARGS...]
-  MODULE   a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent,
-           or a built-in agent: ${Object.keys(AGENTS).join(', ')}
-  --url    page the local desktop opens (default about:blank)
-  --vnc/--cdp  use a running desktop instead of starting one (give both; its URLs with their token)
-  --password-file FILE / --password-env NAME
-           the VNC password (the file's first line, or the variable NAME; default: VNCUA_VNC_PASSWORD
-           when set), for --vnc, or for the local desktop. Never on the command line.
-  --out    output directory (default runs/<timestamp>-<agent>/); one that holds a run is refused
-  --overwrite  move the run already in --out aside to DIR.1 (DIR.2, ...) instead; nothing is deleted
-  --success-grace-ms  re-check success this long after each action while the screen settles
-           (default 1000; 0: only the check right after each action and the final one)
-  ARGS     after --: passed to the agent's builder as ctx.args
-exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too) or an unusable --out
-`;
+/** `--password` on the command line: refused (`ps` shows every process's arguments to every user). */
+const passwordRefused = () =>
+  new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or --password-env NAME (default VNCUA_VNC_PASSWORD).', {
+    details: { argument: '--password' },
+  });
+
+/** `vncua run`'s options: the --help is generated from them. */
+export const RUN_SPEC = {
+  command: 'run',
+  options: {
+    agent: { type: 'string', value: 'MODULE', required: 'a .ts/.js file, or a built-in agent name', description: `a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent, or a built-in agent: ${Object.keys(AGENTS).join(', ')}` },
+    task: { type: 'string', value: '"..."', description: "the task, the agent's ctx.task" },
+    url: { type: 'string', value: 'URL', description: 'page the local desktop opens (default about:blank)' },
+    'max-steps': { type: 'string', value: 'N', description: `steps at most (default ${DEFAULT_MAX_STEPS})` },
+    out: { type: 'string', value: 'DIR', description: 'output directory (default runs/<timestamp>-<agent>/); one that holds a run is refused' },
+    overwrite: { type: 'boolean', description: 'move the run already in --out aside to DIR.1 (DIR.2, ...) instead; nothing is deleted' },
+    vnc: { type: 'string', value: 'URL', description: 'use a running desktop instead of starting one: its VNC URL with its token (with --cdp)' },
+    cdp: { type: 'string', value: 'URL', description: "the running desktop's CDP URL with its token (with --vnc)" },
+    'password-file': { type: 'string', value: 'FILE', description: 'the VNC password, for --vnc or the local desktop: the first line of FILE (never on the command line)' },
+    'password-env': { type: 'string', value: 'NAME', description: 'the VNC password from the variable NAME (default: VNCUA_VNC_PASSWORD when set)' },
+    size: { type: 'string', value: 'WxH', description: "the local desktop's screen size (default 1280x800)" },
+    server: { type: 'string', value: 'xvnc|x11vnc', description: "the local desktop's VNC server (default xvnc)" },
+    script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
+    'success-grace-ms': { type: 'string', value: 'MS', description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)' },
+  },
+  rest: "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)",
+  refused: { password: passwordRefused },
+  notes: 'exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too) or an unusable --out\n',
+} as const satisfies CommandSpec;
 
 /** What `vncua run` was asked to do. */
 export interface RunCommandOptions {
@@ -81,73 +90,16 @@ export interface RunCommandResult {
 
 /** Parse `vncua run` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): RunCommandOptions | undefined {
-  const o: Partial<RunCommandOptions> = {};
-  const secret: PasswordSource = {};
-  const take = (i: number, flag: string): string => flagValue(argv, i, flag);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    switch (a) {
-      case '-h':
-      case '--help':
-        return undefined;
-      case '--':
-        o.args = argv.slice(i + 1);
-        i = argv.length;
-        break;
-      case '--agent':
-        o.agent = take(i++, a);
-        break;
-      case '--task':
-        o.task = take(i++, a);
-        break;
-      case '--url':
-        o.url = take(i++, a);
-        break;
-      case '--out':
-        o.out = take(i++, a);
-        break;
-      case '--overwrite':
-        o.overwrite = true;
-        break;
-      case '--vnc':
-        o.vnc = take(i++, a);
-        break;
-      case '--cdp':
-        o.cdp = take(i++, a);
-        break;
-      case '--size':
-        o.size = take(i++, a);
-        break;
-      case '--script':
-        o.script = take(i++, a);
-        break;
-      case '--password-file':
-        secret.file = take(i++, a);
-        break;
-      case '--password-env':
-        secret.env = take(i++, a);
-        break;
-      case '--password':
-        throw new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or --password-env NAME (default VNCUA_VNC_PASSWORD).', {
-          details: { argument: a },
-        });
-      case '--server': {
-        const v = take(i++, a);
-        if (v !== 'xvnc' && v !== 'x11vnc') throw badArgs(`--server must be xvnc or x11vnc; got "${v}".`, a);
-        o.server = v;
-        break;
-      }
-      case '--max-steps':
-        o.maxSteps = wholeNumber(take(i++, a), a, 1);
-        break;
-      case '--success-grace-ms':
-        o.successGraceMs = wholeNumber(take(i++, a), a, 0, MAX_SUCCESS_GRACE_MS);
-        break;
-      default:
-        throw badArgs(`unknown argument "${a}".`, a);
-    }
-  }
-  if (!o.agent) throw badArgs('--agent MODULE is required (a .ts/.js file, or a built-in agent name).', '--agent');
+  const line = parseCommandLine(RUN_SPEC, argv);
+  if (line === undefined) return undefined;
+  const v = line.values;
+  const o: RunCommandOptions = { agent: v.agent };
+  for (const k of ['task', 'url', 'out', 'vnc', 'cdp', 'size', 'script'] as const) if (v[k] !== undefined) o[k] = v[k];
+  if (v.overwrite) o.overwrite = true;
+  if (v.server !== undefined) o.server = oneOf(v.server, '--server', ['xvnc', 'x11vnc']);
+  if (v['max-steps'] !== undefined) o.maxSteps = wholeNumber(v['max-steps'], '--max-steps', 1);
+  if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
+  if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
     throw badArgs(`--vnc and --cdp go together (the running desktop's VNC and CDP endpoints); only ${o.vnc !== undefined ? '--vnc' : '--cdp'} was given.`, o.vnc !== undefined ? '--cdp' : '--vnc');
   }
@@ -155,107 +107,14 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
     throw badArgs('--url, --size and --server start a local desktop; they cannot be used with --vnc/--cdp.', o.url !== undefined ? '--url' : o.size !== undefined ? '--size' : '--server');
   }
   // The endpoints now (messages never repeat a URL's token or password).
-  if (o.vnc !== undefined) {
-    try {
-      parseVncUrl(o.vnc);
-    } catch (e) {
-      throw badArgs(`--vnc: ${(e as Error).message}`, '--vnc');
-    }
-  }
-  if (o.cdp !== undefined) {
-    try {
-      checkCdpUrl(o.cdp);
-    } catch (e) {
-      throw badArgs(`--cdp: ${(e as Error).message}`, '--cdp');
-    }
-  }
+  if (o.vnc !== undefined) parsedValue(o.vnc, '--vnc', parseVncUrl);
+  if (o.cdp !== undefined) parsedValue(o.cdp, '--cdp', checkCdpUrl);
+  const secret: PasswordSource = {};
+  if (v['password-file'] !== undefined) secret.file = v['password-file'];
+  if (v['password-env'] !== undefined) secret.env = v['password-env'];
   const password = readPassword(secret, { env, warn: (m) => process.stderr.write(`vncua run: warning: ${m}\n`) });
   if (password !== undefined) o.password = password;
-  return o as RunCommandOptions;
-}
-
-/** Describe a value for an error message (what a module exported). */
-function describe(v: unknown): string {
-  if (v === undefined) return 'nothing (no default export)';
-  if (v === null) return 'null';
-  if (typeof v === 'function') return `${isClass(v) ? 'a class' : 'a function'} ${v.name ? `"${v.name}"` : '(anonymous)'}`;
-  if (typeof v === 'object') return `an object with keys ${JSON.stringify(Object.keys(v))}`;
-  return `a ${typeof v} (${JSON.stringify(v)})`;
-}
-
-function isClass(f: Function): boolean {
-  return /^class[\s{]/.test(Function.prototype.toString.call(f));
-}
-
-/** True when `f` is a class whose prototype chain reaches Agent.prototype. */
-export function isAgentClass(f: unknown): f is new (options: AgentContext['agentOptions']) => Agent {
-  return typeof f === 'function' && typeof f.prototype === 'object' && f.prototype !== null && Agent.prototype.isPrototypeOf(f.prototype);
-}
-
-/** A loaded agent module: its name (for --out) and how to build the agent. */
-export interface LoadedAgentModule {
-  name: string;
-  build(ctx: AgentContext): Promise<Agent>;
-}
-
-/** Load `spec` (a built-in name or a module path resolved from the cwd); CLI_ERR_BAD_AGENT if unusable. */
-export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> {
-  const builtin = Object.hasOwn(AGENTS, spec) ? AGENTS[spec] : undefined;
-  const name = builtin ? spec : basename(spec, extname(spec));
-  let exported: unknown = builtin;
-  if (!builtin) {
-    const file = resolve(spec);
-    if (!existsSync(file)) {
-      throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} not found (looked at ${file}); give a .ts/.js file or one of the built-in agents: ${Object.keys(AGENTS).join(', ')}.`, {
-        details: { module: spec, path: file },
-      });
-    }
-    let mod: Record<string, unknown>;
-    try {
-      await prepareAgentImport();
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-    } catch (cause) {
-      const message = ((cause as Error)?.message ?? String(cause)).replace(/\s*\n\s*/g, ' ').replace(/\.$/, ''); // one line (esbuild's are several)
-      const code = (cause as NodeJS.ErrnoException)?.code ?? '';
-      // A .ts/.mts file is always an ES module (cli/agent-hooks.ts); a .js or .cts file may be loaded as CommonJS.
-      const cjs = /^ERR_REQUIRE_(ESM|CYCLE_MODULE|ASYNC_MODULE)$/.test(code) || /require\(\) ES Module|import statement outside a module|exports is not defined/.test(message);
-      const hint = cjs ? ' It was loaded as CommonJS: name it .ts, .mts or .mjs, or put it in a package whose package.json has "type": "module".' : '';
-      throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} could not be loaded: ${message}.${hint}`, { cause, details: { module: spec, path: file } });
-    }
-    exported = mod.default;
-    if (typeof exported !== 'function') {
-      const named = Object.keys(mod).filter((k) => k !== 'default');
-      throw new VncuaError(
-        'CLI_ERR_BAD_AGENT',
-        `Agent module ${spec} default-exports ${describe(exported)}${named.length ? ` (named exports: ${named.join(', ')})` : ''}; export default an Agent subclass or a function (ctx) => Agent.`,
-        { details: { module: spec, exported: describe(exported), named } },
-      );
-    }
-  }
-  const f = exported as Function;
-  if (isAgentClass(f)) {
-    const AgentClass = f;
-    return { name, build: async (ctx) => new AgentClass(ctx.agentOptions) };
-  }
-  if (isClass(f)) {
-    throw new VncuaError(
-      'CLI_ERR_BAD_AGENT',
-      `Agent module ${spec} default-exports ${describe(f)}, which does not extend Agent (import { Agent } from 'vncua').`,
-      { details: { module: spec, exported: describe(f) } },
-    );
-  }
-  return {
-    name,
-    build: async (ctx) => {
-      const agent: unknown = await (f as (ctx: AgentContext) => unknown)(ctx);
-      if (!(agent instanceof Agent)) {
-        throw new VncuaError('CLI_ERR_BAD_AGENT', `The builder default-exported by agent module ${spec} returned ${describe(agent)}, not an Agent.`, {
-          details: { module: spec, returned: describe(agent) },
-        });
-      }
-      return agent;
-    },
-  };
+  return o;
 }
 
 function timestamp(): string {
@@ -346,7 +205,7 @@ export function resultLine(r: AgentRunResult): string {
 
 /** Run `vncua run ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('run', USAGE, () => parseRunArgs(argv));
+  const parsed = parseCommandArgs(RUN_SPEC, () => parseRunArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const cancel = cancelOnSignals('run', 'cancelling the run');
   try {

@@ -6,15 +6,20 @@
  */
 import { pct } from '../eval/score-render.ts';
 import { writeScores } from '../eval/score.ts';
-import { badArgs, parseCommandArgs } from './command.ts';
+import { parseCommandArgs, parseCommandLine, type CommandSpec } from './command.ts';
 
-const USAGE = `usage: vncua score DIR [--allow-invalid]
-  score every run under DIR (OUT/<agent>/<W>_<H>/<task id>/[<n>/] from vncua eval, or any directories
-  holding execution.json / result.json) and write DIR/scores.json, scores.md and scores.html
-  --allow-invalid  exit 0 even when some runs cannot be read (they are listed and never scored)
+/** `vncua score`'s options: the --help is generated from them. */
+export const SCORE_SPEC = {
+  command: 'score',
+  positional: { name: 'DIR', description: 'the --out directory of vncua eval (OUT/<agent>/<W>_<H>/<task id>/[<n>/]), or any directories holding execution.json / result.json' },
+  options: {
+    'allow-invalid': { type: 'boolean', description: 'exit 0 even when some runs cannot be read (they are listed and never scored)' },
+  },
+  notes: `writes DIR/scores.json, scores.md and scores.html
 exit code: 0 when scores were written, 1 when DIR holds no run or some runs are invalid
            (unless --allow-invalid), 2 on bad arguments
-`;
+`,
+} as const satisfies CommandSpec;
 
 /** What `vncua score` was asked to do. */
 export interface ScoreCommandOptions {
@@ -24,18 +29,13 @@ export interface ScoreCommandOptions {
 
 /** Parse `vncua score` arguments; undefined for --help. */
 export function parseScoreArgs(argv: string[]): ScoreCommandOptions | undefined {
-  if (argv.includes('-h') || argv.includes('--help')) return undefined;
-  const allowInvalid = argv.includes('--allow-invalid');
-  const rest = argv.filter((a) => a !== '--allow-invalid');
-  const unknown = rest.find((a) => a.startsWith('-'));
-  if (unknown) throw badArgs(`unknown argument "${unknown}".`, unknown);
-  if (rest.length !== 1) throw badArgs(rest.length === 0 ? 'DIR is required (the --out directory of vncua eval).' : 'give exactly one DIR.', 'DIR');
-  return { dir: rest[0]!, allowInvalid };
+  const line = parseCommandLine(SCORE_SPEC, argv);
+  return line && { dir: line.positional, allowInvalid: line.values['allow-invalid'] };
 }
 
 /** Run `vncua score DIR`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs('score', USAGE, () => parseScoreArgs(argv));
+  const parsed = parseCommandArgs(SCORE_SPEC, () => parseScoreArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const o = parsed.options;
   const { report, files } = await writeScores(o.dir);
