@@ -75,15 +75,13 @@ function recorder() {
 }
 
 describe('runSuite on local desktops', () => {
+  // Each test has its own results root: none reads what another one wrote.
   let out: string;
   const base = (): Pick<RunSuiteOptions, 'out' | 'taskFile' | 'maxSteps'> => ({ out, taskFile: '/suite/tasks.json', maxSteps: 5 });
   const dir = (id: string, r: { width: number; height: number }) => join(out, 'clicker', `${r.width}_${r.height}`, id);
 
-  beforeAll(() => {
-    out = join(root, 'suite');
-  });
-
   it('runs 3 tasks at 2 resolutions on 2 workers: one directory each, with task.json, the trace, the result and scores', async () => {
+    out = join(root, 'suite');
     const { agent, contexts } = clicker();
     const progress = recorder();
     const summary = await runSuite({ ...base(), tasks: tasks(), agent, resolutions: [R1280, R800], workers: 2, onProgress: progress.onProgress });
@@ -126,6 +124,9 @@ describe('runSuite on local desktops', () => {
   });
 
   it('skips finished runs, clears and reruns a partial one, and --rerun runs finished ones again', async () => {
+    out = join(root, 'suite-resume');
+    const first = await runSuite({ ...base(), tasks: tasks(), agent: clicker().agent, resolutions: [R1280, R800], workers: 2 });
+    expect([first.ran, first.skipped, first.infraErrors]).toEqual([6, 0, 0]);
     const before = readFileSync(join(dir('ok-1', R1280), 'result.json'), 'utf8');
     const again = clicker();
     const skipped = await runSuite({ ...base(), tasks: tasks(), agent: again.agent, resolutions: [R1280, R800], workers: 2 });
