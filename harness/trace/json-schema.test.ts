@@ -6,13 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderJsonSchemas } from './json-schema.ts';
 import { ACTION_NAMES, RUN_STATUSES, executionSchema, runResultSchema } from './schema.ts';
 import { sampleEntry } from './test-fixtures/entries.ts';
-import { validateJsonSchema } from './test-fixtures/mini-json-schema.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { TraceWriter } from './writer.ts';
 
 const SCHEMAS = fileURLToPath(new URL('../../schemas/', import.meta.url));
 const ENTRY_REQUIRED = ['index', 'action', 'params', 'task_marked_complete', 'started_at', 'ended_at', 'duration_ms'];
 
 type Obj = Record<string, any>;
+// The published schemas checked by a real JSON Schema validator (draft 2020-12), not by our own code.
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+/** Ajv's errors for `data` against `schema` ([] when valid). */
+function validateJsonSchema(schema: Obj, data: unknown): string[] {
+  const validate = ajv.compile({ ...schema, $id: undefined });
+  return validate(data) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+}
 const load = async (name: string): Promise<Obj> => JSON.parse(await readFile(join(SCHEMAS, name), 'utf8')) as Obj;
 
 let dir: string;
