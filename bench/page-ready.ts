@@ -21,7 +21,7 @@ import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { PageSocket, pageTargets } from '../harness/cdp/page-socket.ts';
 import { timeoutSignal } from '../harness/cancel.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import '../recorder/register.ts';
+import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { fixedPageWait } from './lib/fixed-page-wait.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
@@ -62,7 +62,7 @@ interface Sample {
 async function once(url: string, wait: Wait, dir: string): Promise<Sample> {
   const d = await launchDesktop({ url, size: '1280x800', timeoutMs: 45_000 });
   try {
-    const agent = new FirstActAgent({ outputDir: join(dir, `${wait}-${Date.now()}`), vncUrl: d.vncUrl, cdpUrl: d.cdpUrl, task: 'bench' });
+    const agent = new FirstActAgent({ outputDir: join(dir, `${wait}-${Date.now()}`), vncUrl: d.vncUrl, cdpUrl: d.cdpUrl, task: 'bench', recorder: recordingProxyRecorder });
     const now = () => performance.timeOrigin + performance.now();
     let ready: Promise<unknown> | undefined;
     let waitEnd = NaN;

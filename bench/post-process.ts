@@ -20,9 +20,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, type AgentOptions } from '../harness/agent/index.ts';
-import { registerRecorder } from '../harness/agent/recording.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import { TIME_RECORD_BYTES, parseTimeIndex, startRecordingProxy, writeTimeRecord } from '../recorder/proxy/index.ts';
+import { TIME_RECORD_BYTES, parseTimeIndex, writeTimeRecord } from '../recorder/proxy/index.ts';
+import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { processRun } from '../recorder/process/index.ts';
 import { Replayer } from '../recorder/replay/index.ts';
 import { median, ms, table } from './stats.ts';
@@ -170,13 +170,12 @@ async function main(): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const desktop = await launchDesktop({ url, size: '1280x800' });
-  registerRecorder((o) => startRecordingProxy({ upstream: o.upstreamUrl, dir: o.dir }));
   try {
     await new Promise((r) => setTimeout(r, 1500)); // the page loads
     const real = join(root, 'real');
     const thinkMs = REAL_MINUTES > 0 ? (REAL_MINUTES * 60_000) / ACTIONS : 250;
     const t = performance.now();
-    const result = await new DriverAgent({ outputDir: real, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }, thinkMs).run({ maxSteps: ACTIONS + 5 });
+    const result = await new DriverAgent({ outputDir: real, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, recorder: recordingProxyRecorder }, thinkMs).run({ maxSteps: ACTIONS + 5 });
     const sessionMs = performance.now() - t;
     if (result.status !== 'finished') throw new Error(`the driving run ended ${result.status}: ${result.error?.message}`);
     const entries = JSON.parse(await readFile(join(real, 'execution.json'), 'utf8')) as unknown[];
@@ -234,7 +233,6 @@ async function main(): Promise<void> {
     if (REAL_MINUTES === 0) out.push(`- The ${MINUTES}-minute row replays the same recorded bytes with timestamps stretched ×${(targetMs / sessionMs).toFixed(1)} (a faithful synthetic recording: same updates and actions, longer gaps).`);
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
-    registerRecorder(null);
     await desktop.close();
     await new Promise<void>((r) => server.close(() => r()));
     await rm(root, { recursive: true, force: true });

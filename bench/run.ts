@@ -24,6 +24,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'cdp-bridge', args: ['200'], about: "CDP through the desktop's token-guarded bridge (Chromium on a pipe) against Chromium's own port" },
   { name: 'success-race', args: ['--runs', '200', '--control', '100'], about: "missed and false successes on timer task pages (finish called at once) on Xvnc and x11vnc, against uitask's per-action check, and the grace monitor's per-step overhead on a static screen" },
   { name: 'trace-write', args: [], about: 'trace append cost' },
+  { name: 'import-time', args: ['10'], about: "each package entry's import time in a fresh node process, and which heavy packages (model SDKs, playwright-core, sharp) it loads" },
   { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
   { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
   { name: 'post-process', args: [], about: 'post-processing a 100-action session at 1280x800, also stretched to 5 minutes: time against the session, actions per second' },

@@ -1,8 +1,9 @@
 /**
  * Module hooks (node:module `register`) for the agent modules `vncua run|eval --agent FILE` imports;
  * they run in Node's hooks thread and pass everything else on to the next hooks (tsx's, then Node's).
- * - `import { Agent } from 'vncua'` resolves to the package root the CLI itself runs from, so the
- *   module's Agent is the very class the runner checks (whichever copy, if any, the module's folder holds).
+ * - `import { Agent } from 'vncua'` (or from a subpath entry: `vncua/agent`, `vncua/agents`, …) resolves
+ *   to the package the CLI itself runs from, so the module's Agent is the very class the runner checks
+ *   (whichever copy, if any, the module's folder holds).
  * - A .ts or .mts file outside node_modules is compiled by esbuild as an ES module, whatever the nearest
  *   package.json says (or when there is none), and without esbuild's keepNames: tsx turns that on, and its
  *   `__name(fn, "fn")` wrappers do not exist in a web page, so a function given to Playwright's
@@ -15,20 +16,25 @@ import { transform } from 'esbuild';
 
 /** What cli/agents.ts (prepareAgentImport) passes to `initialize`. */
 export interface AgentHooksData {
-  /** URL of the package root module the CLI runs from (dist/index.js, or index.ts in a checkout). */
-  rootUrl: string;
+  /**
+   * URL of each entry of the package the CLI runs from, by specifier (`vncua`: dist/index.js, or index.ts
+   * in a checkout; `vncua/rfb`: dist/harness/rfb/index.js, or harness/rfb/index.ts; …).
+   */
+  entryUrls: Record<string, string>;
 }
 
-let rootUrl: string | undefined;
+let entryUrls: Record<string, string> = {};
 
-/** Keep the package root's URL. */
+/** Keep the entries' URLs. */
 export const initialize: InitializeHook<AgentHooksData> = (data) => {
-  rootUrl = data.rootUrl;
+  entryUrls = data.entryUrls;
 };
 
-/** `vncua` is the CLI's own package root; anything else goes on. */
-export const resolve: ResolveHook = (specifier, context, next) =>
-  specifier === 'vncua' && rootUrl ? { url: rootUrl, shortCircuit: true } : next(specifier, context);
+/** `vncua` and its subpath entries are the CLI's own package's; anything else goes on. */
+export const resolve: ResolveHook = (specifier, context, next) => {
+  const url = Object.hasOwn(entryUrls, specifier) ? entryUrls[specifier] : undefined;
+  return url ? { url, shortCircuit: true } : next(specifier, context);
+};
 
 /** True for a TypeScript ES module file of the user's (not a dependency's). */
 export function compilesHere(url: string): boolean {

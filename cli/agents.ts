@@ -7,7 +7,7 @@
  * before them, for TypeScript-style resolution (`./util.js` finding util.ts, extensionless paths).
  * A checkout runs the CLI's .ts sources through tsx already (bin/vncua.js), which also loads the hooks module.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { register } from 'node:module';
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,10 +38,25 @@ export function prepareAgentImport(): Promise<void> {
     const fromSources = import.meta.url.endsWith('.ts');
     if (!fromSources) (await import('tsx/esm/api')).register();
     const ext = fromSources ? '.ts' : '.js';
-    const data: AgentHooksData = { rootUrl: new URL(`../index${ext}`, import.meta.url).href };
+    const data: AgentHooksData = { entryUrls: packageEntryUrls(fromSources) };
     register(new URL(`./agent-hooks${ext}`, import.meta.url), { data });
   })();
   return ready;
+}
+
+/**
+ * The URL of each of this package's entries (package.json `exports`: `vncua`, `vncua/rfb`, …) by specifier:
+ * the dist/ file it names, or in a checkout (`fromSources`) the .ts source that file is built from.
+ */
+export function packageEntryUrls(fromSources: boolean): Record<string, string> {
+  const root = new URL(fromSources ? '../' : '../../', import.meta.url);
+  const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { name: string; exports: Record<string, { import: string }> };
+  const urls: Record<string, string> = {};
+  for (const [subpath, target] of Object.entries(pkg.exports)) {
+    const file = fromSources ? target.import.replace(/^\.\/dist\//, './').replace(/\.js$/, '.ts') : target.import;
+    urls[subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`] = new URL(file, root).href;
+  }
+  return urls;
 }
 
 /** Describe a value for an error message (what a module exported). */

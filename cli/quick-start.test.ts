@@ -4,7 +4,8 @@
  * my-agent.ts and task file, on real local desktops: first in a folder holding only the .ts files and
  * node_modules, then once it has a package.json without "type". Also: a function passed to Playwright's
  * `page.evaluate` from an agent module runs in the page (no bundler helper such as `__name` in it), a
- * wrong default export is CLI_ERR_BAD_AGENT, and the README's agent type-checks against the packed types.
+ * wrong default export is CLI_ERR_BAD_AGENT, the README's agent type-checks against the packed types, and
+ * the subpath entries import from the installed package (`vncua/rfb` without a model SDK or playwright-core).
  * Slow (pack and install): one file, generous deadlines; skipped, saying why, only when npm cannot run.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -12,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveDir } from '../harness/test-helpers/serve-dir.ts';
 import { readResult, readTrace } from '../harness/trace/index.ts';
@@ -290,6 +291,39 @@ describe.skipIf(!!npmProblem)(`the README's quick start, from the packed tarball
       }, 200_000);
     });
   }
+
+  it('the subpath entries import from the installed tarball; vncua/rfb loads neither a model SDK nor playwright-core', async () => {
+    const log = join(tmp, 'resolved.log');
+    const hooks = pathToFileURL(join(ROOT, 'harness', 'test-helpers', 'resolve-log-hooks.mjs')).href;
+    const rfb = `import { register } from 'node:module';
+register(${JSON.stringify(hooks)}, { data: ${JSON.stringify(log)} });
+const { connectVnc, VncClient } = await import('vncua/rfb');
+process.stdout.write(typeof connectVnc + ' ' + typeof VncClient);`;
+    const r = await sh(process.execPath, ['--input-type=module', '-e', rfb], app, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('function function');
+    const resolved = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    expect(resolved.some((u) => u.endsWith('/node_modules/vncua/dist/harness/rfb/index.js'))).toBe(true);
+    expect(resolved.filter((u) => /\/node_modules\/(openai|@anthropic-ai\/sdk|playwright-core)\//.test(u))).toEqual([]);
+
+    // Every entry package.json exports loads; the bare Agent (vncua/agent) records only when given a
+    // recorder, the package root's records through the recording proxy by default.
+    const exported = Object.keys((JSON.parse(await readFile(join(app, 'node_modules', 'vncua', 'package.json'), 'utf8')) as { exports: object }).exports);
+    const names = exported.map((k) => (k === '.' ? 'vncua' : `vncua/${k.slice(2)}`));
+    expect(names).toEqual(expect.arrayContaining(['vncua', 'vncua/rfb', 'vncua/desktop', 'vncua/agent', 'vncua/recorder', 'vncua/eval', 'vncua/agents', 'vncua/byom/openai-cua', 'vncua/byom/anthropic', 'vncua/byom/chat', 'vncua/byom/http']));
+    const all = `const names = ${JSON.stringify(names)};
+const loaded = {};
+for (const n of names) loaded[n] = Object.keys(await import(n)).length;
+const root = await import('vncua');
+const bare = await import('vncua/agent');
+const { recordingProxyRecorder } = await import('vncua/recorder');
+process.stdout.write(JSON.stringify({ loaded, rootRecords: root.Agent.defaultRecorder === recordingProxyRecorder, bareRecords: bare.Agent.defaultRecorder, extendsBare: bare.Agent.isPrototypeOf(root.Agent) }));`;
+    const r2 = await sh(process.execPath, ['--input-type=module', '-e', all], app, 120_000);
+    expect(r2.code, r2.stderr).toBe(0);
+    const got = JSON.parse(r2.stdout) as { loaded: Record<string, number>; rootRecords: boolean; bareRecords: unknown; extendsBare: boolean };
+    for (const n of names) expect(got.loaded[n], n).toBeGreaterThan(0);
+    expect(got).toMatchObject({ rootRecords: true, bareRecords: null, extendsBare: true });
+  }, 300_000);
 
   it("the README's agent type-checks against the packed types; a misspelt primitive does not", async () => {
     await writeFile(join(app, 'typo-agent.ts'), TYPO_AGENT);

@@ -10,7 +10,6 @@
  * Ctrl-C cancels the run (status `cancelled`); the desktop is always torn down.
  */
 import { join } from 'node:path';
-import '../recorder/register.ts'; // runs record by default (the Agent's record option)
 import { AGENTS, loadAgentModule } from './agents.ts';
 import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, oneOf, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
 import { DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
@@ -23,6 +22,7 @@ import { VncuaError } from '../harness/errors.ts';
 import { parseVncUrl } from '../harness/rfb/transport.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
+import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 
 /** `--password` on the command line: refused (`ps` shows every process's arguments to every user). */
 const passwordRefused = () =>
@@ -183,6 +183,8 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       cdpUrl,
       ...(o.password !== undefined ? { password: o.password } : {}),
       ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
+      // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
+      recorder: recordingProxyRecorder,
     };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);

@@ -9,7 +9,7 @@
  * 2. write task.json (the task as run, plus attempt, resolution, agent, started_at);
  * 3. get a desktop from the provider at that size, opening the task's page;
  * 4. build the agent with its AgentContext and `run({ maxSteps, signal, ready })` it: it connects (and
- *    records, when recorder/register.ts, imported below, registers the recording proxy) while the page
+ *    records, through the recording proxy that `ctx.agentOptions.recorder` hands the agent) while the page
  *    loads, and its first act() comes once the page is ready (the provider's `ready`: PAGE_ERR_* if never);
  * 5. check the desktop still works (its process alive, CDP answering);
  * 6. release the desktop in `finally`.
@@ -49,7 +49,7 @@ import { dockerProvider } from './providers/docker.ts';
 import { localProvider } from './providers/local.ts';
 import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
-import '../recorder/register.ts'; // every run is recorded (the Agent's record option, on by default)
+import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
@@ -413,6 +413,8 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           successCheck: job.task.success,
           ...(desktop.password !== undefined ? { password: desktop.password } : {}),
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
+          // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
+          recorder: recordingProxyRecorder,
         },
         taskId: job.task.id,
         ...(opts.taskFile ? { taskFile: opts.taskFile } : {}),

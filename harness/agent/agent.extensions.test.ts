@@ -1,15 +1,15 @@
 /**
- * What adapters and the recorder build on: the recording hook (registerRecorder + the record
- * option), endRun(), attachMeta(), captureScreen() and currentUrl(), on a real Xvnc desktop.
+ * What adapters and the recorder build on: the recording hook (the recorder option, the class's
+ * defaultRecorder and the record option), endRun(), attachMeta(), captureScreen() and currentUrl(), on a real Xvnc desktop.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readResult, readTrace } from '../trace/reader.ts';
 import { Agent } from './agent.ts';
 import type { AgentOptions } from './options.ts';
-import { registerRecorder, type RecorderStartOptions } from './recording.ts';
+import type { RecorderFactory, RecorderStartOptions } from './recording.ts';
 import { startEventsDesktop, tempOutputDir, type EventsDesktop } from './test-helpers/desktops.ts';
 import { startTcpProxy } from './test-helpers/tcp-proxy.ts';
 
@@ -48,13 +48,12 @@ describe('Agent extensions on Xvnc', () => {
     await desktop?.close();
     for (const d of dirs) await d.remove();
   });
-  afterEach(() => registerRecorder(null));
 
-  it('record (default on) sends the connection through the registered recorder, which gets <outputDir>/recording and is closed after the run', async () => {
+  it('record (default on) sends the connection through the recorder option, which gets <outputDir>/recording and is closed after the run', async () => {
     const calls: RecorderStartOptions[] = [];
     let closed = 0;
     let accepted = () => 0;
-    registerRecorder(async (o) => {
+    const recorder: RecorderFactory = async (o) => {
       calls.push(o);
       const proxy = await startTcpProxy(desktop.rfbUnixUrl);
       accepted = () => proxy.accepted;
@@ -65,10 +64,10 @@ describe('Agent extensions on Xvnc', () => {
           await proxy.close();
         },
       };
-    });
+    };
     await desktop.reset();
     const dir = await out();
-    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl }, async (a) => {
+    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl, recorder }, async (a) => {
       await a.mouseClick({ position: { x: 200, y: 200 } });
       return true;
     }).run();
@@ -81,7 +80,7 @@ describe('Agent extensions on Xvnc', () => {
 
     // The recording starts with the run: an agent whose first (here only) action needs no screen is connected before it acts.
     let connectedBeforeActing = -1;
-    const r1 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
+    const r1 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, recorder }, async (a) => {
       connectedBeforeActing = accepted();
       await a.wait(0);
       return true;
@@ -90,22 +89,43 @@ describe('Agent extensions on Xvnc', () => {
     expect(calls).toHaveLength(2);
     expect(connectedBeforeActing).toBe(1);
 
-    // record: false leaves the recorder alone and connects directly.
-    const r2 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, record: false }, async (a) => {
+    // record: false leaves the recorder alone and connects directly; so does the bare Agent given no recorder.
+    const r2 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, record: false, recorder }, async (a) => {
       await a.mouseMove({ x: 10, y: 10 });
       return true;
     }).run();
     expect(r2.status).toBe('finished');
+    const bare = new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
+      await a.mouseMove({ x: 12, y: 12 });
+      return true;
+    });
+    expect(bare.options.recorder).toBeNull();
+    expect((await bare.run()).status).toBe('finished');
     expect(calls).toHaveLength(2);
+
+    // A class's defaultRecorder (what the package root's Agent sets) records runs given no recorder; recorder: null opts out.
+    class RecordedHookAgent extends HookAgent {
+      static override defaultRecorder: RecorderFactory | null = recorder;
+    }
+    const r3 = await new RecordedHookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
+      await a.mouseMove({ x: 14, y: 14 });
+      return true;
+    }).run();
+    expect(r3.status).toBe('finished');
+    expect(calls).toHaveLength(3);
+    const optedOut = new RecordedHookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, recorder: null }, async () => true);
+    expect(optedOut.options.recorder).toBeNull();
+    expect((await optedOut.run()).status).toBe('finished');
+    expect(calls).toHaveLength(3);
   });
 
   it('a recorder that cannot start ends the run with RECORDER_ERR_NOT_STARTED and a valid trace and result.json', async () => {
-    registerRecorder(async () => {
+    const recorder: RecorderFactory = async () => {
       throw new Error('no space left');
-    });
+    };
     const dir = await out();
     let acted = false;
-    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl }, async () => {
+    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl, recorder }, async () => {
       acted = true;
       return true;
     }).run();

@@ -75,7 +75,7 @@ import type { CaptureFormat } from '../rfb/screenshot.ts';
 import type { ScreenFeed } from './grace.ts';
 import { ActionRecorder, cancelledError, errorInfo } from './recorder.ts';
 import { RunVerdict } from './verdict.ts';
-import { registeredRecorder, type RecordingHandle } from './recording.ts';
+import type { RecorderFactory, RecordingHandle } from './recording.ts';
 import { sleep } from './round-trip.ts';
 import { waitForEffects, waitForPainted } from './screen-waits.ts';
 import { pageClickCheck } from './multi-click.ts';
@@ -172,6 +172,13 @@ const idleSignal = new AbortController().signal;
 
 /** The base class of every agent: primitives that drive the desktop, recorded into a trace; subclasses implement act(). */
 export abstract class Agent {
+  /**
+   * The recorder of runs whose options give no `recorder`: none here (this bare Agent records only when
+   * given one); the package root's Agent (`import { Agent } from 'vncua'`) sets the recording proxy.
+   * Read through the instance's class, so a subclass may set its own.
+   */
+  static defaultRecorder: RecorderFactory | null = null;
+
   /** The validated options, with the VNC and CDP endpoints resolved (the password is kept out of it). */
   readonly options: Readonly<Omit<ResolvedAgentOptions, 'password'>>;
   readonly #connection: AgentConnection;
@@ -183,7 +190,7 @@ export abstract class Agent {
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field). Connects nothing. */
   constructor(options: AgentOptions) {
-    const { password, ...rest } = resolveAgentOptions(options);
+    const { password, ...rest } = resolveAgentOptions(options, (new.target as typeof Agent).defaultRecorder);
     this.options = Object.freeze(rest);
     this.#connection = new AgentConnection({ url: rest.vncUrl, password });
   }
@@ -263,7 +270,7 @@ export abstract class Agent {
       await writer.open();
       opened = true;
       const run = resolveRunOptions(options);
-      const recorder = this.options.record ? registeredRecorder() : null;
+      const recorder = this.options.record ? this.options.recorder : null;
       if (recorder) {
         try {
           recording = await recorder({ upstreamUrl: this.options.vncUrl, dir: join(this.options.outputDir, 'recording'), signal: controller.signal, timeoutMs: RECORDER_START_TIMEOUT_MS });

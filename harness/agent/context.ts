@@ -4,6 +4,7 @@
  */
 import type { Sentinel } from '../cdp/sentinel.ts';
 import type { Agent } from './agent.ts';
+import type { RecorderFactory } from './recording.ts';
 
 /** The context passed to an agent module's builder. */
 export interface AgentContext {
@@ -26,9 +27,9 @@ export interface AgentContext {
   /**
    * The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given;
    * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication; successGraceMs by
-   * --success-grace-ms).
+   * --success-grace-ms; recorder: the recording proxy, so the run is recorded whichever Agent class it builds).
    */
-  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel; password?: string; successGraceMs?: number };
+  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel; password?: string; successGraceMs?: number; recorder?: RecorderFactory | null };
   /** The task's id (`vncua eval` only). */
   taskId?: string;
   /** Absolute path of the tasks file the task came from (`vncua eval` only; the replay agent finds references beside it). */

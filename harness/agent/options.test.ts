@@ -30,6 +30,7 @@ describe('resolveAgentOptions', () => {
       cdpUrl: 'http://127.0.0.1:9222',
       password: undefined,
       record: true,
+      recorder: null,
       successCheck: 'default',
       successGraceMs: 1000,
       task: 'buy milk',
@@ -50,6 +51,17 @@ describe('resolveAgentOptions', () => {
   it('takes successGraceMs from 0 (re-checks off) to 60000', () => {
     expect(resolveAgentOptions({ ...base, successGraceMs: 0 }).successGraceMs).toBe(0);
     expect(resolveAgentOptions({ ...base, successGraceMs: 60_000 }).successGraceMs).toBe(60_000);
+  });
+
+  it('takes the recorder option, else the default given (the class\'s defaultRecorder); null records nothing; a non-function is refused', async () => {
+    const mine = async () => ({ url: 'tcp://127.0.0.1:1', close: async () => {} });
+    const theirs = async () => ({ url: 'tcp://127.0.0.1:2', close: async () => {} });
+    expect(resolveAgentOptions({ ...base, recorder: mine }).recorder).toBe(mine);
+    expect(resolveAgentOptions({ ...base, recorder: mine }, theirs).recorder).toBe(mine);
+    expect(resolveAgentOptions(base, theirs).recorder).toBe(theirs);
+    expect(resolveAgentOptions({ ...base, recorder: null }, theirs).recorder).toBeNull();
+    expect(resolveAgentOptions(base).recorder).toBeNull();
+    expect(badField({ ...base, recorder: 'proxy' })).toBe('recorder');
   });
 
   it('stores record as given (reserved) and accepts every sentinel form', () => {

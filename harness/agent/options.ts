@@ -8,6 +8,7 @@ import { checkCdpUrl } from '../cdp/success.ts';
 import { VncuaError } from '../errors.ts';
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
+import type { RecorderFactory } from './recording.ts';
 
 /** What the Agent's constructor takes. */
 export interface AgentOptions {
@@ -28,10 +29,16 @@ export interface AgentOptions {
   /** VNC password (VNC Authentication). */
   password?: string;
   /**
-   * Record the session's RFB streams into `outputDir/recording/` through a local recording proxy
-   * (default true; takes effect when a recorder is registered, which importing the package root does).
+   * Record the session's RFB streams into `outputDir/recording/` (default true; takes effect when the
+   * Agent has a recorder: the `recorder` option, else its class's `defaultRecorder`).
    */
   record?: boolean;
+  /**
+   * What records a run (e.g. `recordingProxyRecorder` from `vncua/recorder`): default the class's
+   * `defaultRecorder`, which is the recording proxy for the package root's Agent (`import { Agent } from 'vncua'`)
+   * and none for the bare one (`vncua/agent`); null records nothing.
+   */
+  recorder?: RecorderFactory | null;
   /** The success sentinel checked after each action (default 'default': the page's HTML contains `>code#1</`, uitask's rule). */
   successCheck?: Sentinel;
   /**
@@ -59,6 +66,8 @@ export interface ResolvedAgentOptions {
   cdpUrl: string | null;
   password: string | undefined;
   record: boolean;
+  /** The recorder runs use (null: none); runs record when `record` is on and this is set. */
+  recorder: RecorderFactory | null;
   successCheck: Sentinel;
   successGraceMs: number;
   task: string | undefined;
@@ -102,6 +111,7 @@ export const agentOptionsSchema = z.strictObject({
   cdpPort: port.optional(),
   password: z.string().optional(),
   record: z.boolean().optional(),
+  recorder: z.custom<RecorderFactory>((v) => typeof v === 'function', 'must be a recorder function (options) => Promise<RecordingHandle>, or null').nullable().optional(),
   // Checked by compileSentinel below, for its precise message.
   successCheck: z.unknown().optional(),
   successGraceMs: z.number().int().min(0).max(MAX_SUCCESS_GRACE_MS).optional(),
@@ -134,8 +144,11 @@ function fromZod(error: z.ZodError, input: unknown, what: string): VncuaError {
   return badOption(field || '(options)', value, hint);
 }
 
-/** Validate the constructor options and resolve the VNC and CDP endpoints; throws AGENT_ERR_BAD_OPTIONS. */
-export function resolveAgentOptions(input: unknown): ResolvedAgentOptions {
+/**
+ * Validate the constructor options and resolve the VNC and CDP endpoints; throws AGENT_ERR_BAD_OPTIONS.
+ * `defaultRecorder` is the recorder when the options give none (the Agent passes its class's).
+ */
+export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFactory | null = null): ResolvedAgentOptions {
   const parsed = agentOptionsSchema.safeParse(input);
   if (!parsed.success) throw fromZod(parsed.error, input, 'Agent');
   const o = parsed.data;
@@ -187,6 +200,7 @@ export function resolveAgentOptions(input: unknown): ResolvedAgentOptions {
     cdpUrl,
     password: o.password,
     record: o.record ?? true,
+    recorder: o.recorder === undefined ? defaultRecorder : o.recorder,
     successCheck,
     successGraceMs: o.successGraceMs ?? DEFAULT_SUCCESS_GRACE_MS,
     task: o.task,

@@ -1,8 +1,9 @@
 /**
  * The Agent's recording hook. The recording proxy lives in `recorder/`, which builds on `harness/`,
- * so the Agent cannot import it: the package root (and the CLI, and the eval runner) register it
- * here with `registerRecorder()`. With a recorder registered, `run()` starts one recording proxy
- * per run into `<outputDir>/recording/` and points its VNC connection at the proxy.
+ * so the Agent cannot import it: it is handed in, as the Agent's `recorder` option (the CLI and the
+ * eval runner pass `recordingProxyRecorder` from recorder/recorder-factory.ts), or as the class's
+ * `defaultRecorder` (set by the package root's Agent). With a recorder, `run()` starts one recording
+ * per run into `<outputDir>/recording/` and points its VNC connection at it.
  */
 import type { VncuaError } from '../errors.ts';
 
@@ -31,15 +32,3 @@ export interface RecordingHandle {
 
 /** Starts a recording of one run. */
 export type RecorderFactory = (options: RecorderStartOptions) => Promise<RecordingHandle>;
-
-let registered: RecorderFactory | null = null;
-
-/** Make `factory` the recorder every Agent run uses when its `record` option is on (the package root registers the recording proxy). */
-export function registerRecorder(factory: RecorderFactory | null): void {
-  registered = factory;
-}
-
-/** The registered recorder, or null. */
-export function registeredRecorder(): RecorderFactory | null {
-  return registered;
-}

@@ -1,6 +1,6 @@
 /**
- * End to end on a real desktop: an Agent run recorded through the recording proxy (registered as the
- * Agent's recorder), then processRun: each action's before image shows the screen before it, its after
+ * End to end on a real desktop: an Agent run recorded through the recording proxy (the Agent's
+ * recorder option: recordingProxyRecorder), then processRun: each action's before image shows the screen before it, its after
  * image the screen after it, matched by the trace's timestamps (same clock as the recording).
  */
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -11,12 +11,11 @@ import { chromium } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../harness/agent/agent.ts';
-import { registerRecorder } from '../../harness/agent/recording.ts';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { serveDir } from '../../harness/test-helpers/serve-dir.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { connectVnc } from '../../harness/rfb/index.ts';
-import { startRecordingProxy } from '../proxy/index.ts';
+import { recordingProxyRecorder as recorder } from '../recorder-factory.ts';
 import { BOX, BOX_COLOURS, PAGE_BACKGROUND, serveBoxesPage } from '../replay/test-helpers/page.ts';
 import type { ActionScreenshotsFile } from './output.ts';
 import { processRun } from './run.ts';
@@ -62,11 +61,9 @@ beforeAll(async () => {
   } finally {
     await probe.close();
   }
-  registerRecorder((o) => startRecordingProxy({ upstream: o.upstreamUrl, dir: o.dir }));
 }, 60_000);
 
 afterAll(async () => {
-  registerRecorder(null);
   await desktop?.close();
   await page?.close();
   if (root) await rm(root, { recursive: true, force: true });
@@ -81,7 +78,7 @@ async function pixel(file: string, p: { x: number; y: number }): Promise<number[
 describe('processRun on a recorded Agent run', () => {
   it('shows each click’s box untouched before and toggled after', async () => {
     const outputDir = join(root, 'run');
-    const result = await new BoxAgent({ outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }).run({ maxSteps: 10 });
+    const result = await new BoxAgent({ outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, recorder }).run({ maxSteps: 10 });
     expect(result.status).toBe('finished');
     const r = await processRun(outputDir);
     expect(r.status).toBe('processed');
@@ -118,7 +115,7 @@ describe('a recorded run whose success comes after the last action', () => {
       await p.goto(`${pages.url}success.html?mode=timer&period=500`);
       await p.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
       const outputDir = join(root, 'late');
-      const result = await new InstantFinishAgent({ outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }).run({ maxSteps: 1 });
+      const result = await new InstantFinishAgent({ outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, recorder }).run({ maxSteps: 1 });
       expect(result).toMatchObject({ status: 'finished', success: true, evidence: { entry_index: 1, pattern: '>code#1</' } });
       expect(await readResult(outputDir)).toEqual(result);
       const trace = await readTrace(outputDir);

@@ -4,7 +4,7 @@
  * a refused tcp:// and ws:// upstream (RFB_ERR_CONNECT with ECONNREFUSED), a ws:// upstream refusing
  * the upgrade, a tcp:// upstream that accepts and never speaks and a ws:// one that never answers the
  * upgrade (RFB_ERR_TIMEOUT, whichever of the client and the proxy gives up first). And an Agent run
- * with recording on (recorder/register.ts) ends with that error in result.json.
+ * with recording on (the recorder option: recordingProxyRecorder) ends with that error in result.json.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -20,7 +20,7 @@ import { connectVnc } from '../../harness/rfb/index.ts';
 import { redactUrl } from '../../harness/redact.ts';
 import { parseVncUrl } from '../../harness/rfb/transport.ts';
 import { readResult } from '../../harness/trace/reader.ts';
-import '../register.ts';
+import { recordingProxyRecorder as recorder } from '../recorder-factory.ts';
 import { startRecordingProxy, type RecordingProxy } from './proxy.ts';
 
 let dir: string;
@@ -129,7 +129,7 @@ describe('an Agent run with recording on', () => {
   it('ends with RFB_ERR_CONNECT naming the desktop\'s VNC URL when it refuses (result.json)', async () => {
     const vncUrl = `ws://127.0.0.1:${await closedPort()}`;
     const outputDir = join(dir, 'agent-run');
-    const agent = new ScriptAgent({ outputDir, vncUrl, cdpUrl: `http://127.0.0.1:${await closedPort()}`, task: 'look' }, async (a) => a.screenshot());
+    const agent = new ScriptAgent({ outputDir, vncUrl, cdpUrl: `http://127.0.0.1:${await closedPort()}`, task: 'look', recorder }, async (a) => a.screenshot());
     const result = await agent.run({ maxSteps: 1 });
     expect(result.status).toBe('error');
     expect(result.error?.code).toBe('RFB_ERR_CONNECT');
