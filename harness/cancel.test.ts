@@ -80,6 +80,25 @@ describe('race', () => {
     expect(listeners(ctl.signal)).toBe(0);
   });
 
+  it('a promise raced against an aborted signal may reject later without an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let fail!: (e: Error) => void;
+      const p = new Promise<never>((_, reject) => (fail = reject));
+      await expect(race(p, { signal: AbortSignal.abort('gone') })).rejects.toBe('gone');
+      fail(new Error('late'));
+      const q = race(new Promise<never>((_, reject) => (fail = reject)), { timeoutMs: 5 });
+      await expect(q).rejects.toMatchObject({ name: 'TimeoutError' });
+      fail(new Error('late too'));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('gives a function the signal that fires when the race is lost', async () => {
     const ctl = new AbortController();
     let inner: AbortSignal | undefined;

@@ -96,6 +96,7 @@ export function scope(opts: CancelOptions = {}): Scope {
 export function race<T>(p: Promise<T> | ((signal: AbortSignal) => Promise<T>), opts: RaceOptions = {}): Promise<T> {
   const s = scope(opts);
   if (s.signal.aborted) {
+    if (typeof p !== 'function') p.catch(() => {});
     opts.onAbort?.(s.signal.reason);
     return Promise.reject(s.signal.reason);
   }

@@ -22,7 +22,7 @@ export function checkTimeout(timeoutMs: unknown, what: string): void {
 }
 
 /** The RFB_ERR_ABORTED error for an abort with `reason` (kept as the cause; RFB_ERR_ABORTED / RFB_ERR_TIMEOUT reasons pass through). */
-export function abortError(what: string, reason: unknown): VncuaError {
+function abortError(what: string, reason: unknown): VncuaError {
   if (reason instanceof VncuaError && (reason.code === 'RFB_ERR_ABORTED' || reason.code === 'RFB_ERR_TIMEOUT')) return reason;
   return new VncuaError('RFB_ERR_ABORTED', `${what} was aborted through its AbortSignal`, { cause: reason });
 }

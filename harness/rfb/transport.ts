@@ -7,7 +7,8 @@ import net from 'node:net';
 import WebSocket from 'ws';
 import { VncuaError } from '../errors.ts';
 import { redactSecretsIn, redactUrl } from '../redact.ts';
-import { abortError } from './deadline.ts';
+import { race } from '../cancel.ts';
+import { rfbCancel } from './deadline.ts';
 
 /** A parsed VNC URL. */
 export type VncTarget =
@@ -122,21 +123,15 @@ export function connectError(target: VncTarget, cause: unknown): VncuaError {
 
 function openTcp(target: Extract<VncTarget, { kind: 'tcp' }>, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
-  return new Promise<Transport>((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
-    const socket = net.connect({ host: target.host, port: target.port });
-    const onAbort = () => {
-      cleanupConnect();
-      socket.destroy();
-      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
-    };
+  let dialing: net.Socket | undefined;
+  const connected = () => new Promise<Transport>((resolve, reject) => {
+    const socket = (dialing = net.connect({ host: target.host, port: target.port }));
     const onConnectError = (e: Error) => {
       cleanupConnect();
       socket.destroy();
       reject(connectError(target, e));
     };
     const cleanupConnect = () => {
-      signal.removeEventListener('abort', onAbort);
       socket.off('error', onConnectError);
       socket.off('connect', onConnect);
     };
@@ -174,8 +169,8 @@ function openTcp(target: Extract<VncTarget, { kind: 'tcp' }>, signal: AbortSigna
     };
     socket.once('connect', onConnect);
     socket.once('error', onConnectError);
-    signal.addEventListener('abort', onAbort, { once: true });
   });
+  return race(connected, { signal, mapError: rfbCancel(`connecting to ${redactUrl(target.href)}`), onAbort: () => dialing?.destroy() });
 }
 
 /**
@@ -199,20 +194,14 @@ export function newVncWebSocket(target: Extract<VncTarget, { kind: 'ws' }>, opts
 
 function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
-  return new Promise<Transport>((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
+  let dialing: WebSocket | undefined;
+  const opened = () => new Promise<Transport>((resolve, reject) => {
     let ws: WebSocket;
     try {
-      ws = newVncWebSocket(target, opts);
+      ws = dialing = newVncWebSocket(target, opts);
     } catch (e) {
       return reject(connectError(target, e));
     }
-    const onAbort = () => {
-      cleanupConnect();
-      ws.on('error', () => {});
-      ws.terminate();
-      reject(abortError(`connecting to ${redactUrl(target.href)}`, signal.reason));
-    };
     const onConnectError = (e: Error) => {
       cleanupConnect();
       ws.on('error', () => {});
@@ -220,7 +209,6 @@ function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, s
       reject(connectError(target, e));
     };
     const cleanupConnect = () => {
-      signal.removeEventListener('abort', onAbort);
       ws.off('error', onConnectError);
       ws.off('open', onOpen);
     };
@@ -273,6 +261,11 @@ function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, s
     };
     ws.once('open', onOpen);
     ws.on('error', onConnectError);
-    signal.addEventListener('abort', onAbort, { once: true });
   });
+  const abort = () => {
+    dialing?.removeAllListeners('error');
+    dialing?.on('error', () => {});
+    dialing?.terminate();
+  };
+  return race(opened, { signal, mapError: rfbCancel(`connecting to ${redactUrl(target.href)}`), onAbort: abort });
 }

@@ -6,6 +6,7 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
+import { race } from '../../harness/cancel.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { redactSecretsIn, redactUrl } from '../../harness/redact.ts';
 import { connectError, newVncWebSocket, type TlsOptions, type VncTarget } from '../../harness/rfb/transport.ts';
@@ -45,37 +46,17 @@ export function directError(err: VncuaError, target: VncTarget): VncuaError | nu
 
 /** Connect to `target`; rejects with RECORDER_ERR_UPSTREAM_CONNECT (details: upstream, reason), leaving nothing open. */
 export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endpoint> {
-  return new Promise<Endpoint>((resolve, reject) => {
-    let cancel: () => void = () => {};
-    let settled = false;
-    const fail = (why: string, cause?: unknown, reason: DialFailure = 'failed') => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      opts.signal.removeEventListener('abort', onAbort);
+  const dialError = (why: string, cause?: unknown, reason: DialFailure = 'failed') =>
+    new VncuaError('RECORDER_ERR_UPSTREAM_CONNECT', `the recording proxy could not connect to the upstream ${redactUrl(target.href)}: ${redactSecretsIn(why, target.href)}; check that the VNC server (or its WebSocket bridge) is running`, {
+      cause,
+      details: { upstream: redactUrl(target.href), reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
+    });
+  let cancel: () => void = () => {};
+  const dial = () => new Promise<Endpoint>((resolve, reject) => {
+    const fail = (why: string, cause?: unknown) => {
       cancel();
-      reject(
-        new VncuaError('RECORDER_ERR_UPSTREAM_CONNECT', `the recording proxy could not connect to the upstream ${redactUrl(target.href)}: ${redactSecretsIn(why, target.href)}; check that the VNC server (or its WebSocket bridge) is running`, {
-          cause,
-          details: { upstream: redactUrl(target.href), reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
-        }),
-      );
+      reject(dialError(why, cause));
     };
-    const succeed = (ep: Endpoint) => {
-      if (settled) {
-        ep.destroy();
-        return;
-      }
-      settled = true;
-      clearTimeout(timer);
-      opts.signal.removeEventListener('abort', onAbort);
-      resolve(ep);
-    };
-    const onAbort = () => fail('the proxy was closed while connecting', undefined, 'aborted');
-    const timer = Number.isFinite(opts.timeoutMs) ? setTimeout(() => fail(`no connection within ${opts.timeoutMs} ms`, undefined, 'timeout'), opts.timeoutMs) : undefined;
-    if (opts.signal.aborted) return onAbort();
-    opts.signal.addEventListener('abort', onAbort, { once: true });
-
     if (target.kind === 'tcp') {
       const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
       const onError = (e: Error) => fail(e.message, e);
@@ -83,7 +64,7 @@ export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endp
       socket.once('error', onError);
       socket.once('connect', () => {
         socket.off('error', onError);
-        succeed(tcpEndpoint(socket));
+        resolve(tcpEndpoint(socket));
       });
       return;
     }
@@ -102,13 +83,20 @@ export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endp
     const onError = (e: Error) => fail(e.message, e);
     ws.on('error', onError);
     cancel = () => {
+      ws.off('error', onError);
       ws.on('error', () => {});
       ws.terminate();
     };
     ws.once('open', () => {
       ws.off('error', onError);
       // 'message' must be listened to within this tick: the server may already have spoken.
-      succeed(wsEndpoint(ws, raw!));
+      resolve(wsEndpoint(ws, raw!));
     });
+  });
+  return race(dial, {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    mapError: (c) => (c.kind === 'timeout' ? dialError(`no connection within ${c.timeoutMs} ms`, undefined, 'timeout') : dialError('the proxy was closed while connecting', undefined, 'aborted')),
+    onAbort: () => cancel(),
   });
 }
