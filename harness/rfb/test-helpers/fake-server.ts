@@ -13,6 +13,8 @@ export interface ScriptedConnection {
   write(bytes: Uint8Array): void;
   /** Wait for exactly `n` bytes from the client (rejects if it disconnects first). */
   read(n: number): Promise<Uint8Array>;
+  /** Wait for at least one byte from the client and take everything it has sent so far (rejects if it disconnects first). */
+  readAny(): Promise<Uint8Array>;
   /** Close gracefully. */
   end(): void;
   /** Resolves when the client side is gone. */
@@ -31,7 +33,8 @@ export interface FakeServer {
 /** Buffers incoming bytes and serves exact-size reads. */
 class Reader {
   private buf = Buffer.alloc(0);
-  private wanted: { n: number; resolve: (b: Uint8Array) => void; reject: (e: Error) => void } | null = null;
+  /** `any`: take everything buffered once there is at least one byte. */
+  private wanted: { n: number; any: boolean; resolve: (b: Uint8Array) => void; reject: (e: Error) => void } | null = null;
   private ended = false;
 
   push(chunk: Buffer): void {
@@ -47,18 +50,24 @@ class Reader {
     }
   }
 
-  read(n: number): Promise<Uint8Array> {
+  read(n: number, any = false): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
-      if (this.ended && this.buf.length < n) return reject(new Error('client already disconnected'));
-      this.wanted = { n, resolve, reject };
+      if (this.ended && this.buf.length < (any ? 1 : n)) return reject(new Error('client already disconnected'));
+      this.wanted = { n, any, resolve, reject };
       this.serve();
     });
   }
 
+  /** Everything buffered, once there is at least one byte. */
+  readAny(): Promise<Uint8Array> {
+    return this.read(1, true);
+  }
+
   private serve(): void {
     if (this.wanted && this.buf.length >= this.wanted.n) {
-      const out = this.buf.subarray(0, this.wanted.n);
-      this.buf = this.buf.subarray(this.wanted.n);
+      const n = this.wanted.any ? this.buf.length : this.wanted.n;
+      const out = this.buf.subarray(0, n);
+      this.buf = this.buf.subarray(n);
       const w = this.wanted;
       this.wanted = null;
       w.resolve(out);
@@ -88,7 +97,7 @@ export async function fakeTcpServer(script: (c: ScriptedConnection) => Promise<v
         r();
       }),
     );
-    runScript(script, { write: (b) => void (sock.destroyed || sock.write(b)), read: (n) => reader.read(n), end: () => sock.end(), closed }, () => sock.destroy());
+    runScript(script, { write: (b) => void (sock.destroyed || sock.write(b)), read: (n) => reader.read(n), readAny: () => reader.readAny(), end: () => sock.end(), closed }, () => sock.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
@@ -139,7 +148,7 @@ export async function fakeWsServer(script: (c: ScriptedConnection) => Promise<vo
     );
     runScript(
       script,
-      { write: (b) => ws.readyState === ws.OPEN && ws.send(opts.textFrames ? Buffer.from(b).toString('latin1') : b, { binary: !opts.textFrames }), read: (n) => reader.read(n), end: () => ws.close(), closed },
+      { write: (b) => ws.readyState === ws.OPEN && ws.send(opts.textFrames ? Buffer.from(b).toString('latin1') : b, { binary: !opts.textFrames }), read: (n) => reader.read(n), readAny: () => reader.readAny(), end: () => ws.close(), closed },
       () => ws.terminate(),
     );
   });

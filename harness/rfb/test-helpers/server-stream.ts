@@ -4,6 +4,7 @@
  * (or part of one) in the client's pixel format (R, G, B, X).
  */
 import { ByteWriter } from '../bytes.ts';
+import { writeSetPixelFormat, type PixelFormat } from '../client-messages.ts';
 import { ENC } from '../encodings/types.ts';
 
 /** An RGB colour. */
@@ -62,13 +63,27 @@ export function securityResult(result: 'ok' | { failed: string | null; status?: 
   return w.toBytes();
 }
 
-/** ServerInit with a plausible server pixel format (32 bpp BGRX little-endian, which the client ignores). */
+/** The pixel format serverInit() announces: 32 bpp, depth 24, little-endian true colour, R at bits 16-23, G 8-15, B 0-7 (bytes B, G, R, X). */
+export const SERVER_PIXEL_FORMAT: Readonly<PixelFormat> = {
+  bitsPerPixel: 32,
+  depth: 24,
+  bigEndian: false,
+  trueColour: true,
+  redMax: 255,
+  greenMax: 255,
+  blueMax: 255,
+  redShift: 16,
+  greenShift: 8,
+  blueShift: 0,
+};
+
+/** ServerInit with a plausible server pixel format (SERVER_PIXEL_FORMAT, which the client replaces with its own). */
 export function serverInit({ width, height, name }: { width: number; height: number; name: string }): Uint8Array {
   const n = Buffer.from(name, 'utf8');
   return new ByteWriter()
     .u16(width)
     .u16(height)
-    .u8(32).u8(24).u8(0).u8(1).u16(255).u16(255).u16(255).u8(16).u8(8).u8(0).pad(3)
+    .bytes(writeSetPixelFormat(SERVER_PIXEL_FORMAT).subarray(4)) // the 16-byte PIXEL_FORMAT after SetPixelFormat's 4-byte header
     .u32(n.length)
     .bytes(n)
     .toBytes();
@@ -90,10 +105,26 @@ export function framebufferUpdate(rects: RectBytes[], count = rects.length): Uin
   return w.toBytes();
 }
 
-/** A Raw rectangle whose pixel (px, py) relative to its corner is `colour(px, py)`. */
-export function rawRect(x: number, y: number, width: number, height: number, colour: (px: number, py: number) => Rgb): RectBytes {
-  const w = new ByteWriter(width * height * 4);
-  for (let py = 0; py < height; py++) for (let px = 0; px < width; px++) w.bytes([...colour(px, py), 0xa5]);
+/**
+ * One true-colour pixel in `pf` (8, 16 or 32 bits per pixel): each channel scaled to its max and
+ * shifted into place, the value written in the format's byte order.
+ */
+export function pixelBytes(pf: PixelFormat, [r, g, b]: Rgb): number[] {
+  const scale = (v: number, max: number) => Math.round((v * max) / 255);
+  const value = ((scale(r, pf.redMax) << pf.redShift) | (scale(g, pf.greenMax) << pf.greenShift) | (scale(b, pf.blueMax) << pf.blueShift)) >>> 0;
+  const n = pf.bitsPerPixel / 8;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((value >>> (8 * (pf.bigEndian ? n - 1 - i : i))) & 0xff);
+  return out;
+}
+
+/**
+ * A Raw rectangle whose pixel (px, py) relative to its corner is `colour(px, py)`: in the client's
+ * format (bytes R, G, B and a 0xA5 padding byte no decoder may read), or in `format` when given.
+ */
+export function rawRect(x: number, y: number, width: number, height: number, colour: (px: number, py: number) => Rgb, format?: PixelFormat): RectBytes {
+  const w = new ByteWriter(width * height * (format ? format.bitsPerPixel / 8 : 4));
+  for (let py = 0; py < height; py++) for (let px = 0; px < width; px++) w.bytes(format ? pixelBytes(format, colour(px, py)) : [...colour(px, py), 0xa5]);
   return { header: { x, y, width, height, encoding: ENC.RAW }, payload: w.toBytes() };
 }
 
