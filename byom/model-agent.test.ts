@@ -1,9 +1,13 @@
 /**
  * The loop guards every adapter shares: the same action N times → stuck, N identical screens
  * with actions in between → stuck, the wall-clock budget → timeout; and model-call accounting.
+ * Pure logic above the RFB client: it runs on the in-process fake desktop (no X server, no browser).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEventsDesktop, tempOutputDir, type EventsDesktop } from '../harness/agent/test-helpers/desktops.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeDesktop, type FakeDesktop, type FakeDesktopOptions } from '../harness/rfb/test-helpers/fake-desktop.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
 import { ModelAgent, type ModelAgentOptions } from './model-agent.ts';
@@ -33,22 +37,23 @@ class ListAgent extends ModelAgent {
 }
 
 describe('ModelAgent guards', () => {
-  let desktop: EventsDesktop;
-  const dirs: Array<{ dir: string; remove(): Promise<void> }> = [];
+  const cleanup: Array<() => Promise<void>> = [];
   const out = async () => {
-    const d = await tempOutputDir('vncua-byom-');
-    dirs.push(d);
-    return d.dir;
+    const dir = await mkdtemp(join(tmpdir(), 'vncua-byom-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
   };
-  beforeAll(async () => {
-    desktop = await startEventsDesktop('xvnc');
-  }, 90_000);
-  afterAll(async () => {
-    await desktop?.close();
-    for (const d of dirs) await d.remove();
+  const fakeDesktop = async (options: FakeDesktopOptions = {}): Promise<FakeDesktop> => {
+    const d = await startFakeDesktop(options);
+    cleanup.push(() => d.close());
+    return d;
+  };
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
   });
 
   it('the same action stuckRepeats times in a row ends the run as stuck; calls are accounted in meta', async () => {
+    const desktop = await fakeDesktop();
     const dir = await out();
     const r = await new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, stuckRepeats: 3 }, (i) =>
       i === 1 ? { action: 'wait', params: { seconds: 0.01 } } : { action: 'wait', params: { seconds: 0 } },
@@ -63,33 +68,34 @@ describe('ModelAgent guards', () => {
   });
 
   it('identical screens with actions in between end the run as stuck; a changing screen does not', async () => {
-    await desktop.reset();
+    // The screen's colour follows the pointer's x: moving to the same place repaints the same screen.
+    const followPointer: FakeDesktopOptions['onInput'] = (e, d) => {
+      if (e.kind === 'pointer') d.fill([e.x * 4, 10, 10]);
+    };
+    const desktop = await fakeDesktop({ onInput: followPointer });
     const dir = await out();
     const stuck = await new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 }, () => ({ action: 'mouse_move', params: { position: { x: 5, y: 5 } } }), true).run({ maxSteps: 20 });
     expect(stuck.status).toBe('stuck');
-    // Three identical observations need two actions between them (one more if the first move changed the page).
-    const n0 = (await readTrace(dir)).entries.length;
-    expect(n0).toBeGreaterThanOrEqual(2);
-    expect(n0).toBeLessThanOrEqual(3);
+    expect(stuck.error?.code).toBe('AGENT_ERR_STUCK');
+    // Three identical observations need two actions between them, plus the first move, which changed the screen.
+    expect((await readTrace(dir)).entries.length).toBe(3);
+    expect(desktop.events).toContainEqual({ kind: 'pointer', x: 5, y: 5, mask: 0 });
 
     let n = 0;
-    const moving = new ListAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 }, (i) => {
+    const changing = await fakeDesktop({ onInput: followPointer });
+    const moving = new ListAgent({ outputDir: await out(), vncUrl: changing.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 }, (i) => {
       if (i > 5) return null;
       n = i;
-      void desktop.page.evaluate((v) => {
-        document.body.style.background = `rgb(${v * 40}, 10, 10)`;
-      }, i);
-      return { action: 'wait', params: { seconds: 0.3 } };
+      return { action: 'mouse_move', params: { position: { x: 10 * i, y: 5 } } };
     }, true);
     const ok = await moving.run({ maxSteps: 20 });
     expect(ok.status).toBe('finished');
     expect(n).toBe(5);
-    await desktop.page.evaluate(() => {
-      document.body.style.background = '';
-    });
+    expect(changing.pixel(0, 0)).toEqual([200, 10, 10]);
   });
 
   it('budgetMs ends a run that outlives it with status timeout', async () => {
+    const desktop = await fakeDesktop();
     const dir = await out();
     const r = await new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, budgetMs: 300, stuckRepeats: 0 }, () => ({ action: 'wait', params: { seconds: 0.1 } })).run({ maxSteps: 100 });
     expect(r.status).toBe('timeout');
