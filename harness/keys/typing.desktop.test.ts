@@ -6,7 +6,8 @@
  * them, so one server can take at most 19 distinct new keysyms: the Unicode cases are split
  * over two desktops.
  */
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isOnUsKeymap, KEYSYM, KEYSYM_F1, KEYSYM_KP_0 } from './keysyms.ts';
 import { parseKeys } from './parse.ts';
@@ -14,6 +15,7 @@ import { isPause, keysymsToPrime, planKeyPress, planTypeText, type KeyStroke } f
 import { connectKeyClient, startTypingDesktop, type KeyClient, type TypingDesktop } from './test-helpers/desktop.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const run = promisify(execFile);
 
 /** A desktop plus an RFB key client, tracking primed keysyms the way the Agent will. */
 class Typist {
@@ -81,7 +83,7 @@ class Typist {
   }
 
   async capsLockOn(): Promise<boolean> {
-    const { stdout } = await execa('xset', ['-display', `:${this.desktop.display}`, 'q'], { env: { XAUTHORITY: this.desktop.xauthority } });
+    const { stdout } = await run('xset', ['-display', `:${this.desktop.display}`, 'q'], { env: { ...process.env, XAUTHORITY: this.desktop.xauthority } });
     return /Caps Lock:\s*on/.test(stdout);
   }
 }
@@ -92,7 +94,7 @@ describe('typing on a real Xvnc + Chromium (first desktop)', () => {
   afterAll(async () => { await t?.close(); });
 
   it('isOnUsKeymap matches the keysyms in Xvnc\'s default keymap (checked before any typing)', async () => {
-    const { stdout } = await execa('xmodmap', ['-display', `:${t.desktop.display}`, '-pk'], { env: { XAUTHORITY: t.desktop.xauthority } });
+    const { stdout } = await run('xmodmap', ['-display', `:${t.desktop.display}`, '-pk'], { env: { ...process.env, XAUTHORITY: t.desktop.xauthority } });
     const present = new Set([...stdout.matchAll(/0x([0-9a-f]{4,8}) \(/g)].map((m) => Number.parseInt(m[1] ?? '0', 16)));
     const candidates = [
       ...Object.values(KEYSYM),

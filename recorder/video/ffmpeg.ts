@@ -3,7 +3,7 @@
  * else `ffmpeg` on PATH. libx264 → MP4 (H.264, yuv420p, faststart); without it libvpx-vp9 or
  * libvpx → WebM; without any of them there is no video.
  */
-import { execa } from 'execa';
+import { type ExecFileException, execFile } from 'node:child_process';
 
 /** A codec choice: container, codec name (as ffprobe reports it) and the ffmpeg output arguments. */
 export interface CodecChoice {
@@ -60,19 +60,30 @@ export function parseEncoders(output: string): Set<string> {
 /** What probing ffmpeg found. */
 export type FfmpegProbe = { found: false; reason: string } | { found: true; encoders: Set<string>; codec: CodecChoice | null };
 
+/** How `<bin> -hide_banner -encoders` ended: its output, and the error execFile gave (none when it exited 0). */
+interface EncodersRun {
+  stdout: string;
+  stderr: string;
+  error: ExecFileException | null;
+}
+
+/** Runs `<bin> -hide_banner -encoders` (SIGKILLed when `signal` fires or after `timeoutMs`). */
+function listEncoders(bin: string, signal: AbortSignal | undefined, timeoutMs: number): Promise<EncodersRun> {
+  return new Promise((resolve) => {
+    const child = execFile(bin, ['-hide_banner', '-encoders'], { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) }, (error, stdout, stderr) =>
+      resolve({ stdout, stderr, error }),
+    );
+    child.stdin?.end();
+  });
+}
+
 /** Runs `<bin> -hide_banner -encoders` and picks the best available codec. */
 export async function probeFfmpeg(bin: string, opts: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<FfmpegProbe> {
-  const r = await execa(bin, ['-hide_banner', '-encoders'], {
-    reject: false,
-    stdin: 'ignore',
-    stderr: 'pipe',
-    cancelSignal: opts.signal,
-    timeout: opts.timeoutMs ?? 15_000,
-    forceKillAfterDelay: 1000,
-  });
-  if (r.code === 'ENOENT' || r.code === 'EACCES') return { found: false, reason: `${bin} ${r.code === 'ENOENT' ? 'not found' : 'not executable'}` };
-  if (r.isCanceled || r.timedOut) return { found: false, reason: `${bin} -encoders did not answer` };
-  const encoders = parseEncoders(typeof r.stdout === 'string' ? r.stdout : '');
-  if (r.failed && encoders.size === 0) return { found: false, reason: `${bin} -encoders failed: ${String(r.stderr).trim().split('\n').pop() ?? ''}` };
+  const r = await listEncoders(bin, opts.signal, opts.timeoutMs ?? 15_000);
+  const code = r.error?.code;
+  if (code === 'ENOENT' || code === 'EACCES') return { found: false, reason: `${bin} ${code === 'ENOENT' ? 'not found' : 'not executable'}` };
+  if (r.error?.name === 'AbortError' || r.error?.killed) return { found: false, reason: `${bin} -encoders did not answer` };
+  const encoders = parseEncoders(r.stdout);
+  if (r.error && encoders.size === 0) return { found: false, reason: `${bin} -encoders failed: ${r.stderr.trim().split('\n').pop() ?? ''}` };
   return { found: true, encoders, codec: CODECS.find((c) => encoders.has(c.encoder)) ?? null };
 }

@@ -6,9 +6,10 @@
  */
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
-import { execa } from 'execa';
 import sharp from 'sharp';
+import { race, scope } from '../../harness/cancel.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { MARKER_MS, drawMarker, type VideoMarker } from './draw.ts';
 import { probeFfmpeg, resolveFfmpeg } from './ffmpeg.ts';
@@ -131,25 +132,6 @@ function drained(stream: Writable): Promise<void> {
   });
 }
 
-/** Races `p` against `signal`, rejecting with the signal's reason. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
 /** `out` without a .mp4/.webm extension. */
 function basePath(out: string): string {
   return out.replace(/\.(mp4|webm)$/i, '');
@@ -169,17 +151,17 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
   const ch = o.height + (o.height & 1);
   const markers = [...(o.markers ?? [])].filter((m) => Number.isFinite(m.t)).sort((a, b) => a.t - b.t);
 
-  const ctl = new AbortController();
-  let timedOut = false;
-  const timer = o.timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), ctl.abort(new Error('timeout'))), o.timeoutMs) : undefined;
-  const onAbort = () => ctl.abort(o.signal?.reason);
-  if (o.signal?.aborted) onAbort();
-  else o.signal?.addEventListener('abort', onAbort, { once: true });
-  const signal = ctl.signal;
-  const aborted = (cause?: unknown) =>
-    timedOut
-      ? new VncuaError('VIDEO_ERR_TIMEOUT', `Writing the video took longer than ${o.timeoutMs} ms; ffmpeg was stopped and no file was kept.`, { cause, details: { timeoutMs: o.timeoutMs } })
-      : new VncuaError('VIDEO_ERR_ABORTED', 'Writing the video was cancelled; ffmpeg was stopped and no file was kept.', { cause });
+  // Fires with VIDEO_ERR_ABORTED (the caller's signal) or VIDEO_ERR_TIMEOUT (o.timeoutMs).
+  const cancel = scope({
+    signal: o.signal,
+    timeoutMs: o.timeoutMs,
+    mapError: (c) =>
+      c.kind === 'timeout'
+        ? new VncuaError('VIDEO_ERR_TIMEOUT', `Writing the video took longer than ${c.timeoutMs} ms; ffmpeg was stopped and no file was kept.`, { details: { timeoutMs: c.timeoutMs } })
+        : new VncuaError('VIDEO_ERR_ABORTED', 'Writing the video was cancelled; ffmpeg was stopped and no file was kept.', { cause: c.reason }),
+  });
+  const signal = cancel.signal;
+  const aborted = (): unknown => signal.reason;
 
   const iterable = o.frames as AsyncIterable<VideoFrame> & Iterable<VideoFrame>;
   const it: AsyncIterator<VideoFrame> | Iterator<VideoFrame> =
@@ -198,7 +180,7 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
     if (!codec) return { skipped: true, kind: 'no_encoder', reason: `${bin} has none of the encoders libx264, libvpx-vp9, libvpx` };
 
     const next = async (): Promise<IteratorResult<VideoFrame>> => {
-      const r = await untilAborted(Promise.resolve(it.next()), signal);
+      const r = await race(Promise.resolve(it.next()), { signal });
       if (r.done) itDone = true;
       return r;
     };
@@ -211,7 +193,7 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
     tmp = `${path}.partial-${process.pid}-${++tmpCounter}`;
     const args = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${cw}x${ch}`, '-framerate', String(fps), '-i', 'pipe:0', '-an', ...codec.args, '-y', tmp];
     sub = spawnFfmpeg(bin, args, signal);
-    const stdin = sub.stdin!;
+    const stdin = sub.stdin;
     stdin.on('error', () => undefined); // EPIPE when ffmpeg dies: reported through its exit status
 
     const t0 = first.value.t;
@@ -229,7 +211,7 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
         if (buf === current) buf = current.slice();
         drawMarker({ data: buf, width: cw, height: ch }, m, tick - m.t);
       }
-      if (!stdin.write(buf)) await untilAborted(drained(stdin), signal);
+      if (!stdin.write(buf)) await race(drained(stdin), { signal });
       written++;
     };
     for (;;) {
@@ -245,11 +227,12 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
     const end = Math.max(lastT, o.endAt !== undefined && Number.isFinite(o.endAt) && o.endAt - t0 <= MAX_DURATION_MS ? o.endAt : lastT);
     while (t0 + k * frameMs <= end) await emit(t0 + k++ * frameMs);
     stdin.end();
-    const res = await sub;
-    if (signal.aborted || res.isCanceled) throw aborted();
+    const res = await sub.exited;
+    if (signal.aborted || res.canceled) throw aborted();
     if (res.failed) {
-      const tail = String(res.stderr ?? '').trim().split('\n').slice(-5).join(' | ');
-      throw new VncuaError('VIDEO_ERR_FFMPEG_FAILED', `ffmpeg failed to encode ${path} (exit ${res.exitCode ?? res.signal}): ${tail || res.shortMessage}`, {
+      const tail = res.stderr.trim().split('\n').slice(-5).join(' | ');
+      const why = res.error?.message ?? (res.signal ? `killed by ${res.signal}` : `exit code ${res.exitCode}`);
+      throw new VncuaError('VIDEO_ERR_FFMPEG_FAILED', `ffmpeg failed to encode ${path} (exit ${res.exitCode ?? res.signal}): ${tail || why}`, {
         details: { path, exitCode: res.exitCode, signal: res.signal, stderr: tail },
       });
     }
@@ -257,18 +240,13 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
     ok = true;
     return { path, container: codec.container, codec: codec.codec, frames: written };
   } catch (e) {
-    if (signal.aborted && !(e instanceof VncuaError && (e.code === 'VIDEO_ERR_ABORTED' || e.code === 'VIDEO_ERR_TIMEOUT'))) throw aborted(e);
+    if (signal.aborted) throw aborted();
     throw e;
   } finally {
-    if (timer) clearTimeout(timer);
-    o.signal?.removeEventListener('abort', onAbort);
+    cancel.dispose();
     if (sub && !ok) {
-      try {
-        sub.kill('SIGKILL');
-      } catch {
-        /* already gone */
-      }
-      await Promise.resolve(sub).catch(() => undefined);
+      sub.kill('SIGKILL');
+      await sub.exited;
     }
     if (tmp && !ok) await rm(tmp, { force: true }).catch(() => undefined);
     // Let the producer clean up; not awaited: after an abort its pending next() may never settle.
@@ -276,16 +254,64 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
   }
 }
 
-/** Starts ffmpeg reading raw frames on stdin (killed on `signal` and when this process exits). */
-function spawnFfmpeg(bin: string, args: string[], signal: AbortSignal) {
-  return execa(bin, args, {
-    stdin: 'pipe',
-    stdout: 'ignore',
-    stderr: 'pipe',
-    reject: false,
-    cleanup: true,
-    cancelSignal: signal,
-    forceKillAfterDelay: 2000,
-    maxBuffer: 1024 * 1024,
+/** How ffmpeg ended. */
+interface FfmpegExit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Not exit status 0 (or it could not be started). */
+  failed: boolean;
+  /** Stopped because the signal fired. */
+  canceled: boolean;
+  /** The last MiB of its stderr. */
+  stderr: string;
+  /** Why it could not be started, if so. */
+  error?: Error;
+}
+
+/** At most this much of ffmpeg's stderr is kept (its tail). */
+const STDERR_MAX = 1024 * 1024;
+/** After the signal's SIGTERM, ffmpeg is SIGKILLed if still running this much later. */
+const FORCE_KILL_MS = 2000;
+
+/**
+ * Starts ffmpeg reading raw frames on stdin: SIGTERM when `signal` fires (SIGKILL 2 s later if it
+ * is still running), SIGKILL if this process exits first. `exited` never rejects.
+ */
+function spawnFfmpeg(bin: string, args: string[], signal: AbortSignal): { stdin: Writable; exited: Promise<FfmpegExit>; kill(sig: NodeJS.Signals): void } {
+  const child = spawn(bin, args, { stdio: ['pipe', 'ignore', 'pipe'], signal, killSignal: 'SIGTERM' });
+  const kill = (sig: NodeJS.Signals) => {
+    try {
+      if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  const killOnExit = () => kill('SIGKILL');
+  process.once('exit', killOnExit);
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (s: string) => {
+    stderr += s;
+    if (stderr.length > 2 * STDERR_MAX) stderr = stderr.slice(-STDERR_MAX);
   });
+  let canceled = false;
+  let error: Error | undefined;
+  let forceKill: NodeJS.Timeout | undefined;
+  const exited = new Promise<FfmpegExit>((resolve) => {
+    child.on('error', (e) => {
+      // An AbortError: spawn's `signal` fired and it sent SIGTERM.
+      if (e.name === 'AbortError') {
+        canceled = true;
+        forceKill ??= setTimeout(() => kill('SIGKILL'), FORCE_KILL_MS);
+      } else error ??= e;
+    });
+    // 'close' also comes after a failed start (ENOENT…), once stderr is read to its end.
+    child.once('close', (code, sig) => {
+      clearTimeout(forceKill);
+      process.off('exit', killOnExit);
+      const exitCode = error ? null : code;
+      resolve({ exitCode, signal: sig, failed: error !== undefined || exitCode !== 0, canceled, stderr: stderr.slice(-STDERR_MAX), ...(error ? { error } : {}) });
+    });
+  });
+  return { stdin: child.stdin!, exited, kill };
 }

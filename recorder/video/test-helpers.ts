@@ -2,12 +2,15 @@
  * Test helpers for the session video: synthetic frames (a moving square), ffprobe, frame
  * extraction to PNG, and fake ffmpeg scripts (no libx264; always failing).
  */
+import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, chmod, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { VideoFrame } from './index.ts';
+
+const run = promisify(execFile);
 
 /** Background and square colours of the synthetic frames. */
 export const BG: [number, number, number] = [40, 40, 40];
@@ -59,7 +62,7 @@ export interface ProbeInfo {
 
 /** Runs ffprobe (counting frames by decoding them). */
 export async function ffprobe(file: string): Promise<ProbeInfo> {
-  const { stdout } = await execa('ffprobe', [
+  const { stdout } = await run('ffprobe', [
     '-v', 'error', '-count_frames', '-select_streams', 'v:0',
     '-show_entries', 'stream=codec_name,width,height,pix_fmt,nb_read_frames:format=duration,format_name',
     '-of', 'json', file,
@@ -79,7 +82,7 @@ export async function ffprobe(file: string): Promise<ProbeInfo> {
 
 /** Decodes frame `n` (0-based) of a video to a PNG, then to raw RGB. */
 export async function decodeFrame(file: string, n: number, pngPath: string): Promise<{ data: Buffer; width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
-  await execa('ffmpeg', ['-hide_banner', '-v', 'error', '-nostdin', '-i', file, '-vf', `select=eq(n\\,${n})`, '-fps_mode', 'passthrough', '-frames:v', '1', '-y', pngPath]);
+  await run('ffmpeg', ['-hide_banner', '-v', 'error', '-nostdin', '-i', file, '-vf', `select=eq(n\\,${n})`, '-fps_mode', 'passthrough', '-frames:v', '1', '-y', pngPath]);
   const { data, info } = await sharp(pngPath).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return {
     data,
@@ -149,4 +152,41 @@ export async function processesMentioning(needle: string): Promise<number[]> {
     }
   }
   return out;
+}
+
+/**
+ * Writes a fake ffmpeg that lists the real encoders but, asked to encode, writes its pid to
+ * `<dir>/ffmpeg-hanging.pid`, ignores SIGTERM and its input, and stays up for 30 s.
+ */
+export async function fakeFfmpegHanging(dir: string, realFfmpeg: string): Promise<{ bin: string; pidFile: string }> {
+  const p = join(dir, 'ffmpeg-hanging');
+  const pidFile = join(dir, 'ffmpeg-hanging.pid');
+  await writeFile(
+    p,
+    `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = "-encoders" ]; then exec "${realFfmpeg}" "$@"; fi\ndone\ntrap '' TERM\necho $$ > "${pidFile}.tmp"\nmv "${pidFile}.tmp" "${pidFile}"\nexec sleep 30\n`,
+  );
+  await chmod(p, 0o755);
+  return { bin: p, pidFile };
+}
+
+/** The pid in `pidFile` once it exists (polls every 20 ms, up to `timeoutMs`). */
+export async function waitPidFile(pidFile: string, timeoutMs = 10_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return Number((await readFile(pidFile, 'utf8')).trim());
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${pidFile} did not appear within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+/** True when `pid` is a live (non-zombie) process. */
+export async function alive(pid: number): Promise<boolean> {
+  try {
+    return !/\) Z /.test(await readFile(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
 }

@@ -2,17 +2,21 @@
  * writeVideo with the real ffmpeg/ffprobe: real-speed timeline, markers in the decoded pixels,
  * H.264 MP4 with faststart, WebM fallback without libx264, skip without ffmpeg, cleanup on abort.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../../harness/errors.ts';
 import { MARKER_COLORS, formatVideoNotice, writeVideo, type VideoFrame, type VideoMarker, type VideoResult } from './index.ts';
 import {
   BG,
   SIDE,
+  alive,
   decodeFrame,
   fakeFfmpegFailing,
+  fakeFfmpegHanging,
   fakeFfmpegWithoutX264,
   ffprobe,
   near,
@@ -20,6 +24,7 @@ import {
   solidFrame,
   squareCentroidX,
   squareFrame,
+  waitPidFile,
   which,
 } from './test-helpers.ts';
 
@@ -198,6 +203,43 @@ describe('writeVideo with ffmpeg', () => {
       expect(await processesMentioning(dir)).toEqual([]);
       expect(await readdir(dir)).toEqual([]);
     }
+  });
+
+  it('an ffmpeg that ignores SIGTERM after an abort is SIGKILLed 2 s later (VIDEO_ERR_ABORTED)', async () => {
+    const dir = await freshDir('sigterm-ignored');
+    const fake = await fakeFfmpegHanging(dir, ffmpegBin!);
+    const ac = new AbortController();
+    const p = writeVideo({ out: join(dir, 'out', 'recording'), width: 64, height: 48, frames: [solidFrame(T0, 64, 48, BG)], ffmpegPath: fake.bin, signal: ac.signal }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    const pid = await waitPidFile(fake.pidFile);
+    await new Promise((r) => setTimeout(r, 200)); // writeVideo now waits for ffmpeg to finish
+    const t0 = performance.now();
+    ac.abort();
+    const err = await p;
+    const ms = performance.now() - t0;
+    expect(isVncuaError(err, 'VIDEO_ERR_ABORTED'), String(err)).toBe(true);
+    expect(ms).toBeGreaterThanOrEqual(1900);
+    expect(ms).toBeLessThan(6000);
+    expect(await alive(pid)).toBe(false);
+    expect(await readdir(join(dir, 'out'))).toEqual([]);
+  });
+
+  it('ffmpeg is killed when this process exits while it runs', async () => {
+    const dir = await freshDir('parent-exit');
+    const fake = await fakeFfmpegHanging(dir, ffmpegBin!);
+    const fixture = fileURLToPath(new URL('./exit-child.fixture.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, fake.bin, fake.pidFile, join(dir, 'out')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
+    const code = await new Promise<number | null>((r) => child.once('close', r));
+    expect(code).toBe(0);
+    const pid = Number(out.trim());
+    expect(pid).toBeGreaterThan(0);
+    const deadline = Date.now() + 2000;
+    while ((await alive(pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(await alive(pid)).toBe(false);
   });
 
   it('rejects a frame of the wrong byte length with VIDEO_ERR_BAD_ARGUMENT, and skips when there are no frames', async () => {
