@@ -97,7 +97,7 @@ export interface RectBytes {
 
 /** FramebufferUpdate with the given rectangles; `count` overrides the announced number (e.g. 0xFFFF with LastRect). */
 export function framebufferUpdate(rects: RectBytes[], count = rects.length): Uint8Array {
-  const w = new ByteWriter().u8(0).pad(1).u16(count);
+  const w = new ByteWriter(rects.reduce((n, r) => n + 12 + r.payload.length, 4)).u8(0).pad(1).u16(count);
   for (const r of rects) {
     const h = r.header;
     w.u16(h.x).u16(h.y).u16(h.width).u16(h.height).s32(h.encoding).bytes(r.payload);
@@ -106,26 +106,48 @@ export function framebufferUpdate(rects: RectBytes[], count = rects.length): Uin
 }
 
 /**
- * One true-colour pixel in `pf` (8, 16 or 32 bits per pixel): each channel scaled to its max and
- * shifted into place, the value written in the format's byte order.
+ * A writer of true-colour pixels in `pf` (8, 16 or 32 bits per pixel): each channel scaled to its
+ * max and shifted into place, the value written at `out[offset]` in the format's byte order.
  */
-export function pixelBytes(pf: PixelFormat, [r, g, b]: Rgb): number[] {
-  const scale = (v: number, max: number) => Math.round((v * max) / 255);
-  const value = ((scale(r, pf.redMax) << pf.redShift) | (scale(g, pf.greenMax) << pf.greenShift) | (scale(b, pf.blueMax) << pf.blueShift)) >>> 0;
-  const n = pf.bitsPerPixel / 8;
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) out.push((value >>> (8 * (pf.bigEndian ? n - 1 - i : i))) & 0xff);
-  return out;
+function pixelWriter(pf: PixelFormat): (rgb: Rgb, out: Uint8Array, offset: number) => void {
+  const n = pf.bitsPerPixel >> 3;
+  const shifts = Array.from({ length: n }, (_, i) => 8 * (pf.bigEndian ? n - 1 - i : i));
+  const channel = (max: number, shift: number) => (max === 255 ? (v: number) => v << shift : (v: number) => Math.round((v * max) / 255) << shift);
+  const red = channel(pf.redMax, pf.redShift);
+  const green = channel(pf.greenMax, pf.greenShift);
+  const blue = channel(pf.blueMax, pf.blueShift);
+  return (rgb, out, offset) => {
+    const value = (red(rgb[0]) | green(rgb[1]) | blue(rgb[2])) >>> 0;
+    for (let i = 0; i < n; i++) out[offset + i] = (value >>> shifts[i]!) & 0xff;
+  };
 }
+
+/** One true-colour pixel's bytes in `pf`. */
+export function pixelBytes(pf: PixelFormat, rgb: Rgb): number[] {
+  const out = new Uint8Array(pf.bitsPerPixel >> 3);
+  pixelWriter(pf)(rgb, out, 0);
+  return Array.from(out);
+}
+
+/** The client's format (CLIENT_PIXEL_FORMAT) with a 0xA5 padding byte, which no decoder may read. */
+const clientPixel = (rgb: Rgb, out: Uint8Array, offset: number): void => {
+  out[offset] = rgb[0];
+  out[offset + 1] = rgb[1];
+  out[offset + 2] = rgb[2];
+  out[offset + 3] = 0xa5;
+};
 
 /**
  * A Raw rectangle whose pixel (px, py) relative to its corner is `colour(px, py)`: in the client's
  * format (bytes R, G, B and a 0xA5 padding byte no decoder may read), or in `format` when given.
  */
 export function rawRect(x: number, y: number, width: number, height: number, colour: (px: number, py: number) => Rgb, format?: PixelFormat): RectBytes {
-  const w = new ByteWriter(width * height * (format ? format.bitsPerPixel / 8 : 4));
-  for (let py = 0; py < height; py++) for (let px = 0; px < width; px++) w.bytes(format ? pixelBytes(format, colour(px, py)) : [...colour(px, py), 0xa5]);
-  return { header: { x, y, width, height, encoding: ENC.RAW }, payload: w.toBytes() };
+  const bpp = format ? format.bitsPerPixel >> 3 : 4;
+  const write = format ? pixelWriter(format) : clientPixel;
+  const payload = new Uint8Array(width * height * bpp);
+  let o = 0;
+  for (let py = 0; py < height; py++) for (let px = 0; px < width; px++, o += bpp) write(colour(px, py), payload, o);
+  return { header: { x, y, width, height, encoding: ENC.RAW }, payload };
 }
 
 /** A CopyRect rectangle copying from (srcX, srcY). */
