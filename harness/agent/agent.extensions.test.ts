@@ -1,36 +1,13 @@
 /**
- * What adapters and the recorder build on: the recording hook (the recorder option, the class's
- * defaultRecorder and the record option), endRun(), attachMeta(), captureScreen() and currentUrl(), on a real Xvnc desktop.
+ * captureScreen() and currentUrl() on a real Xvnc desktop with Chromium. (The recording hook, endRun()
+ * and attachMeta() need no X server: agent.hooks.test.ts runs them on the fake RFB desktop.)
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readResult, readTrace } from '../trace/reader.ts';
-import { Agent } from './agent.ts';
-import type { AgentOptions } from './options.ts';
-import type { RecorderFactory, RecorderStartOptions } from './recording.ts';
 import { startEventsDesktop, tempOutputDir, type EventsDesktop } from './test-helpers/desktops.ts';
-import { startTcpProxy } from './test-helpers/tcp-proxy.ts';
-
-/** An agent whose act() is a function of the agent, with the protected adapter hooks exposed. */
-class HookAgent extends Agent {
-  constructor(
-    options: AgentOptions,
-    private readonly fn: (a: HookAgent) => Promise<boolean>,
-  ) {
-    super(options);
-  }
-  override act(): Promise<boolean> {
-    return this.fn(this);
-  }
-  end(...args: Parameters<Agent['endRun']>): void {
-    this.endRun(...args);
-  }
-  meta(m: Record<string, unknown>): void {
-    this.attachMeta(m);
-  }
-}
+import { HookAgent } from './test-helpers/hook-agent.ts';
 
 describe('Agent extensions on Xvnc', () => {
   let desktop: EventsDesktop;
@@ -47,128 +24,6 @@ describe('Agent extensions on Xvnc', () => {
   afterAll(async () => {
     await desktop?.close();
     for (const d of dirs) await d.remove();
-  });
-
-  it('record (default on) sends the connection through the recorder option, which gets <outputDir>/recording and is closed after the run', async () => {
-    const calls: RecorderStartOptions[] = [];
-    let closed = 0;
-    let accepted = () => 0;
-    const recorder: RecorderFactory = async (o) => {
-      calls.push(o);
-      const proxy = await startTcpProxy(desktop.rfbUnixUrl);
-      accepted = () => proxy.accepted;
-      return {
-        url: proxy.url,
-        close: async () => {
-          closed++;
-          await proxy.close();
-        },
-      };
-    };
-    await desktop.reset();
-    const dir = await out();
-    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl, recorder }, async (a) => {
-      await a.mouseClick({ position: { x: 200, y: 200 } });
-      return true;
-    }).run();
-    expect(r.status).toBe('finished');
-    expect(calls).toHaveLength(1);
-    expect(calls[0]!.upstreamUrl).toBe(desktop.vncUrl);
-    expect(calls[0]!.dir).toBe(join(dir, 'recording'));
-    expect(accepted()).toBe(1);
-    expect(closed).toBe(1);
-
-    // The recording starts with the run: an agent whose first (here only) action needs no screen is connected before it acts.
-    let connectedBeforeActing = -1;
-    const r1 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, recorder }, async (a) => {
-      connectedBeforeActing = accepted();
-      await a.wait(0);
-      return true;
-    }).run();
-    expect(r1.status).toBe('finished');
-    expect(calls).toHaveLength(2);
-    expect(connectedBeforeActing).toBe(1);
-
-    // record: false leaves the recorder alone and connects directly; so does the bare Agent given no recorder.
-    const r2 = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, record: false, recorder }, async (a) => {
-      await a.mouseMove({ x: 10, y: 10 });
-      return true;
-    }).run();
-    expect(r2.status).toBe('finished');
-    const bare = new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
-      await a.mouseMove({ x: 12, y: 12 });
-      return true;
-    });
-    expect(bare.options.recorder).toBeNull();
-    expect((await bare.run()).status).toBe('finished');
-    expect(calls).toHaveLength(2);
-
-    // A class's defaultRecorder (what the package root's Agent sets) records runs given no recorder; recorder: null opts out.
-    class RecordedHookAgent extends HookAgent {
-      static override defaultRecorder: RecorderFactory | null = recorder;
-    }
-    const r3 = await new RecordedHookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
-      await a.mouseMove({ x: 14, y: 14 });
-      return true;
-    }).run();
-    expect(r3.status).toBe('finished');
-    expect(calls).toHaveLength(3);
-    const optedOut = new RecordedHookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl, recorder: null }, async () => true);
-    expect(optedOut.options.recorder).toBeNull();
-    expect((await optedOut.run()).status).toBe('finished');
-    expect(calls).toHaveLength(3);
-  });
-
-  it('a recorder that cannot start ends the run with RECORDER_ERR_NOT_STARTED and a valid trace and result.json', async () => {
-    const recorder: RecorderFactory = async () => {
-      throw new Error('no space left');
-    };
-    const dir = await out();
-    let acted = false;
-    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl, recorder }, async () => {
-      acted = true;
-      return true;
-    }).run();
-    expect(acted).toBe(false);
-    expect(r.status).toBe('error');
-    expect(r.error?.code).toBe('RECORDER_ERR_NOT_STARTED');
-    expect(await readResult(dir)).toEqual(r);
-    expect((await readTrace(dir)).entries).toEqual([]);
-  });
-
-  it('endRun() ends the run at once with the status and error given; entries so far are kept', async () => {
-    const dir = await out();
-    let after = false;
-    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl }, async (a) => {
-      await a.wait(0);
-      a.end('stuck', { code: 'AGENT_ERR_STUCK', message: 'same action 5 times' });
-      await a.wait(0).catch(() => {});
-      after = true;
-      return false;
-    }).run({ maxSteps: 10 });
-    expect(r.status).toBe('stuck');
-    expect(r.error?.code).toBe('AGENT_ERR_STUCK');
-    expect(r.steps).toBe(0);
-    expect(await readResult(dir)).toEqual(r);
-    const { entries, partial } = await readTrace(dir);
-    expect(partial).toBe(false);
-    expect(entries.map((e) => e.action)).toEqual(['wait']);
-    expect(after).toBe(true);
-  });
-
-  it('attachMeta() lands in the next entry only, merging model_calls lists', async () => {
-    const dir = await out();
-    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl }, async (a) => {
-      a.meta({ model_calls: [{ latency_ms: 5 }] });
-      a.meta({ model_calls: [{ latency_ms: 7 }], note: 'x' });
-      await a.wait(0);
-      await a.wait(0);
-      return true;
-    }).run();
-    expect(r.status).toBe('finished');
-    const { entries } = await readTrace(dir);
-    expect(entries[0]!.meta).toEqual({ model_calls: [{ latency_ms: 5 }, { latency_ms: 7 }], note: 'x' });
-    expect(entries[1]!.meta).toBeUndefined();
   });
 
   it('captureScreen() scales, encodes PNG or JPEG, and hashes equal screens equally; currentUrl() is the page', async () => {
