@@ -4,7 +4,7 @@
  * (or part of one) in the client's pixel format (R, G, B, X).
  */
 import { ByteWriter } from '../bytes.ts';
-import { writeSetPixelFormat, type PixelFormat } from '../client-messages.ts';
+import { CLIENT_PIXEL_FORMAT, writeSetPixelFormat, type PixelFormat } from '../client-messages.ts';
 import { ENC } from '../encodings/types.ts';
 
 /** An RGB colour. */
@@ -64,18 +64,7 @@ export function securityResult(result: 'ok' | { failed: string | null; status?: 
 }
 
 /** The pixel format serverInit() announces: 32 bpp, depth 24, little-endian true colour, R at bits 16-23, G 8-15, B 0-7 (bytes B, G, R, X). */
-export const SERVER_PIXEL_FORMAT: Readonly<PixelFormat> = {
-  bitsPerPixel: 32,
-  depth: 24,
-  bigEndian: false,
-  trueColour: true,
-  redMax: 255,
-  greenMax: 255,
-  blueMax: 255,
-  redShift: 16,
-  greenShift: 8,
-  blueShift: 0,
-};
+export const SERVER_PIXEL_FORMAT: Readonly<PixelFormat> = { ...CLIENT_PIXEL_FORMAT, redShift: 16, blueShift: 0 };
 
 /** ServerInit with a plausible server pixel format (SERVER_PIXEL_FORMAT, which the client replaces with its own). */
 export function serverInit({ width, height, name }: { width: number; height: number; name: string }): Uint8Array {
