@@ -151,4 +151,22 @@ describe('Agent extensions on the fake desktop', () => {
     expect(entries[0]!.meta).toEqual({ model_calls: [{ latency_ms: 5 }, { latency_ms: 7 }], note: 'x' });
     expect(entries[1]!.meta).toBeUndefined();
   });
+
+  it('the password option reaches the VNC server: right one acts, wrong one ends the run with RFB_ERR_AUTH_FAILED', async () => {
+    const locked = await startFakeDesktop({ password: 'secret12' });
+    try {
+      const move = async (password: string) =>
+        new HookAgent({ outputDir: await out(), vncUrl: locked.vncUrl, password }, async (a) => {
+          await a.mouseMove({ x: 5, y: 5 });
+          return true;
+        }).run({ maxSteps: 1 });
+      expect(await move('secret12')).toMatchObject({ status: 'finished', steps: 1 });
+      expect(locked.events).toEqual([{ kind: 'pointer', x: 5, y: 5, mask: 0 }]);
+      expect(await move('wrong')).toMatchObject({ status: 'error', error: { code: 'RFB_ERR_AUTH_FAILED' } });
+      expect(locked.events).toHaveLength(1);
+      expect(JSON.stringify(new HookAgent({ outputDir: await out(), vncUrl: locked.vncUrl, password: 'secret12' }, async () => true).options)).not.toContain('secret12');
+    } finally {
+      await locked.close();
+    }
+  });
 });
