@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveDir } from '../harness/test-helpers/serve-dir.ts';
 import { readTrace } from '../harness/trace/index.ts';
 import { compilesHere } from './agent-hooks.ts';
+import { packageEntryUrls } from './agents.ts';
 
 const bin = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
 const playwright = pathToFileURL(fileURLToPath(new URL('../node_modules/playwright-core/index.mjs', import.meta.url))).href;
@@ -41,6 +42,16 @@ describe('compilesHere: which files the agent hooks compile', () => {
     expect(
       ['file:///a/x.d.ts', 'file:///a/node_modules/p/i.ts', 'file:///a/agent.js', 'file:///a/agent.mjs', 'file:///a/agent.cts', 'data:text/javascript,1', 'node:fs'].map(compilesHere),
     ).toEqual([false, false, false, false, false, false, false]);
+  });
+});
+
+describe('packageEntryUrls: what the agent hooks resolve vncua and its subpaths to', () => {
+  it("every entry of package.json's exports, in a checkout to its .ts source", () => {
+    const urls = packageEntryUrls(true);
+    expect(Object.keys(urls)).toEqual(expect.arrayContaining(['vncua', 'vncua/rfb', 'vncua/agent', 'vncua/agents', 'vncua/recorder', 'vncua/byom/chat']));
+    expect(urls.vncua).toBe(new URL('../index.ts', import.meta.url).href);
+    expect(urls['vncua/agent']).toBe(new URL('../harness/agent/index.ts', import.meta.url).href);
+    for (const url of Object.values(urls)) expect(existsSync(fileURLToPath(url)), url).toBe(true);
   });
 });
 
