@@ -13,7 +13,7 @@ import type { Framebuffer } from '../../harness/rfb/framebuffer.ts';
 import { blendCursor } from '../../harness/rfb/screenshot.ts';
 import { RfbSession } from '../../harness/rfb/session.ts';
 import type { CursorShape } from '../../harness/rfb/sink.ts';
-import { ClientStreamParser, describePixelFormat, isClientPixelFormat, type ClientInputEvent, type ClientMessage } from './client-stream.ts';
+import { ClientStreamParser, describePixelFormat, isClientPixelFormat, type ClientInputEvent, type ClientMessage } from '../../harness/rfb/client-stream.ts';
 import type { RecordedConnection, RecordingWarning } from './reader.ts';
 import { applyUndo, captureUndo, cursorBefore, touchesPixels, type RgbImage, type UndoEntry } from './undo.ts';
 

@@ -8,7 +8,7 @@ import { ENC } from '../../harness/rfb/encodings/types.ts';
 import { tightPng } from '../../harness/rfb/test-helpers/fixtures-tight.ts';
 import { cursorRect, desktopSizeRect, framebufferUpdate, lastRect, rawRect, type Rgb } from '../../harness/rfb/test-helpers/server-stream.ts';
 import { Replayer, iterateFrames, type Frame } from './replayer.ts';
-import { setPixelFormatWith } from './test-helpers/client-stream.ts';
+import { setPixelFormatWith } from '../../harness/rfb/test-helpers/client-stream.ts';
 import { writeRecording } from './test-helpers/recording.ts';
 import { VNCUA_ENCODINGS, clientHello, pointerChunk, splitChunks, syntheticConnection } from './test-helpers/synthetic.ts';
 

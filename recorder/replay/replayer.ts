@@ -10,7 +10,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CursorShape } from '../../harness/rfb/sink.ts';
-import { inputEvents, type ClientInputEvent } from './client-stream.ts';
+import { inputEvents, type ClientInputEvent } from '../../harness/rfb/client-stream.ts';
 import { ConnectionReplayer, parseClientStream } from './connection.ts';
 import { readRecording, type Recording, type RecordingWarning } from './reader.ts';
 

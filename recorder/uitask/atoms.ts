@@ -10,9 +10,9 @@
  * Atoms are listed in the order of their first event.
  */
 import { isModifierKeysym, isShiftKeysym } from '../../harness/keys/index.ts';
-import type { ClientInputEvent } from '../replay/client-stream.ts';
+import type { ClientInputEvent } from '../../harness/rfb/client-stream.ts';
 
-export type { ClientInputEvent } from '../replay/client-stream.ts';
+export type { ClientInputEvent } from '../../harness/rfb/client-stream.ts';
 
 /** Pointer motion with no button held. */
 export interface MoveAtom {

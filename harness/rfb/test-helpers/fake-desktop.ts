@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { vncAuthResponse } from '../des.ts';
 import type { PixelFormat } from '../client-messages.ts';
-import { ClientStreamParser, type ClientMessage } from '../../../recorder/replay/client-stream.ts';
+import { ClientStreamParser, type ClientMessage } from '../client-stream.ts';
 import { fakeTcpServer, fakeWsServer, type FakeServer, type ScriptedConnection } from './fake-server.ts';
 import { SERVER_PIXEL_FORMAT, framebufferUpdate, rawRect, securityResult, securityTypes, serverInit, serverVersion, vncChallenge, type Rgb } from './server-stream.ts';
 

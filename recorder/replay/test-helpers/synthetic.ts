@@ -13,7 +13,7 @@ import {
 } from '../../../harness/rfb/client-messages.ts';
 import { ENC } from '../../../harness/rfb/encodings/types.ts';
 import { handshake } from '../../../harness/rfb/test-helpers/server-stream.ts';
-import { concatBytes } from './client-stream.ts';
+import { concatBytes } from '../../../harness/rfb/test-helpers/client-stream.ts';
 import type { Chunk, ConnectionChunks } from './recording.ts';
 
 /** The encodings vncua's client advertises by default (CopyRect, Hextile, Raw + pseudo-encodings). */

@@ -2,7 +2,7 @@
  * Test-only: the input events of a recording's first connection, parsed with the replay's reader
  * and client-stream parser (recorder/replay), and the recording's time span.
  */
-import { ClientStreamParser, inputEvents, type ClientInputEvent } from '../../replay/client-stream.ts';
+import { ClientStreamParser, inputEvents, type ClientInputEvent } from '../../../harness/rfb/client-stream.ts';
 import { readRecording, type RecordingWarning, type TimeUnit } from '../../replay/reader.ts';
 
 /** Input events of connection 0 and the span of all its chunks (epoch ms). */

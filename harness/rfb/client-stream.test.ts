@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isVncuaError } from '../../harness/errors.ts';
+import { isVncuaError } from '../errors.ts';
 import {
   CLIENT_PIXEL_FORMAT,
   writeClientCutText,
@@ -11,7 +11,7 @@ import {
   writeSecurityType,
   writeSetEncodings,
   writeSetPixelFormat,
-} from '../../harness/rfb/client-messages.ts';
+} from './client-messages.ts';
 import { ClientStreamParser, inputEvents, isClientPixelFormat, type ClientMessage, type ClientStreamOptions } from './client-stream.ts';
 import {
   clientFence,

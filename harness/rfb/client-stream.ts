@@ -6,9 +6,9 @@
  * The post-processor takes the client's choices from here (protocol version, security type, pixel
  * format, encodings) and the pointer / key events (cursor position, uitask trace alignment).
  */
-import { VncuaError } from '../../harness/errors.ts';
-import { ByteQueue } from '../../harness/rfb/bytes.ts';
-import { CLIENT_PIXEL_FORMAT, type PixelFormat } from '../../harness/rfb/client-messages.ts';
+import { VncuaError } from '../errors.ts';
+import { ByteQueue } from './bytes.ts';
+import { CLIENT_PIXEL_FORMAT, type PixelFormat } from './client-messages.ts';
 
 /** A pointer or key event the client sent (what the uitask alignment and the cursor overlay use). */
 export type ClientInputEvent =

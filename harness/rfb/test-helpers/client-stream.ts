@@ -2,8 +2,8 @@
  * Named builders for client → server messages the harness's writers do not cover (extensions other
  * viewers send), for the client-stream parser's fixtures.
  */
-import { ByteWriter } from '../../../harness/rfb/bytes.ts';
-import { CLIENT_PIXEL_FORMAT, type PixelFormat, writeSetPixelFormat } from '../../../harness/rfb/client-messages.ts';
+import { ByteWriter } from '../bytes.ts';
+import { CLIENT_PIXEL_FORMAT, type PixelFormat, writeSetPixelFormat } from '../client-messages.ts';
 
 /** EnableContinuousUpdates: U8 150, U8 enable, U16 x, y, width, height. */
 export function enableContinuousUpdates(enable: boolean, x: number, y: number, width: number, height: number): Uint8Array {
