@@ -19,6 +19,7 @@
  * parsed result in `this.settings`.
  */
 import { z } from 'zod';
+import { follow } from '../harness/cancel.ts';
 import { Agent, agentOptionsSchema, applyAction, type AgentOptions, type AgentRunResult, type CaptureScreenOptions, type RunOptions, type ScreenCapture } from '../harness/agent/index.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
 import type { ScreenSize } from '../harness/desktop/size.ts';
@@ -220,16 +221,14 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     const t0 = performance.now();
     const run = this.signal;
     const own = new AbortController();
-    const onAbort = () => own.abort(run.reason);
-    if (run.aborted) onAbort();
-    else run.addEventListener('abort', onAbort, { once: true });
+    const unfollow = follow(run, own);
     let raw: R;
     try {
       raw = await call.send({ signal: own.signal });
     } catch (e) {
       throw call.mapError ? call.mapError(e, run) : e;
     } finally {
-      run.removeEventListener('abort', onAbort);
+      unfollow();
     }
     const latencyMs = performance.now() - t0;
     const { value, ...reply } = call.read(raw);

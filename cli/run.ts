@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
 import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, oneOf, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
 import { DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
+import { follow } from '../harness/cancel.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { SuccessChecker, checkCdpUrl } from '../harness/cdp/success.ts';
@@ -150,8 +151,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
   let desktop: Desktop | undefined;
   let ready: Promise<unknown> | undefined;
   const pageWait = new AbortController();
-  const stopPageWait = () => pageWait.abort(o.signal?.reason);
-  o.signal?.addEventListener('abort', stopPageWait, { once: true });
+  const stopFollowing = follow(o.signal, pageWait);
   try {
     let vncUrl: string;
     let cdpUrl: string;
@@ -193,7 +193,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
     if (o.afterRun) await o.afterRun({ vncUrl, cdpUrl, outputDir: agent.options.outputDir, result });
     return { result, outputDir: agent.options.outputDir, tracePath, ...(movedAside ? { movedAside } : {}) };
   } finally {
-    o.signal?.removeEventListener('abort', stopPageWait);
+    stopFollowing();
     pageWait.abort();
     await desktop?.close();
   }

@@ -5,6 +5,7 @@
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import { type MapError, race } from '../../harness/cancel.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { abortReason } from '../../harness/agent/round-trip.ts';
 
@@ -38,31 +39,19 @@ export function httpRequest(url: URL, options: HttpRequestOptions): Promise<Http
   const { signal } = options;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
   const mod = url.protocol === 'https:' ? https : http;
-  return new Promise<HttpResponse>((resolve, reject) => {
-    let settled = false;
-    const finish = (err: unknown, res?: HttpResponse) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (err !== undefined) reject(err);
-      else resolve(res!);
-    };
+  let active: http.ClientRequest | undefined;
+  const mapError: MapError = (c) =>
+    c.kind === 'aborted'
+      ? abortReason(signal!)
+      : new VncuaError('MODEL_ERR_TIMEOUT', `${url.origin}${url.pathname} gave no complete answer within ${c.timeoutMs} ms; raise requestTimeoutMs or check the server.`, {
+          details: { url: url.href, timeoutMs: c.timeoutMs },
+        });
+  // On timeout or abort the request is destroyed (its socket is not reused).
+  return race(() => new Promise<HttpResponse>((resolve, reject) => {
     const req = mod.request(url, { method: options.method ?? 'GET', headers: options.headers, agent: options.agent });
-    const timer = setTimeout(() => {
-      const e = new VncuaError('MODEL_ERR_TIMEOUT', `${url.origin}${url.pathname} gave no complete answer within ${options.timeoutMs} ms; raise requestTimeoutMs or check the server.`, {
-        details: { url: url.href, timeoutMs: options.timeoutMs },
-      });
-      finish(e);
-      req.destroy(e);
-    }, options.timeoutMs);
-    const onAbort = () => {
-      finish(abortReason(signal!));
-      req.destroy();
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    active = req;
     req.on('error', (e: NodeJS.ErrnoException) => {
-      finish(
+      reject(
         new VncuaError('MODEL_ERR_CONNECT', `${url.origin} could not be reached or dropped the connection (${e.code ?? e.message}); check the URL and that the server is running.`, {
           cause: e,
           details: { url: url.href, errno: e.code, reusedSocket: req.reusedSocket },
@@ -76,8 +65,8 @@ export function httpRequest(url: URL, options: HttpRequestOptions): Promise<Http
       res.on('close', () => {
         if (!res.complete) req.emit('error', Object.assign(new Error('the response was cut off'), { code: 'ECONNRESET' }));
       });
-      res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
     });
     req.end(options.body);
-  });
+  }), { signal, timeoutMs: options.timeoutMs, mapError, onAbort: (e) => active?.destroy(e instanceof VncuaError && e.code === 'MODEL_ERR_TIMEOUT' ? e : undefined) });
 }

@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { race } from '../../harness/cancel.ts';
 import { checkCdpUrl } from '../../harness/cdp/success.ts';
 import { readPassword } from '../../harness/desktop/password.ts';
 import { parseScreenSize, type ScreenSize } from '../../harness/desktop/size.ts';
@@ -127,15 +128,15 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         busy.add(i);
         return i;
       }
-      await new Promise<void>((resolveWait) => {
-        const done = () => {
-          waiters.delete(done);
-          signal?.removeEventListener('abort', done);
-          resolveWait();
-        };
-        waiters.add(done);
-        signal?.addEventListener('abort', done, { once: true });
-      });
+      // Until release() wakes the waiters, or the signal fires (rejecting with its reason).
+      let woken!: () => void;
+      const wait = new Promise<void>((r) => (woken = r));
+      const done = () => {
+        waiters.delete(done);
+        woken();
+      };
+      waiters.add(done);
+      await race(wait, { signal, onAbort: () => waiters.delete(done) });
     }
   }
 
