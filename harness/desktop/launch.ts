@@ -15,6 +15,7 @@ import type { Writable } from 'node:stream';
 import { existsSync, rmSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scope, type Cancellation } from '../cancel.ts';
 import { VncuaError, type ErrorCode } from '../errors.ts';
 import { desktopPassword, scrubbedEnv } from './env.ts';
 import { isAlive, stopGroup, stopTagged } from './procs.ts';
@@ -201,21 +202,23 @@ function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal |
 
   return new Promise<Desktop>((resolve, reject) => {
     let settled = false;
-    const timer = setTimeout(() => {
-      fail(
-        () =>
-          new VncuaError('DESKTOP_ERR_TIMEOUT', `The desktop was not ready within ${timeoutMs} ms; everything started was stopped.`, {
-            details: { timeoutMs, pid, stderr: stderr.text() },
-          }),
+    // The caller's signal and our deadline in one; the error is built after the stop (it carries all of stderr).
+    const cancel = scope({ signal, timeoutMs, mapError: (c) => c });
+    const onCancel = () => {
+      const c = cancel.signal.reason as Cancellation;
+      fail(() =>
+        c.kind === 'timeout'
+          ? new VncuaError('DESKTOP_ERR_TIMEOUT', `The desktop was not ready within ${timeoutMs} ms; everything started was stopped.`, {
+              details: { timeoutMs, pid, stderr: stderr.text() },
+            })
+          : abortedError(signal!, pid),
       );
-    }, timeoutMs);
-    const onAbort = () => fail(() => abortedError(signal!, pid));
-    signal?.addEventListener('abort', onAbort, { once: true });
+    };
 
     const finish = () => {
       settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      cancel.dispose();
+      cancel.signal.removeEventListener('abort', onCancel);
       child.stdout!.removeListener('data', onStdout);
       child.removeListener('close', onClose);
       child.removeListener('error', onError);
@@ -287,6 +290,8 @@ function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal |
     child.stdout!.on('data', onStdout);
     child.once('close', onClose);
     child.once('error', onError);
+    if (cancel.signal.aborted) onCancel();
+    else cancel.signal.addEventListener('abort', onCancel, { once: true });
   });
 }
 
