@@ -181,12 +181,3 @@ export async function waitPidFile(pidFile: string, timeoutMs = 10_000): Promise<
     }
   }
 }
-
-/** True when `pid` is a live (non-zombie) process. */
-export async function alive(pid: number): Promise<boolean> {
-  try {
-    return !/\) Z /.test(await readFile(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}

@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../../harness/desktop/procs.ts';
 import { isVncuaError } from '../../harness/errors.ts';
 import { MARKER_COLORS, formatVideoNotice, writeVideo, type VideoFrame, type VideoMarker, type VideoResult } from './index.ts';
 import {
   BG,
   SIDE,
-  alive,
   decodeFrame,
   fakeFfmpegFailing,
   fakeFfmpegHanging,
@@ -222,7 +222,7 @@ describe('writeVideo with ffmpeg', () => {
     expect(isVncuaError(err, 'VIDEO_ERR_ABORTED'), String(err)).toBe(true);
     expect(ms).toBeGreaterThanOrEqual(1900);
     expect(ms).toBeLessThan(6000);
-    expect(await alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     expect(await readdir(join(dir, 'out'))).toEqual([]);
   });
 
@@ -238,8 +238,8 @@ describe('writeVideo with ffmpeg', () => {
     const pid = Number(out.trim());
     expect(pid).toBeGreaterThan(0);
     const deadline = Date.now() + 2000;
-    while ((await alive(pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(await alive(pid)).toBe(false);
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(isAlive(pid)).toBe(false);
   });
 
   it('rejects a frame of the wrong byte length with VIDEO_ERR_BAD_ARGUMENT, and skips when there are no frames', async () => {
