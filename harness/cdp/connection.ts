@@ -7,7 +7,7 @@
  * (no focus emulation, fonts or media overrides), and it listens for dialogs, so Playwright
  * does not auto-dismiss the alerts the agent is supposed to see.
  */
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { redactSecretsIn } from '../redact.ts';
 import { isCheckableUrl } from './active-page.ts';
 import type { Budget } from './budget.ts';
@@ -69,6 +69,9 @@ export class CdpConnection {
   static async open(cdpUrl: string, timeoutMs: number): Promise<CdpConnection> {
     let browser: Browser;
     try {
+      // playwright-core is loaded on the first connection, not with the module: an Agent without CDP,
+      // and every entry that only imports the Agent (vncua/agent, vncua/agents, vncua/eval), never pays for it.
+      const { chromium } = await import('playwright-core');
       browser = await chromium.connectOverCDP(cdpUrl, { noDefaults: true, timeout: Number.isFinite(timeoutMs) ? Math.max(1, Math.round(timeoutMs)) : 0 });
     } catch (e) {
       // Playwright's message and call log repeat the URLs, with the desktop's token: drop it.
