@@ -1,6 +1,6 @@
 /**
  * Agent modules as a checkout's `vncua run` loads them (bin/vncua.js on the .ts sources; the installed
- * package is cli/quick-start.test.ts): a .ts module in a folder with no package.json, whose 'vncua' is a
+ * package is cli/quick-start.desktop.test.ts): a .ts module in a folder with no package.json, whose 'vncua' is a
  * different copy (it must not be used: the runner's Agent is), calling Playwright's page.evaluate with
  * named functions on a real desktop.
  */

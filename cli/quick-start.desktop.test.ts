@@ -27,7 +27,7 @@ const npmProblem = (() => {
   if (r.error) return `npm could not be started (${r.error.message})`;
   return r.status === 0 ? undefined : `npm --version exited ${r.status}: ${r.stderr.trim()}`;
 })();
-if (npmProblem) console.warn(`cli/quick-start.test.ts SKIPPED: ${npmProblem}`);
+if (npmProblem) console.warn(`cli/quick-start.desktop.test.ts SKIPPED: ${npmProblem}`);
 
 /** The environment of a user's shell: without the npm_* variables of an enclosing `npm test`. */
 function userEnv(): NodeJS.ProcessEnv {

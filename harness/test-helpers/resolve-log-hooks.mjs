@@ -1,5 +1,5 @@
 // Module hooks (node:module `register(url, { data: LOG_FILE })`) appending every URL a process resolves
-// to LOG_FILE, one a line: which modules an import loaded (bench/import-time.ts, cli/quick-start.test.ts).
+// to LOG_FILE, one a line: which modules an import loaded (bench/import-time.ts, cli/quick-start.desktop.test.ts).
 // Plain JavaScript, so a bare `node` (an installed package, no tsx) can register it.
 import { appendFileSync } from 'node:fs';
 
