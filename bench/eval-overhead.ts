@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     const kept = lives.slice(WARMUP);
     const start = kept.map((l) => l.acquired - l.acquireStart);
     const teardown = kept.map((l) => l.released - l.releaseStart);
-    const both = kept.map((l, i) => start[i]! + teardown[i]!);
+    const both = kept.map((_l, i) => start[i]! + teardown[i]!);
     const whole = runMs.slice(WARMUP);
     const row = (name: string, xs: number[]) => [name, ms(median(xs)), ms(quantile(xs, 0.9)), ms(Math.max(...xs))];
     const verdict = median(both) <= LIMIT_MS ? 'PASS' : 'FAIL';

@@ -57,8 +57,8 @@ async function main(): Promise<void> {
           [
             ['runs', `${runs} (${report.by_agent.map((a) => `${a.agent}: ${a.successes}/${a.runs} succeeded`).join('; ')}; ${report.infra_errors.length} infra errors)`],
             ['success per resolution', report.by_resolution.map((r) => `${r.resolution}: ${(100 * (r.success_rate ?? 0)).toFixed(0)}%`).join(', ')],
-            ['command start until the suite is served', s(marks['serving'])],
-            ['eval (desktops + agent runs)', s(marks['results:'] !== undefined && marks['serving'] !== undefined ? marks['results:'] - marks['serving'] : undefined)],
+            ['command start until the suite is served', s(marks.serving)],
+            ['eval (desktops + agent runs)', s(marks['results:'] !== undefined && marks.serving !== undefined ? marks['results:'] - marks.serving : undefined)],
             ['post-processing + scores', s(marks['scores:'] !== undefined && marks['results:'] !== undefined ? marks['scores:'] - marks['results:'] : undefined)],
             ['end to end', `${s(wall)} (limit ${LIMIT_MS / 1000} s): ${verdict}`],
             ['tasks per minute', ((runs / wall) * 60_000).toFixed(1)],

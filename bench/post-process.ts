@@ -144,7 +144,7 @@ async function stretchRun(src: string, dst: string, k: number): Promise<void> {
   for (const f of await readdir(rec)) {
     if (!f.endsWith('.time.bin')) continue;
     const b = await readFile(join(rec, f));
-    parseTimeIndex(b).records.forEach((r, i) => writeTimeRecord(b, i * TIME_RECORD_BYTES, s(r.t), r.end));
+    for (const [i, r] of parseTimeIndex(b).records.entries()) writeTimeRecord(b, i * TIME_RECORD_BYTES, s(r.t), r.end);
     await writeFile(join(rec, f), b);
   }
   const manifest = JSON.parse(await readFile(join(rec, 'recording.json'), 'utf8')) as { connections: Array<{ opened_at: number; closed_at: number | null }> };

@@ -432,7 +432,7 @@ function commonChecks(
   }
   for (const name of selected) {
     const r = after.runs.get(name);
-    if (!r || !r.resultValid) lost.push(`${name}: no valid result.json after the rerun`);
+    if (!r?.resultValid) lost.push(`${name}: no valid result.json after the rerun`);
     else if (r.status !== 'finished') lost.push(`${name}: ${r.status}${r.errorCode ? ` ${r.errorCode}` : ''} after the rerun`);
     else if (r.executionValid !== true) lost.push(`${name}: execution.json ${r.executionValid === null ? 'missing' : 'not valid JSON'}`);
     if (r?.tmpFiles.length) note(`${name}: temp files left in a run directory: ${r.tmpFiles.join(', ')}`);

@@ -166,7 +166,7 @@ async function peerRun(d: Desktop, page: Page, url: string, scenario: Scenario, 
     const r = await agent.run({ maxSteps: 1 });
     if (r.status !== 'finished') throw new Error(`peer run ended ${r.status}: ${r.error?.message}`);
     t.runs++;
-    const first = agent.peerChecks.findIndex((c) => c === true);
+    const first = agent.peerChecks.indexOf(true);
     if (!expectSuccess) {
       if (first >= 0) t.falseSuccess++;
       return;

@@ -68,13 +68,14 @@ function describe(v: unknown): string {
   return `a ${typeof v} (${JSON.stringify(v)})`;
 }
 
+// biome-ignore lint/complexity/noBannedTypes: any function value a module may export
 function isClass(f: Function): boolean {
   return /^class[\s{]/.test(Function.prototype.toString.call(f));
 }
 
 /** True when `f` is a class whose prototype chain reaches Agent.prototype. */
 export function isAgentClass(f: unknown): f is new (options: AgentContext['agentOptions']) => Agent {
-  return typeof f === 'function' && typeof f.prototype === 'object' && f.prototype !== null && Agent.prototype.isPrototypeOf(f.prototype);
+  return typeof f === 'function' && typeof f.prototype === 'object' && f.prototype !== null && Object.prototype.isPrototypeOf.call(Agent.prototype, f.prototype);
 }
 
 /** A loaded agent module: its name (for --out) and how to build the agent. */
@@ -117,6 +118,7 @@ export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> 
       );
     }
   }
+  // biome-ignore lint/complexity/noBannedTypes: any function value a module may export
   const f = exported as Function;
   if (isAgentClass(f)) {
     const AgentClass = f;

@@ -13,7 +13,7 @@ import { VncuaError } from '../harness/errors.ts';
 import { groupMembers, launchDesktop, parseScreenSize, procStat, stopGroup } from '../harness/desktop/index.ts';
 import { readPassword } from '../harness/desktop/password.ts';
 import { redactUrl } from '../harness/redact.ts';
-import { badArgs, oneOf, optionalWholeNumber, parseCommandArgs, parseCommandLine, parsedValue, usageText, wholeNumber, type CommandSpec } from './command.ts';
+import { oneOf, optionalWholeNumber, parseCommandArgs, parseCommandLine, parsedValue, usageText, wholeNumber, type CommandSpec } from './command.ts';
 
 /** `desktop up`'s options: its --help is generated from them. */
 export const DESKTOP_UP_SPEC = {

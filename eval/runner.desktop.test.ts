@@ -19,7 +19,7 @@ import type { AgentContext } from '../harness/agent/context.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import { groupMembers, isAlive, procStat } from '../harness/desktop/procs.ts';
+import { groupMembers, isAlive, } from '../harness/desktop/procs.ts';
 import { isInfraErrorCode } from './infra.ts';
 import type { ProgressEvent, ProgressSnapshot } from './progress.ts';
 import { localProvider } from './providers/local.ts';

@@ -106,11 +106,11 @@ describe('startStaticServer', () => {
   it('never serves anything outside the root (.., encoded separators, symlinks)', async () => {
     const name = outside.split('/').pop()!;
     const attempts = [
-      '/../' + name + '/secret.txt',
-      '/pages/../../' + name + '/secret.txt',
-      '/%2e%2e/' + name + '/secret.txt',
-      '/pages/%2e%2e%2f%2e%2e%2f' + name + '%2fsecret.txt',
-      '/..%5c' + name + '%5csecret.txt',
+      `/../${name}/secret.txt`,
+      `/pages/../../${name}/secret.txt`,
+      `/%2e%2e/${name}/secret.txt`,
+      `/pages/%2e%2e%2f%2e%2e%2f${name}%2fsecret.txt`,
+      `/..%5c${name}%5csecret.txt`,
       '/pages/..%2f..%2fetc%2fpasswd',
       '/../../../../etc/passwd',
       '//etc/passwd',
@@ -152,7 +152,7 @@ describe('startStaticServer', () => {
 
 describe('startStaticServer errors and close', () => {
   it('rejects a missing root with EVAL_ERR_STATIC_SERVER', async () => {
-    const err = await startStaticServer({ root: join(tmpdir(), 'vncua-no-such-dir-' + process.pid) }).catch((e: unknown) => e);
+    const err = await startStaticServer({ root: join(tmpdir(), `vncua-no-such-dir-${process.pid}`) }).catch((e: unknown) => e);
     expect(isVncuaError(err, 'EVAL_ERR_STATIC_SERVER')).toBe(true);
   });
 

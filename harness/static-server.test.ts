@@ -37,27 +37,27 @@ describe('harness startStaticServer (sirv)', () => {
   });
 
   it('reads files again on every request and says no-store', async () => {
-    const first = await fetch(server.url + 'page.html');
+    const first = await fetch(`${server.url}page.html`);
     expect(first.headers.get('cache-control')).toBe('no-store');
     expect(await first.text()).toBe('v1');
     await writeFile(join(dir, 'page.html'), 'version 2');
-    const second = await fetch(server.url + 'page.html');
+    const second = await fetch(`${server.url}page.html`);
     expect(await second.text()).toBe('version 2');
     expect(second.headers.get('content-length')).toBe('9');
   });
 
   it('serves exact names only (no /x → /x.html guess), a directory as its index.html, and odd names', async () => {
-    expect((await fetch(server.url + 'page')).status).toBe(404);
-    expect(await (await fetch(server.url + 'sub')).text()).toBe('sub index');
-    expect(await (await fetch(server.url + 'sub/')).text()).toBe('sub index');
-    expect(await (await fetch(server.url + 'a%2Cb%402x.txt')).text()).toBe('odd name');
-    expect(await (await fetch(server.url + 'a,b@2x.txt')).text()).toBe('odd name');
+    expect((await fetch(`${server.url}page`)).status).toBe(404);
+    expect(await (await fetch(`${server.url}sub`)).text()).toBe('sub index');
+    expect(await (await fetch(`${server.url}sub/`)).text()).toBe('sub index');
+    expect(await (await fetch(`${server.url}a%2Cb%402x.txt`)).text()).toBe('odd name');
+    expect(await (await fetch(`${server.url}a,b@2x.txt`)).text()).toBe('odd name');
   });
 
   it('lets a handle hook answer or rewrite a request first', async () => {
-    expect(await (await fetch(server.url + 'count')).text()).toBe('1');
-    expect(await (await fetch(server.url + 'count', { method: 'POST' })).text()).toBe('2');
-    const aliased = await fetch(server.url + 'alias/anything.html');
+    expect(await (await fetch(`${server.url}count`)).text()).toBe('1');
+    expect(await (await fetch(`${server.url}count`, { method: 'POST' })).text()).toBe('2');
+    const aliased = await fetch(`${server.url}alias/anything.html`);
     expect(aliased.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await aliased.text()).toBe('shared');
   });

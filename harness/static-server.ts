@@ -128,7 +128,7 @@ export function resolveInside(root: string, urlPath: string): string | null {
   if (decoded.includes('\0') || decoded.includes('\\')) return null;
   const parts = decoded.split('/');
   if (parts.some((p) => p === '..')) return null;
-  const full = resolve(root, '.' + sep + parts.filter((p) => p !== '' && p !== '.').join(sep));
+  const full = resolve(root, `.${sep}${parts.filter((p) => p !== '' && p !== '.').join(sep)}`);
   const rel = relative(root, full);
   if (rel.startsWith('..') || isAbsolute(rel)) return null;
   return full;
@@ -161,7 +161,7 @@ async function handle(root: string, serve: Sirv, hook: StaticServerOptions['hand
     // The checked file, normalized (no `.` or empty segments, directory resolved), so sirv opens exactly
     // `file`: encodeURI, as sirv decodes with decodeURI (which would leave %2C, %40, ... as written).
     // A name with `?` or `#` cannot survive this and gets sirv's 404.
-    req.url = '/' + relative(root, file).split(sep).map(encodeURI).join('/');
+    req.url = `/${relative(root, file).split(sep).map(encodeURI).join('/')}`;
     serve(req, res, () => notFound(res));
   } catch {
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('internal error\n');

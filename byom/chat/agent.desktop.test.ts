@@ -190,7 +190,7 @@ describe('ChatAgent on the events page', () => {
       ['mouse_move', { position: { x: 10, y: 10 } }],
       ['finish', {}],
     ]);
-    expect((entries[0]!.meta?.model_calls as unknown[]).length).toBe(3);
+    expect(entries[0]!.meta?.model_calls as unknown[]).toHaveLength(3);
     expect(entries[0]!.meta?.reasks).toBe(2);
   });
 

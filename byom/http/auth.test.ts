@@ -75,18 +75,20 @@ describe('ClientCredentialsSource', () => {
     const { server, cacheFile } = await setup({ delayMs: 400 });
     const fixture = fileURLToPath(new URL('./test-helpers/token-child.fixture.ts', import.meta.url));
     const children = [0, 1].map(() => spawn(process.execPath, ['--import', 'tsx', fixture, `${server.url}oauth/token`, cacheFile], { stdio: ['pipe', 'pipe', 'inherit'] }));
-    closers.push(() => children.forEach((c) => c.kill('SIGKILL')));
+    closers.push(() => {
+      for (const c of children) c.kill('SIGKILL');
+    });
     const lines = children.map((c) => {
       const out: string[] = [];
       let buf = '';
       const waiters: Array<() => void> = [];
       c.stdout!.on('data', (d: Buffer) => {
         buf += d.toString();
-        let i;
+        let i: number;
         while ((i = buf.indexOf('\n')) >= 0) {
           out.push(buf.slice(0, i));
           buf = buf.slice(i + 1);
-          waiters.splice(0).forEach((w) => w());
+          for (const w of waiters.splice(0)) w();
         }
       });
       return {

@@ -69,7 +69,7 @@ async function staleness(path: string, text: string, staleMs: number, now: numbe
 
 /** Try to create the lock file once; true when we hold it. */
 async function tryCreate(path: string, info: LockInfo): Promise<boolean> {
-  let fh;
+  let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(path, 'wx', 0o600);
   } catch (e) {

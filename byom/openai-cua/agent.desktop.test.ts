@@ -252,7 +252,7 @@ describe('OpenAICuaAgent on Xvnc with a scripted Responses API', () => {
   it('an error mid-run keeps the entries before it; an unknown action after a good one in the same batch keeps the good one; a retried call reports its attempts', async () => {
     await desktop.reset();
     let n = 0;
-    const server = await serve((req, i) => {
+    const server = await serve((_req, i) => {
       if (i === 0) return { reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] };
       // The next call fails once with 500, then succeeds with a batch whose second action is unknown.
       if (n++ === 0) return { httpError: 503 };

@@ -42,6 +42,7 @@ describe('reenact on Xvnc', () => {
   }, 90_000);
 
   afterAll(async () => {
+    await out?.remove();
     await desktop?.close();
   });
 
@@ -49,10 +50,6 @@ describe('reenact on Xvnc', () => {
     await desktop.reset();
     await out?.remove();
     out = await tempOutputDir('vncua-reenact-');
-  });
-
-  afterAll(async () => {
-    await out?.remove();
   });
 
   const endpoints = () => ({ vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl });

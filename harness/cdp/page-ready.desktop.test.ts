@@ -145,7 +145,7 @@ describe('waitForPageReady with navigate (a remote desktop)', () => {
 
   it('reports each failure by its cause, and a good page after a bad one is ready', async () => {
     expect((await rejection(go('http://vncua-no-such-host.invalid/task'), 'PAGE_ERR_UNREACHABLE')).details).toMatchObject({ netError: 'net::ERR_NAME_NOT_RESOLVED' });
-    const tls = base.replace('http://', 'https://') + '/ok';
+    const tls = `${base.replace('http://', 'https://')}/ok`;
     const e = await rejection(go(tls), 'PAGE_ERR_UNREACHABLE');
     expect(e.details).toMatchObject({ url: tls });
     expect(String(e.details?.netError)).toMatch(/^net::ERR_SSL_/);

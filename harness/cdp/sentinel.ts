@@ -155,7 +155,7 @@ function expressionProbe(expr: string): Probe {
       `if (v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function') return Promise.resolve(v).then(out, fail); ` +
       `return out(v); })()`,
     awaitPromise: true,
-    label: `expression ${JSON.stringify(expr.length > 120 ? expr.slice(0, 117) + '...' : expr)}`,
+    label: `expression ${JSON.stringify(expr.length > 120 ? `${expr.slice(0, 117)}...` : expr)}`,
     rule: 'expression',
     pattern: expr,
   };

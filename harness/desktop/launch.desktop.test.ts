@@ -43,8 +43,6 @@ async function rejection(p: Promise<unknown>): Promise<VncuaError> {
   throw new Error('expected a rejection');
 }
 
-const port = (url: string) => Number(new URL(url).port);
-
 /** Every endpoint of a running desktop answers and the screen has the asked-for size. */
 async function expectWorkingDesktop(d: Desktop, width: number, height: number, pageUrl: string): Promise<void> {
   expect({ width: d.width, height: d.height }).toEqual({ width, height });

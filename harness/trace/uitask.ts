@@ -130,6 +130,7 @@ export function uitaskKeysToChord(keys: readonly string[]): string {
 }
 
 /** vncua's flat params for uitask's params of `action` (already validated). */
+// biome-ignore lint/suspicious/noExplicitAny: uitask's JSON, shapes checked field by field
 function flatParams(action: ActionName, p: Record<string, any>): Record<string, unknown> {
   switch (action) {
     case 'mouse_click': {
@@ -184,6 +185,7 @@ export function normalizeUitaskEntry(raw: unknown, i: number): { entry: TraceEnt
 
 /** uitask's params for a vncua entry's flat params, or the problem when uitask cannot express them. */
 function uitaskParams(e: TraceEntry): { params: Record<string, unknown> } | { issue: UitaskIssue } {
+  // biome-ignore lint/suspicious/noExplicitAny: uitask's JSON, shapes checked field by field
   const p = e.params as Record<string, any>;
   if (e.action !== 'finish') {
     // uitask binds arguments by name: an argument its method does not take could not have been recorded.
@@ -266,6 +268,7 @@ function dotted(path: readonly PropertyKey[]): string {
   return path.map((k) => (typeof k === 'number' ? `[${k}]` : String(k))).join('.').replace(/\.\[/g, '[');
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: uitask's JSON, shapes checked field by field
 function isRecord(v: unknown): v is Record<string, any> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

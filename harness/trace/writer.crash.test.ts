@@ -53,7 +53,7 @@ async function runAndKill(out: string, delayMs: number): Promise<number> {
   }
   expect(child.signalCode).toBe('SIGKILL');
   const counts = [...stdout.matchAll(/^appended (\d+)$/gm)].map((m) => Number(m[1]));
-  counts.forEach((n, i) => expect(n).toBe(i + 1));
+  for (const [i, n] of counts.entries()) expect(n).toBe(i + 1);
   return counts.length;
 }
 

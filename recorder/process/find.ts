@@ -3,6 +3,7 @@
  * together with a recording/ directory. A run directory is not searched further; recording/,
  * action_screenshots/, node_modules and dot-directories are never entered.
  */
+import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { VncuaError } from '../../harness/errors.ts';
@@ -14,7 +15,7 @@ export async function findRuns(root: string): Promise<string[]> {
   const top = resolve(root);
   const out: string[] = [];
   const walk = async (dir: string, isRoot: boolean): Promise<void> => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (cause) {

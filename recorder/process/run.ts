@@ -162,7 +162,7 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
     };
 
     // Instants are asked in time order (the replayer only moves forward); results go by entry index.
-    const order = shots.map((s, i) => i).filter((i) => shots[i]!.started_at !== null && shots[i]!.ended_at !== null);
+    const order = shots.map((_s, i) => i).filter((i) => shots[i]!.started_at !== null && shots[i]!.ended_at !== null);
     order.sort((a, b) => shots[a]!.started_at! - shots[b]!.started_at! || a - b);
     let lastAt = -Infinity;
     for (let k = 0; k < order.length; k++) {

@@ -8,7 +8,7 @@
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { now } from '../../harness/trace/clock.ts';
 import { HIGH_WATER_BYTES, type Endpoint } from './endpoint.ts';
-import { type Direction, type ManifestConnection } from './format.ts';
+import type { Direction, ManifestConnection } from './format.ts';
 import type { StreamFile } from './stream-file.ts';
 
 /** How long a side may take to close politely before it is cut. */

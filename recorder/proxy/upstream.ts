@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { race } from '../../harness/cancel.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { redactSecretsIn, redactUrl } from '../../harness/redact.ts';

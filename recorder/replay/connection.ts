@@ -208,7 +208,7 @@ export class ConnectionReplayer {
 
   /** Decode queued bytes up to the end of the next update (or as far as they go). */
   private async process(): Promise<void> {
-    let events;
+    let events: ReturnType<RfbSession['advance']>;
     try {
       events = this.session.advance({ stopAfterUpdate: true });
     } catch (e) {

@@ -31,7 +31,7 @@ const SOURCES: Array<{ source: RecordingSource; unit: 'ms' | 'us' | 'ns' }> = [
 function expectTimes(times: Float64Array, want: number[], unit: 'ms' | 'us' | 'ns'): void {
   if (unit !== 'ns') return void expect(Array.from(times)).toEqual(want);
   expect(times.length).toBe(want.length);
-  want.forEach((w, i) => expect(Math.abs(times[i]! - w)).toBeLessThan(0.001));
+  for (const [i, w] of want.entries()) expect(Math.abs(times[i]! - w)).toBeLessThan(0.001);
 }
 
 describe('readRecording', () => {

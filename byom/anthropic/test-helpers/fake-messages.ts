@@ -137,7 +137,7 @@ export function requestImages(body: WireRequest): ImageAt[] {
 /** The tool_result blocks of the request's last user turn. */
 export function lastToolResults(body: WireRequest): BetaToolResultBlockParam[] {
   const last = body.messages[body.messages.length - 1];
-  if (!last || last.role !== 'user' || !Array.isArray(last.content)) return [];
+  if (last?.role !== 'user' || !Array.isArray(last.content)) return [];
   return last.content.filter((b): b is BetaToolResultBlockParam => b.type === 'tool_result');
 }
 

@@ -128,7 +128,7 @@ export function imagesIn(body: ResponseCreateParamsNonStreaming): string[] {
   const walk = (v: unknown, key = ''): void => {
     if (typeof v === 'string') {
       if (key === 'image_url' && v.startsWith('data:')) urls.push(v);
-    } else if (Array.isArray(v)) v.forEach((x) => walk(x));
+    } else if (Array.isArray(v)) for (const x of v) walk(x);
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k);
   };
   walk(body.input);

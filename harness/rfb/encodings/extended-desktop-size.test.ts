@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ExtendedDesktopSizeDecoder, extendedDesktopSizeEncoding, type DesktopScreen } from './extended-desktop-size.ts';
+import { type ExtendedDesktopSizeDecoder, extendedDesktopSizeEncoding, type DesktopScreen } from './extended-desktop-size.ts';
 import { ByteQueue } from '../bytes.ts';
 import { decodeRects, expectSameAtEverySplit, makeContext } from '../test-helpers/decode.ts';
 import { extendedDesktopSizePayload } from '../test-helpers/fixtures-pseudo.ts';

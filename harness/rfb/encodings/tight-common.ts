@@ -323,8 +323,12 @@ export class TightRectDecoder implements RectDecoder {
           let e0 = l0 + u0 - ul0;
           let e1 = l1 + u1 - ul1;
           let e2 = l2 + u2 - ul2;
+          // Clamped with compares, not Math.min/max: this is the per-pixel hot loop of the gradient filter.
+          // biome-ignore lint/complexity/useMathMinMax: hot loop
           e0 = e0 < 0 ? 0 : e0 > 255 ? 255 : e0;
+          // biome-ignore lint/complexity/useMathMinMax: hot loop
           e1 = e1 < 0 ? 0 : e1 > 255 ? 255 : e1;
+          // biome-ignore lint/complexity/useMathMinMax: hot loop
           e2 = e2 < 0 ? 0 : e2 > 255 ? 255 : e2;
           l0 = (data[s]! + e0) & 0xff;
           l1 = (data[s + 1]! + e1) & 0xff;

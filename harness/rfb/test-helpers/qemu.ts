@@ -185,7 +185,7 @@ class QmpClient {
     s.setEncoding('utf8');
     s.on('data', (d: string) => {
       this.buf += d;
-      let i;
+      let i: number;
       while ((i = this.buf.indexOf('\n')) >= 0) {
         const line = this.buf.slice(0, i).trim();
         this.buf = this.buf.slice(i + 1);
