@@ -45,7 +45,10 @@ describe('RandomActionGenerator', () => {
         if (s.action === 'press_keys') {
           expect(RANDOM_KEYS).toContain(p.keys);
           const keysyms = parseKeys(p.keys as string).chords.flatMap((c) => c.keysyms);
-          expect(keysyms.some((k) => MODIFIERS.has(k)), String(p.keys)).toBe(false);
+          expect(
+            keysyms.some((k) => MODIFIERS.has(k)),
+            String(p.keys),
+          ).toBe(false);
         }
         if (s.action === 'type_text') expect(p.text).toMatch(/^[a-z0-9]{1,12}$/);
         if (s.action === 'mouse_scroll') expect(p.repeat).toBeLessThanOrEqual(5);
@@ -89,7 +92,18 @@ describe('RandomAgent options', () => {
 
   it('the builder seeds with the task id', () => {
     const outputDir = '/tmp/x';
-    const ctx: AgentContext = { task: 'goal text', outputDir, vncUrl: VNC, cdpUrl: 'http://127.0.0.1:9', url: undefined, maxSteps: 50, script: undefined, args: [], agentOptions: { outputDir, vncUrl: VNC, cdpUrl: 'http://127.0.0.1:9' }, taskId: 'slider-volume' };
+    const ctx: AgentContext = {
+      task: 'goal text',
+      outputDir,
+      vncUrl: VNC,
+      cdpUrl: 'http://127.0.0.1:9',
+      url: undefined,
+      maxSteps: 50,
+      script: undefined,
+      args: [],
+      agentOptions: { outputDir, vncUrl: VNC, cdpUrl: 'http://127.0.0.1:9' },
+      taskId: 'slider-volume',
+    };
     expect(buildRandomAgent(ctx).seed).toBe(seedFrom('slider-volume'));
     expect(buildRandomAgent({ ...ctx, taskId: undefined }).seed).toBe(seedFrom('goal text'));
   });

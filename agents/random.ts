@@ -27,7 +27,20 @@ export const DEFAULT_RANDOM_ACTIONS = 15;
 
 /** Keys the random agent may press: none closes, leaves or reconfigures the browser. */
 export const RANDOM_KEYS: readonly string[] = Object.freeze([
-  'Return', 'Tab', 'Escape', 'space', 'BackSpace', 'Delete', 'Up', 'Down', 'Left', 'Right', 'Page_Up', 'Page_Down', 'Home', 'End',
+  'Return',
+  'Tab',
+  'Escape',
+  'space',
+  'BackSpace',
+  'Delete',
+  'Up',
+  'Down',
+  'Left',
+  'Right',
+  'Page_Up',
+  'Page_Down',
+  'Home',
+  'End',
 ]);
 
 /** Words the random agent may type (lower-case ASCII, so typing never uses a spare keycode of the X server). */
@@ -96,7 +109,9 @@ export class RandomAgent extends Agent {
   constructor(options: RandomAgentOptions) {
     const { seed, actions, ...rest } = options;
     if (actions !== undefined && (!Number.isInteger(actions) || actions < 0)) {
-      throw new VncuaError('AGENT_ERR_BAD_OPTIONS', `RandomAgent option "actions" must be an integer >= 0, got ${String(actions)}.`, { details: { field: 'actions', value: actions } });
+      throw new VncuaError('AGENT_ERR_BAD_OPTIONS', `RandomAgent option "actions" must be an integer >= 0, got ${String(actions)}.`, {
+        details: { field: 'actions', value: actions },
+      });
     }
     if (seed !== undefined && typeof seed !== 'string' && !(typeof seed === 'number' && Number.isFinite(seed))) {
       throw new VncuaError('AGENT_ERR_BAD_OPTIONS', 'RandomAgent option "seed" must be a finite number or a string.', { details: { field: 'seed', value: seed } });

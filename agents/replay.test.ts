@@ -21,7 +21,18 @@ afterEach(async () => {
 
 function ctx(over: Partial<AgentContext>): AgentContext {
   const outputDir = join(dir, 'out');
-  return { task: 'x', outputDir, vncUrl: VNC, cdpUrl: 'http://127.0.0.1:9', url: undefined, maxSteps: 50, script: undefined, args: [], agentOptions: { outputDir, vncUrl: VNC, cdpUrl: 'http://127.0.0.1:9' }, ...over };
+  return {
+    task: 'x',
+    outputDir,
+    vncUrl: VNC,
+    cdpUrl: 'http://127.0.0.1:9',
+    url: undefined,
+    maxSteps: 50,
+    script: undefined,
+    args: [],
+    agentOptions: { outputDir, vncUrl: VNC, cdpUrl: 'http://127.0.0.1:9' },
+    ...over,
+  };
 }
 
 async function trace(outputDir: string): Promise<Array<{ action: string; params: Record<string, unknown> }>> {
@@ -38,7 +49,7 @@ async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string | u
 }
 
 describe('ReplayAgent run', () => {
-  it('plays one entry per step and ends on the trace\'s own finish (no extra finish)', async () => {
+  it("plays one entry per step and ends on the trace's own finish (no extra finish)", async () => {
     const outputDir = join(dir, 'a');
     const steps = [
       { action: 'wait', params: { seconds: 0 } },
@@ -53,7 +64,15 @@ describe('ReplayAgent run', () => {
 
   it('adds a finish after the last entry when the trace has none, within the same step', async () => {
     const outputDir = join(dir, 'b');
-    const r = await new ReplayAgent({ outputDir, vncUrl: VNC, record: false, steps: [{ action: 'wait', params: { seconds: 0 } }, { action: 'wait', params: { seconds: 0 } }] }).run();
+    const r = await new ReplayAgent({
+      outputDir,
+      vncUrl: VNC,
+      record: false,
+      steps: [
+        { action: 'wait', params: { seconds: 0 } },
+        { action: 'wait', params: { seconds: 0 } },
+      ],
+    }).run();
     expect(r.status).toBe('finished');
     expect(r.steps).toBe(2);
     const t = await trace(outputDir);
@@ -63,7 +82,10 @@ describe('ReplayAgent run', () => {
 
   it('stops at a finish in the middle of the trace', async () => {
     const outputDir = join(dir, 'c');
-    const steps = [{ action: 'finish', params: {} }, { action: 'wait', params: { seconds: 0 } }];
+    const steps = [
+      { action: 'finish', params: {} },
+      { action: 'wait', params: { seconds: 0 } },
+    ];
     const r = await new ReplayAgent({ outputDir, vncUrl: VNC, record: false, steps }).run();
     expect(r).toMatchObject({ status: 'finished', steps: 1 });
     expect((await trace(outputDir)).map((e) => e.action)).toEqual(['finish']);
@@ -128,7 +150,7 @@ describe('ReplayAgent options and references', () => {
     expect(await codeOf(() => new ReplayAgent({ outputDir: dir, vncUrl: VNC, steps: { not: 'an array' } }))).toBe('SCRIPT_ERR_INVALID');
   });
 
-  it('finds a task\'s reference beside its tasks file, and refuses ids that are not file names', () => {
+  it("finds a task's reference beside its tasks file, and refuses ids that are not file names", () => {
     expect(referencePath('/suites/x/tasks.json', 'click-button')).toBe('/suites/x/references/click-button.json');
     for (const id of ['../secret', 'a/b', '.hidden', '']) {
       let err: unknown;
@@ -145,14 +167,17 @@ describe('ReplayAgent options and references', () => {
 describe('buildReplayAgent', () => {
   it('loads <dirname(taskFile)>/references/<taskId>.json', async () => {
     await mkdir(join(dir, 'suite', 'references'), { recursive: true });
-    const steps = [{ action: 'wait', params: { seconds: 1 } }, { action: 'finish', params: {} }];
+    const steps = [
+      { action: 'wait', params: { seconds: 1 } },
+      { action: 'finish', params: {} },
+    ];
     await writeFile(join(dir, 'suite', 'references', 't-1.json'), JSON.stringify(steps));
     const agent = buildReplayAgent(ctx({ taskId: 't-1', taskFile: join(dir, 'suite', 'tasks.json') }));
     expect(agent).toBeInstanceOf(ReplayAgent);
     expect(agent.steps).toEqual(steps);
   });
 
-  it('prefers ctx.script over the task\'s reference', async () => {
+  it("prefers ctx.script over the task's reference", async () => {
     await mkdir(join(dir, 'suite', 'references'), { recursive: true });
     await writeFile(join(dir, 'suite', 'references', 't-1.json'), JSON.stringify([{ action: 'finish', params: {} }]));
     const script = join(dir, 'script.json');

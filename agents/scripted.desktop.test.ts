@@ -55,7 +55,7 @@ describe('ScriptedAgent script validation', () => {
 });
 
 describe('ScriptedAgent: a uitask execution.json as the script', () => {
-  it('plays uitask\'s entries with the flat params its trace is read as', () => {
+  it("plays uitask's entries with the flat params its trace is read as", () => {
     const script = JSON.parse(
       uitaskExecutionJson([uitaskClick({ x: 5, y: 6 }, { clickType: 'double' }), uitaskType('a'), uitaskKeys(['ctrl', 'a']), uitaskWait(0.5), uitaskFinish()]),
     ) as unknown;
@@ -68,7 +68,7 @@ describe('ScriptedAgent: a uitask execution.json as the script', () => {
     ]);
   });
 
-  it('names every entry that is not uitask\'s shape in a uitask script', () => {
+  it("names every entry that is not uitask's shape in a uitask script", () => {
     const script = [uitaskType('a'), click(1, 1), uitaskScroll({ x: 1, y: 1 }, 'down'), { action: 'wait', params: { seconds: 1 } }, uitaskKeys(['enter'])];
     const err = scriptError(() => parseScript(script));
     expect(err.details.issues.map((i) => [i.index, i.field])).toEqual([

@@ -36,7 +36,8 @@ const REPS = arg('--reps', 30);
 const WITH_X11VNC = process.argv.includes('--x11vnc');
 const WARMUP = 5;
 
-const PAGE = '<!doctype html><meta charset="utf-8"><title>bench</title><body style="margin:0"><textarea id="t" style="width:600px;height:300px"></textarea><div style="height:2000px"></div>';
+const PAGE =
+  '<!doctype html><meta charset="utf-8"><title>bench</title><body style="margin:0"><textarea id="t" style="width:600px;height:300px"></textarea><div style="height:2000px"></div>';
 
 interface Desk {
   vncUrl: string;
@@ -46,7 +47,10 @@ interface Desk {
 
 /** An agent whose act() is a given function. */
 class FnAgent extends Agent {
-  constructor(o: AgentOptions, private readonly fn: (a: FnAgent) => Promise<boolean>) {
+  constructor(
+    o: AgentOptions,
+    private readonly fn: (a: FnAgent) => Promise<boolean>,
+  ) {
     super(o);
   }
   override act(): Promise<boolean> {
@@ -136,7 +140,7 @@ const CASES: PrimitiveCase[] = [
   { name: 'pageNavigation back', call: (a) => a.pageNavigation('back') },
   { name: 'wait(0)', call: (a) => a.wait(0) },
   { name: 'finish()', call: (a) => a.finish({ k: 1 }) },
-  { name: 'screenshot() of an unchanged screen (the client\'s cache)', call: (a) => a.screenshot(), utility: true },
+  { name: "screenshot() of an unchanged screen (the client's cache)", call: (a) => a.screenshot(), utility: true },
   { name: 'clientResolution()', call: (a) => a.clientResolution(), utility: true },
 ];
 

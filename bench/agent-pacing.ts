@@ -71,7 +71,11 @@ async function measure(kind: ServerKind): Promise<string[][]> {
         const perClick: number[] = [];
         for (let rep = 0; rep < REPS; rep++) {
           await d.reset();
-          const plan = Array.from({ length: CLICKS }, (_, i) => ({ x: 10 + (i % 14) * 40, y: 20 + Math.floor(i / 14) * 50 + (i % 2) * 20, n: i % 5 === 3 ? 2 : i % 5 === 4 ? 3 : 1 }));
+          const plan = Array.from({ length: CLICKS }, (_, i) => ({
+            x: 10 + (i % 14) * 40,
+            y: 20 + Math.floor(i / 14) * 50 + (i % 2) * 20,
+            n: i % 5 === 3 ? 2 : i % 5 === 4 ? 3 : 1,
+          }));
           const t0 = performance.now();
           for (const p of plan) await clickOnce(c, pace, p.x, p.y, p.n);
           perClick.push((performance.now() - t0) / CLICKS);
@@ -81,7 +85,10 @@ async function measure(kind: ServerKind): Promise<string[][]> {
           let good = 0;
           for (const p of plan) {
             const at = events.filter((e) => e.x === p.x && e.y === p.y);
-            const details = at.filter((e) => e.type === 'click').map((e) => e.detail).join('');
+            const details = at
+              .filter((e) => e.type === 'click')
+              .map((e) => e.detail)
+              .join('');
             const downs = at.filter((e) => e.type === 'mousedown').length;
             const dbl = at.filter((e) => e.type === 'dblclick').length;
             if (details === '123'.slice(0, p.n) && downs === p.n && dbl === (p.n >= 2 ? 1 : 0)) good++;

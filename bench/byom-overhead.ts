@@ -170,7 +170,10 @@ interface Case {
   /** The option that scales screenshots to SCALED, as the CLI flag that sets it. */
   scaledFlag: string;
   /** Start the fake server; returns the agent to run, the payload sizes it received, and its teardown. */
-  start(base: { outputDir: string; vncUrl: string; cdpUrl: string; task: string }, scaled: boolean): Promise<{ agent: InstanceType<ReturnType<typeof timed>>; payloads(): number[]; close(): Promise<void> }>;
+  start(
+    base: { outputDir: string; vncUrl: string; cdpUrl: string; task: string },
+    scaled: boolean,
+  ): Promise<{ agent: InstanceType<ReturnType<typeof timed>>; payloads(): number[]; close(): Promise<void> }>;
 }
 
 const common = { record: false, stuckRepeats: 0, stuckScreens: 0 } as const;
@@ -178,7 +181,8 @@ const common = { record: false, stuckRepeats: 0, stuckScreens: 0 } as const;
 const CASES: Case[] = [
   {
     name: 'openai-cua',
-    about: 'OpenAICuaAgent: Responses API through the `openai` SDK, `computer-use-preview` (preview tool, `previous_response_id` chaining: one screenshot per request, `current_url` over CDP)',
+    about:
+      'OpenAICuaAgent: Responses API through the `openai` SDK, `computer-use-preview` (preview tool, `previous_response_id` chaining: one screenshot per request, `current_url` over CDP)',
     scaledFlag: '--display 1024x640',
     async start(base, scaled) {
       const server = await startFakeResponses((_req, i) => ({ reply: [computerCall({ action: { type: 'move', ...spot(i) } })] }));
@@ -205,7 +209,14 @@ const CASES: Case[] = [
     async start(base, scaled) {
       const server = await startChatServer((_body, n) => JSON.stringify({ action: 'move', coordinate: [spot(n - 1).x, spot(n - 1).y] }));
       modelOrigins.add(new URL(server.baseURL).origin);
-      const agent = new (timed(ChatAgent))({ ...base, ...common, model: 'bench-vlm', apiKey: 'sk-bench', baseURL: server.baseURL, ...(scaled ? { coordinates: 'resized', screenshotSize: SCALED } : {}) });
+      const agent = new (timed(ChatAgent))({
+        ...base,
+        ...common,
+        model: 'bench-vlm',
+        apiKey: 'sk-bench',
+        baseURL: server.baseURL,
+        ...(scaled ? { coordinates: 'resized', screenshotSize: SCALED } : {}),
+      });
       return { agent, payloads: () => server.server.requests.map((r) => Buffer.byteLength(r.body)), close: () => server.close() };
     },
   },
@@ -244,7 +255,10 @@ async function measure(c: Case, scaled: boolean, env: { dir: string; vncUrl: str
   gc();
   const label = `${c.name}${scaled ? ' (scaled)' : ''}`;
   process.stderr.write(`byom-overhead: ${label}...\n`);
-  const { agent, payloads, close } = await c.start({ outputDir: join(env.dir, label.replace(/\W+/g, '-')), vncUrl: env.vncUrl, cdpUrl: env.cdpUrl, task: 'Look around the dashboard.' }, scaled);
+  const { agent, payloads, close } = await c.start(
+    { outputDir: join(env.dir, label.replace(/\W+/g, '-')), vncUrl: env.vncUrl, cdpUrl: env.cdpUrl, task: 'Look around the dashboard.' },
+    scaled,
+  );
   try {
     const r = await agent.run({ maxSteps: STEPS + WARMUP });
     if (r.status !== 'max_steps') throw new Error(`${label}: the run ended ${r.status}: ${JSON.stringify(r.error)}`);
@@ -332,10 +346,21 @@ async function main(): Promise<void> {
       kib(median(scaled.payloads)),
     ];
   });
-  console.log(`### Adapter overhead per step, excluding model latency (desktop 1280x800; ${STEPS} steps after ${WARMUP} warm-up per adapter and size; fake servers answer at once)\n`);
+  console.log(
+    `### Adapter overhead per step, excluding model latency (desktop 1280x800; ${STEPS} steps after ${WARMUP} warm-up per adapter and size; fake servers answer at once)\n`,
+  );
   console.log(
     table(
-      ['adapter', 'overhead median ms', 'p90 ms', 'incl. loopback round trip, median ms', 'request payload / step', `≤ ${TARGET_MS} ms median`, 'scaled to 1024x640: overhead median ms', 'payload / step'],
+      [
+        'adapter',
+        'overhead median ms',
+        'p90 ms',
+        'incl. loopback round trip, median ms',
+        'request payload / step',
+        `≤ ${TARGET_MS} ms median`,
+        'scaled to 1024x640: overhead median ms',
+        'payload / step',
+      ],
       summary,
     ),
   );

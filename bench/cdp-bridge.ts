@@ -31,11 +31,23 @@ const BLOCK = 20;
 const CHROMIUM = '/usr/lib/chromium/chromium';
 // docker/start.sh's CHROMIUM_FLAGS.
 const FLAGS = [
-  '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
-  '--disable-dev-shm-usage', '--ozone-platform=x11', '--password-store=basic', '--use-mock-keychain',
-  '--disable-features=Translate,MediaRouter,OptimizationHints', '--disable-default-apps',
-  '--disable-extensions', '--disable-smooth-scrolling', '--kiosk',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+  '--ozone-platform=x11',
+  '--password-store=basic',
+  '--use-mock-keychain',
+  '--disable-features=Translate,MediaRouter,OptimizationHints',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--disable-smooth-scrolling',
+  '--kiosk',
 ];
 
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
@@ -67,7 +79,10 @@ try {
     for (let i = 0; i < 300 && (await probe.check()) !== true; i++) await sleep(50);
     await probe.close();
     const browser = await chromium.connectOverCDP(cdpUrl, { noDefaults: true });
-    const page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url() === url)!;
+    const page = browser
+      .contexts()
+      .flatMap((c) => c.pages())
+      .find((p) => p.url() === url)!;
     const session = await browser.contexts()[0]!.newCDPSession(page);
     const s = { checker: new SuccessChecker(cdpUrl, 'default'), selector: new SuccessChecker(cdpUrl, { selector: '#item-100 .price' }), browser, session };
     await s.checker.check();
@@ -107,7 +122,7 @@ try {
   for (const [op, fn, calls] of ops) {
     const block = Math.min(BLOCK, calls);
     for (let done = 0; done < calls; done += block) {
-      for (const [name, cdpUrl] of done / block % 2 === 0 ? contenders : [...contenders].reverse()) {
+      for (const [name, cdpUrl] of (done / block) % 2 === 0 ? contenders : [...contenders].reverse()) {
         for (let i = 0; i < block; i++) await time(`${op}|${name}`, () => fn(name, cdpUrl));
       }
     }
@@ -118,7 +133,9 @@ try {
     const d = series.get(`${op}|direct`)!;
     return [op, calls, ms(median(b)), ms(quantile(b, 0.9)), ms(median(d)), ms(quantile(d, 0.9)), `${(median(b) / median(d)).toFixed(2)}x`];
   });
-  console.log(`\nCDP through the desktop's token-guarded bridge (Chromium on --remote-debugging-pipe) against Chromium's own port, same page (${Math.round(realisticPage(100_000).length / 1024)} KiB shop listing), same X display, ${new Date().toISOString()}; ms\n`);
+  console.log(
+    `\nCDP through the desktop's token-guarded bridge (Chromium on --remote-debugging-pipe) against Chromium's own port, same page (${Math.round(realisticPage(100_000).length / 1024)} KiB shop listing), same X display, ${new Date().toISOString()}; ms\n`,
+  );
   console.log(table(['what', 'calls', 'bridge median', 'bridge p90', 'direct median', 'direct p90', 'bridge / direct'], rows));
 } finally {
   for (const f of cleanup.reverse()) await f().catch(() => {});

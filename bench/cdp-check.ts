@@ -56,7 +56,7 @@ try {
   const page = browser.contexts()[0]!.pages()[0]!;
   const defaultProbe = compileSentinel('default');
   const viaEvaluate = await sample(CALLS, () => page.evaluate(defaultProbe.expression), 10);
-  rows.push(["engine: Playwright page.evaluate(probe)", CALLS, ms(median(viaEvaluate)), ms(quantile(viaEvaluate, 0.9)), '']);
+  rows.push(['engine: Playwright page.evaluate(probe)', CALLS, ms(median(viaEvaluate)), ms(quantile(viaEvaluate, 0.9)), '']);
   const session = await browser.contexts()[0]!.newCDPSession(page);
   const viaSession = await sample(CALLS, () => session.send('Runtime.evaluate', { expression: defaultProbe.expression, returnByValue: true }), 10);
   rows.push(['engine: raw CDPSession Runtime.evaluate(probe) (kept)', CALLS, ms(median(viaSession)), ms(quantile(viaSession, 0.9)), '']);
@@ -79,7 +79,13 @@ try {
     },
     2,
   );
-  rows.push(['uitask-style peer: connectOverCDP + page.content() + close', PEER_CALLS, ms(median(peer)), ms(quantile(peer, 0.9)), `${(median(peer) / oursDefault).toFixed(0)}× the default check`]);
+  rows.push([
+    'uitask-style peer: connectOverCDP + page.content() + close',
+    PEER_CALLS,
+    ms(median(peer)),
+    ms(quantile(peer, 0.9)),
+    `${(median(peer) / oursDefault).toFixed(0)}× the default check`,
+  ]);
 
   console.log(`\nSuccess check on a ${(html.length / 1024).toFixed(0)} KiB page (${cardCount} product cards), headless Chromium, ${new Date().toISOString()}\n`);
   console.log(table(['what', 'calls', 'median ms', 'p90 ms', 'note'], rows));

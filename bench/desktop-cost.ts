@@ -73,7 +73,16 @@ function sampled(lives: Life[]): DesktopProvider {
     async acquire(req) {
       const d = await inner.acquire(req);
       const pgid = d.info.pid as number;
-      const life: Life = { resolution: `${req.size.width}x${req.size.height}`, peakPss: 0, peakRss: 0, pssSamples: [], cpu: new Map(), start: performance.now(), end: NaN, runnerRssPeak: 0 };
+      const life: Life = {
+        resolution: `${req.size.width}x${req.size.height}`,
+        peakPss: 0,
+        peakRss: 0,
+        pssSamples: [],
+        cpu: new Map(),
+        start: performance.now(),
+        end: NaN,
+        runnerRssPeak: 0,
+      };
       lives.push(life);
       const sample = () => {
         let pss = 0;
@@ -138,14 +147,32 @@ async function main(): Promise<void> {
       const rss = ls.map((l) => l.peakRss);
       const cores = ls.map((l) => [...l.cpu.values()].reduce((s, c) => s + c, 0) / ((l.end - l.start) / 1000));
       worstPss = Math.max(worstPss, ...peaks);
-      rows.push([res, String(ls.length), mib(median(medians)), mib(median(peaks)), mib(Math.max(...peaks)), mib(median(rss)), median(cores).toFixed(2), quantile(cores, 0.9).toFixed(2)]);
+      rows.push([
+        res,
+        String(ls.length),
+        mib(median(medians)),
+        mib(median(peaks)),
+        mib(Math.max(...peaks)),
+        mib(median(rss)),
+        median(cores).toFixed(2),
+        quantile(cores, 0.9).toFixed(2),
+      ]);
     }
     const runnerPeak = Math.max(...lives.map((l) => l.runnerRssPeak));
     const cap = recommendedWorkers({ cores: availableParallelism(), availableBytes: freemem() });
     process.stdout.write(
       `\nOne desktop while a task runs (basic suite, replay agent, first ${TASKS} tasks per resolution, 1 worker, sampled every ${SAMPLE_MS} ms), ${new Date().toISOString().slice(0, 10)}\n\n` +
         table(
-          ['Resolution', 'Runs', 'PSS median, MiB', 'PSS peak (median run), MiB', 'PSS peak (worst run), MiB', 'RSS peak (median run), MiB', 'CPU cores used (median run)', 'CPU cores used (p90 run)'],
+          [
+            'Resolution',
+            'Runs',
+            'PSS median, MiB',
+            'PSS peak (median run), MiB',
+            'PSS peak (worst run), MiB',
+            'RSS peak (median run), MiB',
+            'CPU cores used (median run)',
+            'CPU cores used (p90 run)',
+          ],
           rows,
         ) +
         `\n\nThe runner's own RSS: ${mib(rssBefore)} MiB before the suite, ${mib(runnerPeak)} MiB at its peak (agent, live framebuffer, recording proxy; one worker).\n` +

@@ -67,7 +67,9 @@ try {
   rmSync(old, { recursive: true, force: true });
 }
 const line = (name: string, xs: number[], vs: number[]) => [name, ms(median(xs)), ms(quantile(xs, 0.9)), `${(median(xs) / median(vs)).toFixed(2)}x`];
-console.log(`\nDesktop start (to ready: RFB greeting over ws + CDP json/version from Node) and teardown, start.sh now vs at ${BEFORE}, ${RUNS} runs each, alternating, ${new Date().toISOString().slice(0, 10)}, ms\n`);
+console.log(
+  `\nDesktop start (to ready: RFB greeting over ws + CDP json/version from Node) and teardown, start.sh now vs at ${BEFORE}, ${RUNS} runs each, alternating, ${new Date().toISOString().slice(0, 10)}, ms\n`,
+);
 console.log(
   table(
     ['What', 'median', 'p90', 'now / before'],

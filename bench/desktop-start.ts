@@ -33,11 +33,23 @@ const TOKEN_FILE = join(TOKEN_DIR, 'token');
 writeFileSync(TOKEN_FILE, '0123456789abcdef0123456789abcdef\n', { mode: 0o600 });
 process.on('exit', () => rmSync(TOKEN_DIR, { recursive: true, force: true }));
 const CHROMIUM_FLAGS = [
-  '--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
-  '--disable-dev-shm-usage', '--ozone-platform=x11', '--password-store=basic', '--use-mock-keychain',
-  '--disable-features=Translate,MediaRouter,OptimizationHints', '--disable-default-apps',
-  '--disable-extensions', '--kiosk', '--app=about:blank',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+  '--ozone-platform=x11',
+  '--password-store=basic',
+  '--use-mock-keychain',
+  '--disable-features=Translate,MediaRouter,OptimizationHints',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--kiosk',
+  '--app=about:blank',
 ];
 
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
@@ -97,8 +109,24 @@ const newTag = () => `bench-desktop-${process.pid}-${++tagSeq}`;
 async function startXvnc(port: number, tag: string): Promise<{ proc: ChildProcess; display: string }> {
   const proc = spawnPart(
     'Xvnc',
-    ['-displayfd', '3', '-geometry', '1280x800', '-depth', '24', '-SecurityTypes', 'None', '-interface', '127.0.0.1',
-      '-rfbport', String(port), '-AlwaysShared', '-UseBlacklist=0', '-nolisten', 'tcp'],
+    [
+      '-displayfd',
+      '3',
+      '-geometry',
+      '1280x800',
+      '-depth',
+      '24',
+      '-SecurityTypes',
+      'None',
+      '-interface',
+      '127.0.0.1',
+      '-rfbport',
+      String(port),
+      '-AlwaysShared',
+      '-UseBlacklist=0',
+      '-nolisten',
+      'tcp',
+    ],
     tag,
     {},
     true,
@@ -181,7 +209,13 @@ async function benchDesktop(): Promise<{ resolve: number; ready: number; teardow
 
 async function main(): Promise<void> {
   const rows: Record<string, number[]> = {
-    desktopResolve: [], desktopReady: [], desktopTeardown: [], xvnc: [], chromium: [], websockify: [], bridge: [],
+    desktopResolve: [],
+    desktopReady: [],
+    desktopTeardown: [],
+    xvnc: [],
+    chromium: [],
+    websockify: [],
+    bridge: [],
   };
   for (let i = 0; i < WARMUP + RUNS; i++) {
     const keep = i >= WARMUP;
@@ -209,15 +243,17 @@ async function main(): Promise<void> {
       table(
         ['What', 'median', 'p90', 'ratio'],
         [
-          line('vncua desktop: start to ready (RFB greeting over ws + CDP /json/version, checked from Node)', 'desktopReady',
-            `${ratio(med('desktopReady'), criticalPath)} of bare Xvnc + Chromium (${ms(criticalPath)})`),
+          line(
+            'vncua desktop: start to ready (RFB greeting over ws + CDP /json/version, checked from Node)',
+            'desktopReady',
+            `${ratio(med('desktopReady'), criticalPath)} of bare Xvnc + Chromium (${ms(criticalPath)})`,
+          ),
           line('vncua desktop: launchDesktop() resolves', 'desktopResolve', ''),
           line('vncua desktop: close() until no process is left', 'desktopTeardown', ''),
           line('peer: bare Xvnc, spawn to RFB port open', 'xvnc', ''),
           line('peer: bare Chromium on a running X display, spawn to CDP /json/version', 'chromium', ''),
           line('peer: stock websockify, spawn to port open', 'websockify', ''),
-          line('ours: ws-bridge.py (websockify without numpy), spawn to port open', 'bridge',
-            `${ratio(med('bridge'), med('websockify'))} of stock websockify`),
+          line('ours: ws-bridge.py (websockify without numpy), spawn to port open', 'bridge', `${ratio(med('bridge'), med('websockify'))} of stock websockify`),
         ],
       ) +
       '\n',

@@ -55,7 +55,15 @@ async function main(): Promise<void> {
       }
     }
     // Most desktops alive at once: sweep over start (+1) and end (-1) events.
-    const events = ok.flatMap((l) => [[l.acquireStart, 1], [l.released, -1]] as Array<[number, number]>).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    const events = ok
+      .flatMap(
+        (l) =>
+          [
+            [l.acquireStart, 1],
+            [l.released, -1],
+          ] as Array<[number, number]>,
+      )
+      .sort((x, y) => x[0] - y[0] || x[1] - y[1]);
     let live = 0;
     let maxLive = 0;
     for (const [, d] of events) maxLive = Math.max(maxLive, (live += d));
@@ -74,7 +82,16 @@ async function main(): Promise<void> {
         table(
           ['What', 'Value'],
           [
-            ['runs finished', `${summary.ran} of ${RUNS} (${summary.successes} with the success check true${Object.keys(answers).length ? `; the others answered ${Object.entries(answers).map(([k, n]) => `${k} x${n}`).join(', ')}` : ''})`],
+            [
+              'runs finished',
+              `${summary.ran} of ${RUNS} (${summary.successes} with the success check true${
+                Object.keys(answers).length
+                  ? `; the others answered ${Object.entries(answers)
+                      .map(([k, n]) => `${k} x${n}`)
+                      .join(', ')}`
+                  : ''
+              })`,
+            ],
             ['desktops started', `${ok.length} (${lives.length - ok.length} failed to start)`],
             ['infra errors / retries', `${summary.infraErrors} / ${retries}`],
             ['most desktops alive at once', maxLive],

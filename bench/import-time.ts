@@ -46,7 +46,11 @@ function importOnce(url: string, log?: string): number {
 function loads(url: string, dir: string): { heavy: Set<string>; modules: number } {
   const log = join(dir, `${encodeURIComponent(url)}.log`);
   importOnce(url, log);
-  const urls = new Set(readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith('file:')));
+  const urls = new Set(
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((u) => u.startsWith('file:')),
+  );
   const heavy = new Set(HEAVY.filter((p) => [...urls].some((u) => u.includes(`/node_modules/${p}/`))));
   return { heavy, modules: urls.size };
 }

@@ -84,7 +84,8 @@ async function readPageTimes(cdpUrl: string): Promise<{ loadAt: number; rendered
   const page = (await pageTargets(cdpUrl, { signal })).find((t) => t.webSocketDebuggerUrl)!;
   const s = await PageSocket.open(page.webSocketDebuggerUrl!, signal);
   try {
-    const expression = "({ loadAt: performance.timeOrigin + performance.getEntriesByType('navigation')[0].loadEventEnd, renderedAt: typeof renderedAt === 'number' ? renderedAt : Infinity })";
+    const expression =
+      "({ loadAt: performance.timeOrigin + performance.getEntriesByType('navigation')[0].loadEventEnd, renderedAt: typeof renderedAt === 'number' ? renderedAt : Infinity })";
     const r = await s.send<{ result?: { value?: { loadAt: number; renderedAt: number } } }>('Runtime.evaluate', { expression, returnByValue: true }, signal);
     return r.result!.value!;
   } finally {
@@ -122,9 +123,20 @@ async function main(): Promise<void> {
   for (const [path, r] of Object.entries(results)) {
     for (const wait of ['ready', 'fixed'] as Wait[]) {
       const xs = r[wait];
-      const name = wait === 'ready' ? 'waitForPageReady (load, content, 100 ms DOM quiet, 2 frames), agent starting meanwhile' : 'fixed wait (readyState polled every 50 ms + 150 ms sleep), then the agent starts';
+      const name =
+        wait === 'ready'
+          ? 'waitForPageReady (load, content, 100 ms DOM quiet, 2 frames), agent starting meanwhile'
+          : 'fixed wait (readyState polled every 50 ms + 150 ms sleep), then the agent starts';
       const load = xs.map((x) => x.loadToAct);
-      rows.push([path, name, ms(median(load)), ms(quantile(load, 0.9)), ms(Math.min(...load)), `${xs.filter((x) => x.content).length}/${xs.length}`, `${xs.filter((x) => x.early).length}/${xs.length}`]);
+      rows.push([
+        path,
+        name,
+        ms(median(load)),
+        ms(quantile(load, 0.9)),
+        ms(Math.min(...load)),
+        `${xs.filter((x) => x.content).length}/${xs.length}`,
+        `${xs.filter((x) => x.early).length}/${xs.length}`,
+      ]);
     }
   }
   const atOnce = results['/at-once.html']!;
@@ -135,7 +147,7 @@ async function main(): Promise<void> {
     `\nTask page load until the agent's first act(), ${RUNS} runs per page and wait (interleaved, each on a fresh desktop, recording on), ${new Date().toISOString().slice(0, 10)}, ms\n\n` +
       table(['page', 'wait', 'load → first act() median', 'p90', 'min', 'content there at first act()', 'wait ended before the load event'], rows) +
       `\n\nA page that renders at once: load → first act() median ${ms(ours)} ms with waitForPageReady, ${ms(old)} ms with the fixed wait (${(old / ours).toFixed(2)}× ours); target ≤ ${LIMIT_MS} ms: ${verdict}.\n` +
-      'Load → first act() holds the wait and, for the fixed wait, the Agent run\'s own start after it (trace files, recording proxy, VNC connection: 30–350 ms here); waitForPageReady overlaps that start with the page load. The fixed wait can end before the page has loaded: it takes the initial about:blank document (readyState complete, while /json/list already lists the task URL) for the page, and its 150 ms sleep then covers the load; and an app that renders after its load event is not there yet at the first act().\n',
+      "Load → first act() holds the wait and, for the fixed wait, the Agent run's own start after it (trace files, recording proxy, VNC connection: 30–350 ms here); waitForPageReady overlaps that start with the page load. The fixed wait can end before the page has loaded: it takes the initial about:blank document (readyState complete, while /json/list already lists the task URL) for the page, and its 150 ms sleep then covers the load; and an app that renders after its load event is not there yet at the first act().\n",
   );
   if (verdict !== 'met') process.exitCode = 1;
 }

@@ -83,7 +83,10 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><style>
 /** Drives the page: ACTIONS actions cycling through the kinds of change, `thinkMs` between them. */
 class DriverAgent extends Agent {
   private step = 0;
-  constructor(options: AgentOptions, private readonly thinkMs: number) {
+  constructor(
+    options: AgentOptions,
+    private readonly thinkMs: number,
+  ) {
     super(options);
   }
   override async act(): Promise<boolean> {
@@ -102,7 +105,7 @@ class DriverAgent extends Agent {
         await this.mouseClick({ position: { x: 1050, y: 26 } }); // the search box
         break;
       case 2:
-        await this.typeText(['ada', 'gr', 'lin', 'ken'][(s / 10) % 4 | 0]!);
+        await this.typeText(['ada', 'gr', 'lin', 'ken'][((s / 10) % 4) | 0]!);
         break;
       case 3:
         await this.pressKeys('ctrl+a');
@@ -175,7 +178,9 @@ async function main(): Promise<void> {
     const real = join(root, 'real');
     const thinkMs = REAL_MINUTES > 0 ? (REAL_MINUTES * 60_000) / ACTIONS : 250;
     const t = performance.now();
-    const result = await new DriverAgent({ outputDir: real, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, recorder: recordingProxyRecorder }, thinkMs).run({ maxSteps: ACTIONS + 5 });
+    const result = await new DriverAgent({ outputDir: real, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, recorder: recordingProxyRecorder }, thinkMs).run({
+      maxSteps: ACTIONS + 5,
+    });
     const sessionMs = performance.now() - t;
     if (result.status !== 'finished') throw new Error(`the driving run ended ${result.status}: ${result.error?.message}`);
     const entries = JSON.parse(await readFile(join(real, 'execution.json'), 'utf8')) as unknown[];
@@ -214,7 +219,16 @@ async function main(): Promise<void> {
         warnings = r.warnings.length;
       }
       const m = median(times);
-      rows.push([label, `${(wallMs / 1000).toFixed(1)} s`, String(entries.length), String(images), ms(m), `1/${Math.round(wallMs / m)}`, (entries.length / (m / 1000)).toFixed(1), String(warnings)]);
+      rows.push([
+        label,
+        `${(wallMs / 1000).toFixed(1)} s`,
+        String(entries.length),
+        String(images),
+        ms(m),
+        `1/${Math.round(wallMs / m)}`,
+        (entries.length / (m / 1000)).toFixed(1),
+        String(warnings),
+      ]);
     };
     await measure('real session (as recorded)', real, sessionMs, false);
     if (REAL_MINUTES === 0) {
@@ -223,14 +237,21 @@ async function main(): Promise<void> {
     }
 
     const out: string[] = [];
-    out.push(`A real ${ACTIONS}-action session at 1280x800 (Xvnc, default encodings CopyRect/Hextile/Raw, recorded through the recording proxy), ${(sessionMs / 1000).toFixed(1)} s of wall time; processRun (one process: replay through the shared decoders, PNGs encoded by sharp on the thread pool while decoding goes on, JSON, HTML report), median of ${RUNS}.`);
+    out.push(
+      `A real ${ACTIONS}-action session at 1280x800 (Xvnc, default encodings CopyRect/Hextile/Raw, recorded through the recording proxy), ${(sessionMs / 1000).toFixed(1)} s of wall time; processRun (one process: replay through the shared decoders, PNGs encoded by sharp on the thread pool while decoding goes on, JSON, HTML report), median of ${RUNS}.`,
+    );
     out.push('');
     out.push(table(['session', 'wall time', 'actions', 'images', 'processRun', 'share of wall time', 'actions/s', 'warnings'], rows));
     out.push('');
     out.push(`- Targets: ≤ 1/50 of the session's wall time for a ${MINUTES}-minute, ${ACTIONS}-action session; ≥ 20 actions/s.`);
     out.push(`- Decoding alone (every one of the ${updates} updates, no PNG): ${ms(median(decodeMs))} median.`);
-    out.push(`- Recording size: ${(bytes / 1e6).toFixed(2)} MB for ${(sessionMs / 1000).toFixed(1)} s of busy session = **${(perMinute / 1e6).toFixed(2)} MB per minute** at 1280x800 (both directions, ${ACTIONS} actions, the screen changing after almost every action; an idle screen sends nothing).`);
-    if (REAL_MINUTES === 0) out.push(`- The ${MINUTES}-minute row replays the same recorded bytes with timestamps stretched ×${(targetMs / sessionMs).toFixed(1)} (a faithful synthetic recording: same updates and actions, longer gaps).`);
+    out.push(
+      `- Recording size: ${(bytes / 1e6).toFixed(2)} MB for ${(sessionMs / 1000).toFixed(1)} s of busy session = **${(perMinute / 1e6).toFixed(2)} MB per minute** at 1280x800 (both directions, ${ACTIONS} actions, the screen changing after almost every action; an idle screen sends nothing).`,
+    );
+    if (REAL_MINUTES === 0)
+      out.push(
+        `- The ${MINUTES}-minute row replays the same recorded bytes with timestamps stretched ×${(targetMs / sessionMs).toFixed(1)} (a faithful synthetic recording: same updates and actions, longer gaps).`,
+      );
     process.stdout.write(`${out.join('\n')}\n`);
   } finally {
     await desktop.close();

@@ -285,13 +285,18 @@ try {
     await quiet(c);
     await c.close();
     await proxy.close();
-    sizes.push([busy ? 'busy: the whole screen changes 4 times a second (dashboard inverted and back)' : 'idle: a static page, client connected', first, ((dirBytes(dir) - first) * 60) / SIZE_SECONDS]);
+    sizes.push([
+      busy ? 'busy: the whole screen changes 4 times a second (dashboard inverted and back)' : 'idle: a static page, client connected',
+      first,
+      ((dirBytes(dir) - first) * 60) / SIZE_SECONDS,
+    ]);
   }
   await browser.close().catch(() => {});
 
   // ---------------------------------------------------------------- report
   const ratio = (xs: Record<string, number[]>, k: string) => median(xs[k]!) / median(xs.direct!);
-  const rows = (xs: Record<string, number[]>) => contenders.map(({ name }) => [name, ms(median(xs[name]!)), ms(quantile(xs[name]!, 0.9)), name === 'direct' ? '1.00' : ratio(xs, name).toFixed(2)]);
+  const rows = (xs: Record<string, number[]>) =>
+    contenders.map(({ name }) => [name, ms(median(xs[name]!)), ms(quantile(xs[name]!, 0.9)), name === 'direct' ? '1.00' : ratio(xs, name).toFixed(2)]);
   const header = ['client', 'median ms', 'p90 ms', 'ratio to direct'];
   console.log(`### Full-screen change until the client has it and \`screenshot()\` returned (1280x800, ${ROUNDS * BLOCK} each, blocks of ${BLOCK})\n`);
   console.log(table(header, rows(changeToPng)));
@@ -304,12 +309,19 @@ try {
       rows(rawFrame).map((r, i) => [...r, ms(median(rawCpu[contenders[i]!.name]!))]),
     ),
   );
-  console.log('\nThe proxy costs CPU in this process per byte relayed: one more kernel round trip of the bytes (read from the upstream, write to the viewer) and, with recording, one copy into the page cache. The CPU column is less noisy than wall time on a shared machine.');
+  console.log(
+    '\nThe proxy costs CPU in this process per byte relayed: one more kernel round trip of the bytes (read from the upstream, write to the viewer) and, with recording, one copy into the page cache. The CPU column is less noisy than wall time on a shared machine.',
+  );
   console.log(`\n### Click until the page's click handler runs (${CLICKS} each, alternating)\n`);
   console.log(table(header, rows(clicks)));
   const mb = (b: number) => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
   console.log(`\n### Recording size at 1280x800 (default encodings: CopyRect, Hextile, Raw; files summed, ${SIZE_SECONDS} s each, scaled to a minute)\n`);
-  console.log(table(['screen', 'first frame', 'per minute after it'], sizes.map(([what, first, perMin]) => [what, mb(first), mb(perMin)])));
+  console.log(
+    table(
+      ['screen', 'first frame', 'per minute after it'],
+      sizes.map(([what, first, perMin]) => [what, mb(first), mb(perMin)]),
+    ),
+  );
   const worst = Math.max(ratio(changeToPng, 'proxy (sync)'), ratio(shotAlone, 'proxy (sync)'), ratio(clicks, 'proxy (sync)'));
   console.log(`\nTarget (default sync writes): the proxy adds <= 10 % to screenshot and click figures: ${worst <= 1.1 ? 'met' : 'NOT met'} (worst ratio ${worst.toFixed(2)}).`);
 } finally {

@@ -223,7 +223,11 @@ async function waitFor<T>(what: string, ms: number, probe: () => T | undefined |
 
 /** `: <the last line on stderr>` (what went wrong), or nothing. */
 const lastWords = (run: EvalRun) => {
-  const l = run.stderr.trim().split('\n').filter((x) => x.trim() && !/^\s+at /.test(x)).pop();
+  const l = run.stderr
+    .trim()
+    .split('\n')
+    .filter((x) => x.trim() && !/^\s+at /.test(x))
+    .pop();
   return l ? `: "${l.trim().slice(0, 200)}"` : '';
 };
 const tail = (run: EvalRun) => `${run.stdout}${run.stderr}`.trim().split('\n').slice(-4).join(' / ').slice(0, 400);
@@ -345,7 +349,8 @@ function said(run: EvalRun): Said {
     s.skipped = Number(start[2]);
   }
   for (const m of run.stdout.matchAll(/^eval: \[\d+\/\d+\] ([\w.-]+)@\d+x\d+: (\w+)/gm)) s.done.set(m[1]!, [...(s.done.get(m[1]!) ?? []), m[2]!]);
-  for (const m of run.stdout.matchAll(/^eval: ([\w.-]+)@\d+x\d+: infra failure on attempt (\d+) \(([A-Z][A-Z0-9_]+)/gm)) s.retries.push({ task: m[1]!, attempt: Number(m[2]), code: m[3]! });
+  for (const m of run.stdout.matchAll(/^eval: ([\w.-]+)@\d+x\d+: infra failure on attempt (\d+) \(([A-Z][A-Z0-9_]+)/gm))
+    s.retries.push({ task: m[1]!, attempt: Number(m[2]), code: m[3]! });
   for (const m of text.matchAll(/\b([A-Z][A-Z0-9]*_ERR_[A-Z0-9_]+)\b/g)) s.codes.add(m[1]!);
   s.errorLines = run.stderr.split('\n').filter((l) => /^vncua eval: [A-Z][A-Z0-9_]+: /.test(l));
   if (/^\s+at .+:\d+:\d+\)?$/m.test(run.stderr) || /^(node:internal|Uncaught)/m.test(run.stderr)) {
@@ -398,7 +403,14 @@ interface Row {
 }
 
 function row(probe: string, happened: string, lost: Check, doubled: Check, orphans: Check, code: Check): Row {
-  const failed = [['nothing lost', lost], ['nothing doubled', doubled], ['no orphan', orphans], ['right code', code]].filter(([, c]) => !(c as Check).ok).map(([n]) => n as string);
+  const failed = [
+    ['nothing lost', lost],
+    ['nothing doubled', doubled],
+    ['no orphan', orphans],
+    ['right code', code],
+  ]
+    .filter(([, c]) => !(c as Check).ok)
+    .map(([n]) => n as string);
   return { probe, happened, lost, doubled, orphans, code, outcome: failed.length ? 'FAIL' : 'PASS', ...(failed.length ? { why: `failed: ${failed.join(', ')}` } : {}) };
 }
 
@@ -437,7 +449,8 @@ function commonChecks(
     else if (r.executionValid !== true) lost.push(`${name}: execution.json ${r.executionValid === null ? 'missing' : 'not valid JSON'}`);
     if (r?.tmpFiles.length) note(`${name}: temp files left in a run directory: ${r.tmpFiles.join(', ')}`);
     // The runner writes task.json's ended_at and status after the Agent's result.json: a kill in between leaves a finished run whose task.json never says it ended.
-    if (r?.finished && r.task && (r.task.ended_at === undefined || r.task.status === undefined)) note(`${name}: finished (result.json ${r.status}) but its task.json has no ended_at/status`);
+    if (r?.finished && r.task && (r.task.ended_at === undefined || r.task.status === undefined))
+      note(`${name}: finished (result.json ${r.status}) but its task.json has no ended_at/status`);
   }
   for (const r of before.runs.values()) {
     if (r.finished && r.executionValid !== true) lost.push(`${r.name}: finished before the rerun, execution.json ${r.executionValid === null ? 'missing' : 'not valid JSON'}`);
@@ -451,7 +464,8 @@ function commonChecks(
   }
   for (const [task, statuses] of a.done) {
     if (statuses.length > 1) doubled.push(`${task} reported ${statuses.length} times`);
-    if (opts.aFinishedMustBeOnDisk !== false && statuses.includes('finished') && !finishedBefore.includes(task)) lost.push(`${task} was reported finished, no finished result on disk`);
+    if (opts.aFinishedMustBeOnDisk !== false && statuses.includes('finished') && !finishedBefore.includes(task))
+      lost.push(`${task} was reported finished, no finished result on disk`);
   }
   return { lost, doubled };
 }
@@ -497,7 +511,7 @@ async function probeKill(round: number): Promise<Row> {
     const desktops = desktopsOf(a.pid).length;
     const procs = tiedProcesses(ctx).length;
     process.kill(a.pid, 'SIGKILL');
-    at = `A killed at ${fmtS(performance.now() - a.t0)} with ${finishedNames(disk).length} finished, ${running} started, ${desktops} desktop${desktops === 1 ? '' : 's'} up (${procs} process${procs === 1 ? "" : "es"})`;
+    at = `A killed at ${fmtS(performance.now() - a.t0)} with ${finishedNames(disk).length} finished, ${running} started, ${desktops} desktop${desktops === 1 ? '' : 's'} up (${procs} process${procs === 1 ? '' : 'es'})`;
   }
   const ax = await a.done;
   const oa = await orphansAfter(ctx);
@@ -568,7 +582,7 @@ async function probeDesktopPart(part: 'xvnc' | 'chromium'): Promise<Row> {
   const tasks = ['nav-forward', 'click-button'];
   const target = tasks[0]!;
   const args = evalArgs(ctx, tasks, ['--workers', '1']);
-  const label = part === 'xvnc' ? '3. Xvnc of a running task killed' : "4. Chromium (browser process) of a running task killed";
+  const label = part === 'xvnc' ? '3. Xvnc of a running task killed' : '4. Chromium (browser process) of a running task killed';
   const a = startEval(ctx, args, RUN_DEADLINE);
   const dir = join(ctx.out, AGENT, RES, target);
   // The agent runs (its trace exists) on a desktop task.json names.
@@ -589,14 +603,20 @@ async function probeDesktopPart(part: 'xvnc' | 'chromium'): Promise<Row> {
   const members = groupMembers(desktopPid);
   const victim = members.find((pid) => (part === 'xvnc' ? comm(pid) === 'Xvnc' : comm(pid) === 'chromium' && !cmdline(pid).some((x) => x.startsWith('--type='))));
   if (victim === undefined) throw new Error(`no ${part} process in the desktop's group ${desktopPid} (${members.map((p) => comm(p)).join(', ')})`);
-  const desktopTag = readProc(victim, 'environ')?.toString().split('\0').find((e) => e.startsWith('VNCUA_DESKTOP_TAG='))?.slice('VNCUA_DESKTOP_TAG='.length);
+  const desktopTag = readProc(victim, 'environ')
+    ?.toString()
+    .split('\0')
+    .find((e) => e.startsWith('VNCUA_DESKTOP_TAG='))
+    ?.slice('VNCUA_DESKTOP_TAG='.length);
   const killedAt = performance.now() - a.t0;
   process.kill(victim, 'SIGKILL');
   // The broken desktop goes away while the runner goes on.
   const tk = performance.now();
-  const desktopGoneMs = await waitFor('teardown of the broken desktop', 30_000, () => (groupMembers(desktopPid).length === 0 && (!desktopTag || !tiedProcesses(ctx).some((p) => (readProc(p.pid, 'environ')?.includes(Buffer.from(desktopTag)) ?? false))) ? performance.now() - tk : undefined)).catch(
-    (e: Error) => e.message,
-  );
+  const desktopGoneMs = await waitFor('teardown of the broken desktop', 30_000, () =>
+    groupMembers(desktopPid).length === 0 && (!desktopTag || !tiedProcesses(ctx).some((p) => readProc(p.pid, 'environ')?.includes(Buffer.from(desktopTag)) ?? false))
+      ? performance.now() - tk
+      : undefined,
+  ).catch((e: Error) => e.message);
   const ax = await a.done;
   const oa = await orphansAfter(ctx);
   const before = scan(ctx.out, tasks);
@@ -635,7 +655,14 @@ async function probeDesktopPart(part: 'xvnc' | 'chromium'): Promise<Row> {
 /** Serve a directory on 127.0.0.1 (port 0: any), GET only. */
 async function serveSuite(port = 0): Promise<{ url: string; port: number; server: Server; close(): Promise<void> }> {
   const base = resolve(SUITE_DIR) + sep;
-  const types: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.css': 'text/css', '.js': 'text/javascript', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
+  const types: Record<string, string> = {
+    '.html': 'text/html; charset=utf-8',
+    '.css': 'text/css',
+    '.js': 'text/javascript',
+    '.json': 'application/json',
+    '.png': 'image/png',
+    '.svg': 'image/svg+xml',
+  };
   const server = createServer((req, res) => {
     const path = normalize(join(base, decodeURIComponent((req.url ?? '/').split('?')[0]!)));
     if (req.method !== 'GET' || !path.startsWith(base)) return void res.writeHead(404).end();
@@ -690,14 +717,23 @@ async function probeServer(): Promise<Row> {
     const unreached = [...before.runs.values()].filter((r) => !r.finished);
     const code: string[] = [];
     if (unreached.length === 0) code.push('every task finished although the server was stopped');
-    for (const r of unreached) if (r.status !== 'infra_error' || r.errorCode !== 'PAGE_ERR_UNREACHABLE') code.push(`${r.name}: ${r.status ?? 'no result'} ${r.errorCode ?? ''} (expected infra_error PAGE_ERR_UNREACHABLE)`);
+    for (const r of unreached)
+      if (r.status !== 'infra_error' || r.errorCode !== 'PAGE_ERR_UNREACHABLE')
+        code.push(`${r.name}: ${r.status ?? 'no result'} ${r.errorCode ?? ''} (expected infra_error PAGE_ERR_UNREACHABLE)`);
     const expectedA = unreached.length ? 1 : 0;
     if (ax.code !== expectedA) code.push(`A: ${exitText(ax, a)} (expected ${expectedA}: infra errors remain)`);
     if (unreached.length && !/infra errors? \(PAGE_ERR_UNREACHABLE/.test(a.stdout)) code.push('no "infra errors (PAGE_ERR_UNREACHABLE ×N)" in the last line');
     if (bx.code !== 0) code.push(`B: ${exitText(bx, b)}${lastWords(b)}`);
     stackProblems(sa, sb, code);
     const happened = `A: server closed at ${fmtS(stoppedAt)} after 1 finished -> ${exitText(ax, a)}; ${unreached.map((r) => `${r.name}: ${r.status} ${r.errorCode ?? ''} after ${r.task?.infra_errors?.length ?? '?'} attempts`).join(', ') || 'nothing unfinished'}; B (server back on port ${srv.port}): ${exitText(bx, b)}, skipped ${sb.skipped ?? '?'}, ran ${sb.done.size}`;
-    return row('5. task server stops mid-suite', happened, checkOf(lost), checkOf(doubled), orphanCheck(oa, ob), checkOf(code, 'yes: infra_error PAGE_ERR_UNREACHABLE, exit 1, then 0'));
+    return row(
+      '5. task server stops mid-suite',
+      happened,
+      checkOf(lost),
+      checkOf(doubled),
+      orphanCheck(oa, ob),
+      checkOf(code, 'yes: infra_error PAGE_ERR_UNREACHABLE, exit 1, then 0'),
+    );
   } finally {
     await srv.close();
   }
@@ -741,7 +777,8 @@ async function probeDisk(): Promise<Row> {
     if (!enospc) code.push('ENOSPC never mentioned');
     if (sa.errorLines.length === 0 && !diskCodes(before).length) code.push('no coded error');
     // A run that ended on the disk error but counts as finished would be skipped forever (and scored as the agent's failure).
-    for (const r of before.runs.values()) if (r.finished && r.status !== 'finished') code.push(`${r.name}: ${r.status} ${r.errorCode ?? ''} counts as finished (the rerun skips it)`);
+    for (const r of before.runs.values())
+      if (r.finished && r.status !== 'finished') code.push(`${r.name}: ${r.status} ${r.errorCode ?? ''} counts as finished (the rerun skips it)`);
     if (bx.code !== 0) code.push(`B: ${exitText(bx, b)}${lastWords(b)}`);
     const partial = [...before.runs.values()].filter((r) => !r.finished).map((r) => `${r.name} (${Object.keys(r.files).join('+') || 'empty'})`);
     const happened = `A: ${exitText(ax, a)}; ${sa.errorLines.map((l) => l.replace(/^vncua eval: /, '').slice(0, 220)).join(' / ') || 'no error line'}; finished ${finishedNames(before).join(', ') || 'none'}; unfinished ${partial.join(', ') || 'none'}; B (filler removed): ${exitText(bx, b)}, skipped ${sb.skipped ?? '?'}, ran ${sb.done.size}`;
@@ -794,7 +831,12 @@ async function probeOverload(): Promise<Row> {
   if (bx.code !== 0) code.push(`B: ${exitText(bx, b)}${lastWords(b)}`);
   stackProblems(sa, sb, code);
   const retried = sa.retries.map((r) => `${r.task}#${r.attempt} ${r.code}`);
-  const succeeded = /(\d+) succeeded/.exec(a.stdout.split('\n').filter((l) => l.includes('done')).pop() ?? '')?.[1];
+  const succeeded = /(\d+) succeeded/.exec(
+    a.stdout
+      .split('\n')
+      .filter((l) => l.includes('done'))
+      .pop() ?? '',
+  )?.[1];
   const happened = `A: ${all.length} tasks, ${workers} workers on ${cpus().length} cores (peak ${peak} desktops at once) -> ${exitText(ax, a)}, ${succeeded ?? '?'} succeeded, ${retried.length} infra retries${retried.length ? ` (${retried.slice(0, 4).join(', ')}${retried.length > 4 ? ', …' : ''})` : ''}, ${infra.length} infra errors left; B: ${exitText(bx, b)}, skipped ${sb.skipped ?? '?'}, ran ${sb.done.size}`;
   const ok = `yes: warning "${warning?.replace(/^.*recommended: /, 'recommended: ') ?? ''}", exit ${ax.code}`;
   return row(`7. overload: --workers ${workers} (4 × ${cpus().length} cores), whole suite`, happened, checkOf(lost), checkOf(doubled), orphanCheck(oa, ob), checkOf(code, ok));
@@ -858,7 +900,9 @@ async function main(): Promise<void> {
     .join(' ')}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${fmtS(performance.now() - t0)} in all: ${pass} PASS, ${fail} FAIL, ${skip} SKIPPED.\n\n`;
   const body = table(
     ['Probe', 'What happened', 'Nothing lost', 'Nothing doubled', 'No orphan process', 'Right code', 'Outcome'],
-    rows.map((r) => [r.probe, r.happened, r.lost?.text ?? '-', r.doubled?.text ?? '-', r.orphans?.text ?? '-', r.code?.text ?? '-', `${r.outcome}${r.why ? `: ${r.why}` : ''}`].map(cell)),
+    rows.map((r) =>
+      [r.probe, r.happened, r.lost?.text ?? '-', r.doubled?.text ?? '-', r.orphans?.text ?? '-', r.code?.text ?? '-', `${r.outcome}${r.why ? `: ${r.why}` : ''}`].map(cell),
+    ),
   );
   const extra = notes.length ? `\n\nNotes:\n\n${[...new Set(notes)].map((n) => `- ${n}`).join('\n')}\n` : '\n';
   process.stdout.write(header + body + extra);

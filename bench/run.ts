@@ -22,20 +22,35 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'tight-decode', args: [], about: 'Tight decode of a 1280x800 frame' },
   { name: 'cdp-check', args: [], about: '`checkTaskSuccess()` (CDP sentinel) against a fresh connection per check' },
   { name: 'cdp-bridge', args: ['200'], about: "CDP through the desktop's token-guarded bridge (Chromium on a pipe) against Chromium's own port" },
-  { name: 'success-race', args: ['--runs', '200', '--control', '100'], about: "missed and false successes on timer task pages (finish called at once) on Xvnc and x11vnc, against uitask's per-action check, and the grace monitor's per-step overhead on a static screen" },
+  {
+    name: 'success-race',
+    args: ['--runs', '200', '--control', '100'],
+    about:
+      "missed and false successes on timer task pages (finish called at once) on Xvnc and x11vnc, against uitask's per-action check, and the grace monitor's per-step overhead on a static screen",
+  },
   { name: 'trace-write', args: [], about: 'trace append cost' },
   { name: 'import-time', args: ['10'], about: "each package entry's import time in a fresh node process, and which heavy packages (model SDKs, playwright-core, sharp) it loads" },
   { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
   { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
   { name: 'post-process', args: [], about: 'post-processing a 100-action session at 1280x800, also stretched to 5 minutes: time against the session, actions per second' },
-  { name: 'post-process-real', script: 'post-process', args: ['--real-minutes', '5', '--runs', '3'], about: 'post-processing a real 5-minute, 100-action session at 1280x800 (paced, not stretched)' },
+  {
+    name: 'post-process-real',
+    script: 'post-process',
+    args: ['--real-minutes', '5', '--runs', '3'],
+    about: 'post-processing a real 5-minute, 100-action session at 1280x800 (paced, not stretched)',
+  },
   { name: 'page-ready', args: ['15'], about: "a task page's load until the agent's first act(): the page readiness wait against the fixed wait it replaced" },
   { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
   { name: 'desktop-cost', args: ['8'], about: "one desktop's memory (PSS) and CPU while a task runs: the basis of `vncua eval`'s default --workers" },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
-  { name: 'reliability', args: [], about: '`vncua eval` under faults: kill -9 and SIGINT of the runner, a dead Xvnc or Chromium, a task server that stops, a full results disk, 4x overload; nothing lost, nothing doubled, no orphan, the right codes' },
+  {
+    name: 'reliability',
+    args: [],
+    about:
+      '`vncua eval` under faults: kill -9 and SIGINT of the runner, a dead Xvnc or Chromium, a task server that stops, a full results disk, 4x overload; nothing lost, nothing doubled, no orphan, the right codes',
+  },
 ];
 
 const only = process.argv.slice(2);
@@ -46,12 +61,19 @@ if (unknown.length > 0) {
 }
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sections: string[] = [];
-const stamp = () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`;
+const stamp = () =>
+  `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
 for (const b of BENCHES) {
   if (only.length > 0 && !only.includes(b.name)) continue;
   process.stderr.write(`bench: ${b.name}...\n`);
   const t = performance.now();
-  const r = spawnSync(process.execPath, [...(b.node ?? []), '--import', 'tsx', `bench/${b.script ?? b.name}.ts`, ...b.args], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [...(b.node ?? []), '--import', 'tsx', `bench/${b.script ?? b.name}.ts`, ...b.args], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const secs = ((performance.now() - t) / 1000).toFixed(0);
   const out = r.status === 0 ? r.stdout.trim() : `FAILED (exit ${r.status}):\n\n\`\`\`\n${(r.stderr || r.stdout).trim().slice(-3000)}\n\`\`\``;
   sections.push(`## ${b.name}: ${b.about}\n\n\`npx tsx bench/${b.script ?? b.name}.ts ${b.args.join(' ')}\` (${secs} s; ${stamp()})\n\n${out}\n`);

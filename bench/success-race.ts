@@ -97,7 +97,10 @@ class RaceAgent extends Agent {
 
 /** An agent whose act() is a given function. */
 class FnAgent extends Agent {
-  constructor(o: AgentOptions, private readonly fn: (a: FnAgent) => Promise<boolean>) {
+  constructor(
+    o: AgentOptions,
+    private readonly fn: (a: FnAgent) => Promise<boolean>,
+  ) {
     super(o);
   }
   override act(): Promise<boolean> {
@@ -220,7 +223,10 @@ try {
       browser = await chromium.connectOverCDP(desktop.cdpUrl);
       let page: Page | undefined;
       for (let i = 0; i < 200 && !page; i++) {
-        page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith(http.url));
+        page = browser
+          .contexts()
+          .flatMap((c) => c.pages())
+          .find((p) => p.url().startsWith(http.url));
         if (!page) await new Promise((r) => setTimeout(r, 50));
       }
       if (!page) throw new Error('the success page did not open');
@@ -234,9 +240,23 @@ try {
           await peerRun(desktop, page, pageUrl(`mode=timer&period=${period}`), scenario, true, peer, peerCosts);
           if ((i + 1) % 50 === 0) process.stderr.write(`success-race: ${server} ${period} ms: ${i + 1}/${RUNS}\n`);
         }
-        const phases = Object.entries(ours.phases).map(([p, n]) => `${p} ${n}`).join(', ');
-        raceRows.push(row(`${server}, ${period} ms timer: ours (immediate + grace + final)`, ours, `phase of the first success: ${phases}; seen ${ms(median(ours.latency))} ms (p95 ${ms(quantile(ours.latency, 0.95))}) after the causing action ended`));
-        raceRows.push([`${server}, ${period} ms timer: ours, immediate check only (before issue 11)`, ours.runs, ours.immediateMissed, ours.immediateFalse, 'the same runs, counting only entries marked by the check right after their action']);
+        const phases = Object.entries(ours.phases)
+          .map(([p, n]) => `${p} ${n}`)
+          .join(', ');
+        raceRows.push(
+          row(
+            `${server}, ${period} ms timer: ours (immediate + grace + final)`,
+            ours,
+            `phase of the first success: ${phases}; seen ${ms(median(ours.latency))} ms (p95 ${ms(quantile(ours.latency, 0.95))}) after the causing action ended`,
+          ),
+        );
+        raceRows.push([
+          `${server}, ${period} ms timer: ours, immediate check only (before issue 11)`,
+          ours.runs,
+          ours.immediateMissed,
+          ours.immediateFalse,
+          'the same runs, counting only entries marked by the check right after their action',
+        ]);
         raceRows.push(row(`${server}, ${period} ms timer: uitask's way (fresh connectOverCDP + page.content() after each action)`, peer));
       }
       const oursControl = tally();
@@ -265,14 +285,24 @@ try {
       for (let round = 0; round < 4; round++) {
         for (const grace of round % 2 === 0 ? [1000, 0] : [0, 1000]) (grace ? withGrace : without).push(...(await overhead(desktop, page, pageUrl('mode=never'), grace)));
       }
-      overheadRows.push([server, `${ms(median(without))} (p95 ${ms(quantile(without, 0.95))})`, `${ms(median(withGrace))} (p95 ${ms(quantile(withGrace, 0.95))})`, withGrace.length]);
+      overheadRows.push([
+        server,
+        `${ms(median(without))} (p95 ${ms(quantile(without, 0.95))})`,
+        `${ms(median(withGrace))} (p95 ${ms(quantile(withGrace, 0.95))})`,
+        withGrace.length,
+      ]);
     } finally {
       await browser?.close().catch(() => {});
       await desktop.close();
     }
   }
   out.push('### Missed and false successes', '', table(['Way', 'Runs', 'Missed', 'False successes', 'Notes'], raceRows), '');
-  out.push('### One success check (median ms)', '', table(['Server', 'ours: SuccessChecker.inspect() (persistent connection)', "uitask's: connectOverCDP + page.content() + close", 'uitask checks timed', 'ratio'], costRows), '');
+  out.push(
+    '### One success check (median ms)',
+    '',
+    table(['Server', 'ours: SuccessChecker.inspect() (persistent connection)', "uitask's: connectOverCDP + page.content() + close", 'uitask checks timed', 'ratio'], costRows),
+    '',
+  );
   out.push(
     `### Per-step overhead on a static screen (act() = one mouseMove over a blank area, CDP on, default sentinel; 4 alternating runs per mode): step period minus the input itself, median ms`,
     '',

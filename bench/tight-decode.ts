@@ -21,7 +21,6 @@ const W = 1280;
 const H = 800;
 const RUNS = 20;
 
-
 /** The page, as R,G,B bytes. */
 function renderPage(): Uint8Array {
   const img = new Uint8Array(W * H * 3);
@@ -135,7 +134,14 @@ function encodeFrame(img: Uint8Array): { rects: Array<{ rect: RectHeader; payloa
 
 function freshContext(): DecodeContext & { fb: Framebuffer } {
   const fb = new Framebuffer(W, H);
-  return { fb, sink: fb, width: W, height: H, zrleStream: new InflateStream('ZRLE'), tightStreams: [new InflateStream('Tight0'), new InflateStream('Tight1'), new InflateStream('Tight2'), new InflateStream('Tight3')] };
+  return {
+    fb,
+    sink: fb,
+    width: W,
+    height: H,
+    zrleStream: new InflateStream('ZRLE'),
+    tightStreams: [new InflateStream('Tight0'), new InflateStream('Tight1'), new InflateStream('Tight2'), new InflateStream('Tight3')],
+  };
 }
 
 /** Decode every rect from `chunks`, as the protocol core does. Returns milliseconds. */
@@ -184,14 +190,21 @@ for (let o = 0; o < total; o += 65536) chunked.push(all.slice(o, o + 65536));
 
 const results: Record<string, number[]> = { whole: [], '64KiB chunks': [] };
 for (let run = 0; run < RUNS + 2; run++) {
-  for (const [name, chunks] of [['whole', whole], ['64KiB chunks', chunked]] as const) {
+  for (const [name, chunks] of [
+    ['whole', whole],
+    ['64KiB chunks', chunked],
+  ] as const) {
     const ctx = freshContext();
     const ms = decodeOnce(ctx, rects, chunks);
     if (run >= 2) results[name]!.push(ms); // first two runs warm the JIT
   }
 }
 
-console.log(`Tight decode, ${W}x${H} page: ${rects.length} rects (${Object.entries(kinds).map(([k, n]) => `${n} ${k}`).join(', ')}), ${(total / 1024).toFixed(1)} KiB on the wire`);
+console.log(
+  `Tight decode, ${W}x${H} page: ${rects.length} rects (${Object.entries(kinds)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ')}), ${(total / 1024).toFixed(1)} KiB on the wire`,
+);
 for (const [name, xs] of Object.entries(results)) {
   console.log(`  fed ${name.padEnd(13)} median ${median(xs).toFixed(2)} ms  (min ${Math.min(...xs).toFixed(2)}, max ${Math.max(...xs).toFixed(2)}, ${RUNS} runs)`);
 }

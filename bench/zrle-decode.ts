@@ -109,5 +109,9 @@ for (let i = 0; i < 25; i++) {
   }
 }
 
-console.log(`frame ${W}x${H}: ${tiles.length} tiles (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ${inflatedSize} bytes of tile data, ${payload.length} bytes on the wire`);
-console.log(`ZRLE decode, median of ${total.length}: ${ms(median(total))} ms total (inflate ${ms(median(inflate))} ms + tiles ${ms(median(draw))} ms); min ${ms(Math.min(...total))} ms, max ${ms(Math.max(...total))} ms`);
+console.log(
+  `frame ${W}x${H}: ${tiles.length} tiles (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}), ${inflatedSize} bytes of tile data, ${payload.length} bytes on the wire`,
+);
+console.log(
+  `ZRLE decode, median of ${total.length}: ${ms(median(total))} ms total (inflate ${ms(median(inflate))} ms + tiles ${ms(median(draw))} ms); min ${ms(Math.min(...total))} ms, max ${ms(Math.max(...total))} ms`,
+);

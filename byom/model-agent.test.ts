@@ -74,7 +74,11 @@ describe('ModelAgent guards', () => {
     };
     const desktop = await fakeDesktop({ onInput: followPointer });
     const dir = await out();
-    const stuck = await new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 }, () => ({ action: 'mouse_move', params: { position: { x: 5, y: 5 } } }), true).run({ maxSteps: 20 });
+    const stuck = await new ListAgent(
+      { outputDir: dir, vncUrl: desktop.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 },
+      () => ({ action: 'mouse_move', params: { position: { x: 5, y: 5 } } }),
+      true,
+    ).run({ maxSteps: 20 });
     expect(stuck.status).toBe('stuck');
     expect(stuck.error?.code).toBe('AGENT_ERR_STUCK');
     // Three identical observations need two actions between them, plus the first move, which changed the screen.
@@ -83,11 +87,15 @@ describe('ModelAgent guards', () => {
 
     let n = 0;
     const changing = await fakeDesktop({ onInput: followPointer });
-    const moving = new ListAgent({ outputDir: await out(), vncUrl: changing.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 }, (i) => {
-      if (i > 5) return null;
-      n = i;
-      return { action: 'mouse_move', params: { position: { x: 10 * i, y: 5 } } };
-    }, true);
+    const moving = new ListAgent(
+      { outputDir: await out(), vncUrl: changing.vncUrl, record: false, stuckScreens: 3, stuckRepeats: 0 },
+      (i) => {
+        if (i > 5) return null;
+        n = i;
+        return { action: 'mouse_move', params: { position: { x: 10 * i, y: 5 } } };
+      },
+      true,
+    );
     const ok = await moving.run({ maxSteps: 20 });
     expect(ok.status).toBe('finished');
     expect(n).toBe(5);
@@ -97,7 +105,10 @@ describe('ModelAgent guards', () => {
   it('budgetMs ends a run that outlives it with status timeout', async () => {
     const desktop = await fakeDesktop();
     const dir = await out();
-    const r = await new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, budgetMs: 300, stuckRepeats: 0 }, () => ({ action: 'wait', params: { seconds: 0.1 } })).run({ maxSteps: 100 });
+    const r = await new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, budgetMs: 300, stuckRepeats: 0 }, () => ({
+      action: 'wait',
+      params: { seconds: 0.1 },
+    })).run({ maxSteps: 100 });
     expect(r.status).toBe('timeout');
     expect(r.error?.code).toBe('AGENT_ERR_BUDGET_EXCEEDED');
     expect((await readTrace(dir)).partial).toBe(false);

@@ -20,7 +20,16 @@
  */
 import { z } from 'zod';
 import { follow } from '../harness/cancel.ts';
-import { Agent, agentOptionsSchema, applyAction, type AgentOptions, type AgentRunResult, type CaptureScreenOptions, type RunOptions, type ScreenCapture } from '../harness/agent/index.ts';
+import {
+  Agent,
+  agentOptionsSchema,
+  applyAction,
+  type AgentOptions,
+  type AgentRunResult,
+  type CaptureScreenOptions,
+  type RunOptions,
+  type ScreenCapture,
+} from '../harness/agent/index.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
 import type { ScreenSize } from '../harness/desktop/size.ts';
 import { nonNegative, parseOptions, screenshotSizeSchema } from './options.ts';
@@ -176,7 +185,10 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     }
     this.#actedSinceObserve = false;
     if (limit > 0 && this.#sameScreens >= limit) {
-      this.endRun('stuck', { code: 'AGENT_ERR_STUCK', message: `The screen stayed the same over ${this.#sameScreens} observations in a row with actions in between (stuckScreens: ${limit}).` });
+      this.endRun('stuck', {
+        code: 'AGENT_ERR_STUCK',
+        message: `The screen stayed the same over ${this.#sameScreens} observations in a row with actions in between (stuckScreens: ${limit}).`,
+      });
     }
     return shot;
   }

@@ -59,4 +59,3 @@ export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, who
   const why = unknownKey === undefined ? issue.message : issue.path.length > 0 ? `has an unknown key ${JSON.stringify(unknownKey)}` : `is not a known ${who} option`;
   throw new VncuaError('AGENT_ERR_BAD_OPTIONS', `${who} option ${field}: ${why}.`, { details: { field, value } });
 }
-

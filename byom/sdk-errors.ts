@@ -61,29 +61,48 @@ export function mapSdkError(sdk: SdkErrors, e: unknown, ctx: CallContext, signal
   if (e instanceof VncuaError || e instanceof sdk.APIUserAbortError) return e;
   const retries = ctx.maxRetries === 1 ? '1 retry' : `${ctx.maxRetries} retries`;
   if (e instanceof sdk.APIConnectionTimeoutError) {
-    return new VncuaError('MODEL_ERR_TIMEOUT', `${sdk.api} at ${ctx.baseURL} gave no answer within ${ctx.timeoutMs} ms (after ${retries}); raise requestTimeoutMs or check the endpoint.`, {
-      cause: e,
-      details: { baseURL: ctx.baseURL, timeoutMs: ctx.timeoutMs, maxRetries: ctx.maxRetries },
-    });
+    return new VncuaError(
+      'MODEL_ERR_TIMEOUT',
+      `${sdk.api} at ${ctx.baseURL} gave no answer within ${ctx.timeoutMs} ms (after ${retries}); raise requestTimeoutMs or check the endpoint.`,
+      {
+        cause: e,
+        details: { baseURL: ctx.baseURL, timeoutMs: ctx.timeoutMs, maxRetries: ctx.maxRetries },
+      },
+    );
   }
   if (e instanceof sdk.APIConnectionError) {
-    return new VncuaError('MODEL_ERR_CONNECT', `${sdk.api} at ${ctx.baseURL} could not be reached (after ${retries}): ${e.message}. Check baseURL / ${sdk.baseUrlEnv} and the network.`, {
-      cause: e,
-      details: { baseURL: ctx.baseURL },
-    });
+    return new VncuaError(
+      'MODEL_ERR_CONNECT',
+      `${sdk.api} at ${ctx.baseURL} could not be reached (after ${retries}): ${e.message}. Check baseURL / ${sdk.baseUrlEnv} and the network.`,
+      {
+        cause: e,
+        details: { baseURL: ctx.baseURL },
+      },
+    );
   }
   if (e instanceof sdk.APIError) {
     const status = e.status;
     const details = { status: status ?? null, ...sdk.details(e), request_id: e.requestID ?? null, model: ctx.model };
     const msg = sdk.message(e);
     if (status === 401 || status === 403) {
-      return new VncuaError('MODEL_ERR_AUTH', `${sdk.api} refused the credentials (HTTP ${status}: ${msg}). Set ${sdk.keyEnv} (or the apiKey option) to a key with access to ${ctx.model}.`, { cause: e, details });
+      return new VncuaError(
+        'MODEL_ERR_AUTH',
+        `${sdk.api} refused the credentials (HTTP ${status}: ${msg}). Set ${sdk.keyEnv} (or the apiKey option) to a key with access to ${ctx.model}.`,
+        { cause: e, details },
+      );
     }
     if (status === 429) {
-      return new VncuaError('MODEL_ERR_RATE_LIMITED', `${sdk.api} still answered 429 after ${retries} (${msg}); wait, lower the number of workers, or raise maxRetries.`, { cause: e, details });
+      return new VncuaError('MODEL_ERR_RATE_LIMITED', `${sdk.api} still answered 429 after ${retries} (${msg}); wait, lower the number of workers, or raise maxRetries.`, {
+        cause: e,
+        details,
+      });
     }
     if (status === 404) {
-      return new VncuaError('MODEL_ERR_NOT_FOUND', `${sdk.api} at ${ctx.baseURL} answered 404 (${msg}): no model "${ctx.model}" there, or that base URL is not the API's. Check the model name and baseURL / ${sdk.baseUrlEnv}.`, { cause: e, details });
+      return new VncuaError(
+        'MODEL_ERR_NOT_FOUND',
+        `${sdk.api} at ${ctx.baseURL} answered 404 (${msg}): no model "${ctx.model}" there, or that base URL is not the API's. Check the model name and baseURL / ${sdk.baseUrlEnv}.`,
+        { cause: e, details },
+      );
     }
     if (status !== undefined && status >= 500) {
       return new VncuaError('MODEL_ERR_SERVER', `${sdk.api} still answered HTTP ${status} after ${retries} (${msg}); try again later.`, { cause: e, details });

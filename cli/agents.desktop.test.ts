@@ -40,7 +40,9 @@ describe('compilesHere: which files the agent hooks compile', () => {
   it('.ts and .mts files outside node_modules; not declarations, dependencies, .js, .cts or non-file URLs', () => {
     expect(['file:///a/agent.ts', 'file:///a/b.mts', 'file:///a/agent.ts?x=1'].map(compilesHere)).toEqual([true, true, true]);
     expect(
-      ['file:///a/x.d.ts', 'file:///a/node_modules/p/i.ts', 'file:///a/agent.js', 'file:///a/agent.mjs', 'file:///a/agent.cts', 'data:text/javascript,1', 'node:fs'].map(compilesHere),
+      ['file:///a/x.d.ts', 'file:///a/node_modules/p/i.ts', 'file:///a/agent.js', 'file:///a/agent.mjs', 'file:///a/agent.cts', 'data:text/javascript,1', 'node:fs'].map(
+        compilesHere,
+      ),
     ).toEqual([false, false, false, false, false, false, false]);
   });
 });

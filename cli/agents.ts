@@ -92,9 +92,13 @@ export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> 
   if (!builtin) {
     const file = resolve(spec);
     if (!existsSync(file)) {
-      throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} not found (looked at ${file}); give a .ts/.js file or one of the built-in agents: ${Object.keys(AGENTS).join(', ')}.`, {
-        details: { module: spec, path: file },
-      });
+      throw new VncuaError(
+        'CLI_ERR_BAD_AGENT',
+        `Agent module ${spec} not found (looked at ${file}); give a .ts/.js file or one of the built-in agents: ${Object.keys(AGENTS).join(', ')}.`,
+        {
+          details: { module: spec, path: file },
+        },
+      );
     }
     let mod: Record<string, unknown>;
     try {
@@ -125,11 +129,9 @@ export async function loadAgentModule(spec: string): Promise<LoadedAgentModule> 
     return { name, build: async (ctx) => new AgentClass(ctx.agentOptions) };
   }
   if (isClass(f)) {
-    throw new VncuaError(
-      'CLI_ERR_BAD_AGENT',
-      `Agent module ${spec} default-exports ${describe(f)}, which does not extend Agent (import { Agent } from 'vncua').`,
-      { details: { module: spec, exported: describe(f) } },
-    );
+    throw new VncuaError('CLI_ERR_BAD_AGENT', `Agent module ${spec} default-exports ${describe(f)}, which does not extend Agent (import { Agent } from 'vncua').`, {
+      details: { module: spec, exported: describe(f) },
+    });
   }
   return {
     name,

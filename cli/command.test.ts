@@ -93,13 +93,42 @@ describe('usageText: the --help comes from the same table', () => {
 
 describe('the commands on it', () => {
   it('eval: --flag=value, repeated --resolution and --only, the adapter options after -- untouched', () => {
-    const o = parseEvalArgs(['--tasks=t.json', '--agent=chat', '--resolution=1280x800', '--resolution', '800x600', '--only=a,b', '--only', 'c', '--workers=2', '--', '--model', 'X', '--base-url=http://h/v1']);
-    expect(o).toMatchObject({ tasks: 't.json', agent: 'chat', resolutions: [{ width: 1280, height: 800 }, { width: 800, height: 600 }], only: ['a', 'b', 'c'], workers: 2, args: ['--model', 'X', '--base-url=http://h/v1'] });
+    const o = parseEvalArgs([
+      '--tasks=t.json',
+      '--agent=chat',
+      '--resolution=1280x800',
+      '--resolution',
+      '800x600',
+      '--only=a,b',
+      '--only',
+      'c',
+      '--workers=2',
+      '--',
+      '--model',
+      'X',
+      '--base-url=http://h/v1',
+    ]);
+    expect(o).toMatchObject({
+      tasks: 't.json',
+      agent: 'chat',
+      resolutions: [
+        { width: 1280, height: 800 },
+        { width: 800, height: 600 },
+      ],
+      only: ['a', 'b', 'c'],
+      workers: 2,
+      args: ['--model', 'X', '--base-url=http://h/v1'],
+    });
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--score', '--no-score'])).toThrow(/contradict/);
   });
 
   it('run: --flag=value; --password refused in either form, before anything else', () => {
-    expect(parseRunArgs(['--agent=scripted', '--max-steps=3', '--url=http://x/', '--', '--y'], {})).toMatchObject({ agent: 'scripted', maxSteps: 3, url: 'http://x/', args: ['--y'] });
+    expect(parseRunArgs(['--agent=scripted', '--max-steps=3', '--url=http://x/', '--', '--y'], {})).toMatchObject({
+      agent: 'scripted',
+      maxSteps: 3,
+      url: 'http://x/',
+      args: ['--y'],
+    });
     for (const argv of [['--password=pw-secret', '--agent', 'a'], ['--agent', 'a', '--password', 'pw-secret'], ['--password']]) {
       expect(() => parseRunArgs(argv, {})).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_BAD_PASSWORD' }));
     }

@@ -252,7 +252,10 @@ export function badInputExit(command: string, e: unknown, codes: ReadonlySet<str
 
 /** A message on one line: the lines after the first (e.g. one per bad task entry) joined with "; ". */
 export function oneLine(message: string): string {
-  const [first, ...rest] = message.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);
+  const [first, ...rest] = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   return rest.length === 0 ? (first ?? '') : `${first} ${rest.join('; ')}`;
 }
 

@@ -51,7 +51,11 @@ describe('vncua demo', () => {
       const html = join(out, 'scores.html');
       expect(stdout).toContain(`Open the scores: ${html}`);
       const scores = JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8')) as { runs: Array<{ task_id: string; success: boolean; link: string }> };
-      expect(scores.runs.map((r) => [r.task_id, r.success]).sort()).toEqual([['click-button', true], ['drag-card', true], ['type-unicode', true]]);
+      expect(scores.runs.map((r) => [r.task_id, r.success]).sort()).toEqual([
+        ['click-button', true],
+        ['drag-card', true],
+        ['type-unicode', true],
+      ]);
       for (const r of scores.runs) {
         // Each run was recorded and processed: the scores link to its step report, which has its screenshots.
         expect(r.link).toBe(`replay/1024_700/${r.task_id}/action_screenshots.html`);

@@ -61,7 +61,18 @@ export async function run(argv: string[]): Promise<number> {
   const t0 = performance.now();
   try {
     const { summary, scoresHtml } = await runEvalCommand(
-      { tasks: o.tasks, agent: 'replay', resolutions: o.resolutions, workers: o.workers, rerun: false, out: resolve(o.out), provider: 'local', process: true, score: true, args: [] },
+      {
+        tasks: o.tasks,
+        agent: 'replay',
+        resolutions: o.resolutions,
+        workers: o.workers,
+        rerun: false,
+        out: resolve(o.out),
+        provider: 'local',
+        process: true,
+        score: true,
+        args: [],
+      },
       { signal: cancel.signal },
     );
     const minutes = (performance.now() - t0) / 60_000;

@@ -68,7 +68,12 @@ describe('vncua desktop', () => {
     expect(existsSync(join(STATE, `${u.info.pid}.json`))).toBe(true);
 
     const listed = await vncua(['list']);
-    expect(listed.stdout.trim().split('\n').map((l) => (JSON.parse(l) as UpLine).pid)).toEqual([u.info.pid]);
+    expect(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as UpLine).pid),
+    ).toEqual([u.info.pid]);
 
     const down = await vncua(['down']);
     expect(down.code).toBe(0);

@@ -27,9 +27,13 @@ export const DESKTOP_UP_SPEC = {
   },
   refused: {
     password: () =>
-      new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or the environment variable VNCUA_VNC_PASSWORD.', {
-        details: { argument: '--password' },
-      }),
+      new VncuaError(
+        'DESKTOP_ERR_BAD_PASSWORD',
+        '--password is refused: `ps` would show the password to every user; use --password-file FILE or the environment variable VNCUA_VNC_PASSWORD.',
+        {
+          details: { argument: '--password' },
+        },
+      ),
   },
   notes: `start a desktop, print one JSON line {vncUrl, cdpUrl, tcpUrl, display, xauthority, pid, ...}, run until
 Ctrl-C / SIGTERM / \`vncua desktop down\`. vncUrl and cdpUrl carry the desktop's secret token.
@@ -101,9 +105,13 @@ function privateStateDir(create: boolean): string | undefined {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (e) {
-      throw new VncuaError('DESKTOP_ERR_STATE_DIR', `Cannot create the state dir ${dir} (${(e as NodeJS.ErrnoException).code ?? String(e)}); set VNCUA_STATE_DIR to a directory of yours.`, {
-        details: { dir },
-      });
+      throw new VncuaError(
+        'DESKTOP_ERR_STATE_DIR',
+        `Cannot create the state dir ${dir} (${(e as NodeJS.ErrnoException).code ?? String(e)}); set VNCUA_STATE_DIR to a directory of yours.`,
+        {
+          details: { dir },
+        },
+      );
     }
   }
   let st: Stats;
@@ -114,9 +122,13 @@ function privateStateDir(create: boolean): string | undefined {
   }
   const why = notPrivate(st);
   if (why !== undefined) {
-    throw new VncuaError('DESKTOP_ERR_STATE_DIR', `The state dir ${dir} is ${why}: its records hold the desktops' tokens. Use a directory of yours with mode 0700 (chmod 700 it, or set VNCUA_STATE_DIR).`, {
-      details: { dir },
-    });
+    throw new VncuaError(
+      'DESKTOP_ERR_STATE_DIR',
+      `The state dir ${dir} is ${why}: its records hold the desktops' tokens. Use a directory of yours with mode 0700 (chmod 700 it, or set VNCUA_STATE_DIR).`,
+      {
+        details: { dir },
+      },
+    );
   }
   return dir;
 }

@@ -35,13 +35,56 @@ function argsError(argv: string[]): string | undefined {
 describe('vncua eval arguments', () => {
   it('parses every option', () => {
     const o = parseEvalArgs([
-      '--tasks', 't.json', '--agent', 'scripted', '--resolution', '1280x800', '--resolution', '1920x1080', '--workers', '3', '--max-steps', '9',
-      '--retries', '0', '--rerun', '--shard', '2/4', '--out', 'o', '--provider', 'remote', '--endpoints', 'e.json', '--base-url', 'http://127.0.0.1:1/',
-      '--process', '--no-score', '--', 'x', '--y',
+      '--tasks',
+      't.json',
+      '--agent',
+      'scripted',
+      '--resolution',
+      '1280x800',
+      '--resolution',
+      '1920x1080',
+      '--workers',
+      '3',
+      '--max-steps',
+      '9',
+      '--retries',
+      '0',
+      '--rerun',
+      '--shard',
+      '2/4',
+      '--out',
+      'o',
+      '--provider',
+      'remote',
+      '--endpoints',
+      'e.json',
+      '--base-url',
+      'http://127.0.0.1:1/',
+      '--process',
+      '--no-score',
+      '--',
+      'x',
+      '--y',
     ]);
     expect(o).toEqual({
-      tasks: 't.json', agent: 'scripted', resolutions: [{ width: 1280, height: 800 }, { width: 1920, height: 1080 }], workers: 3, maxSteps: 9, retries: 0,
-      rerun: true, shard: { i: 2, n: 4 }, out: 'o', provider: 'remote', endpoints: 'e.json', baseUrl: 'http://127.0.0.1:1/', process: true, score: false, args: ['x', '--y'],
+      tasks: 't.json',
+      agent: 'scripted',
+      resolutions: [
+        { width: 1280, height: 800 },
+        { width: 1920, height: 1080 },
+      ],
+      workers: 3,
+      maxSteps: 9,
+      retries: 0,
+      rerun: true,
+      shard: { i: 2, n: 4 },
+      out: 'o',
+      provider: 'remote',
+      endpoints: 'e.json',
+      baseUrl: 'http://127.0.0.1:1/',
+      process: true,
+      score: false,
+      args: ['x', '--y'],
     });
     expect(parseEvalArgs(['--tasks', 't', '--agent', 'a'])).toMatchObject({ out: 'runs/eval', provider: 'local', score: true, rerun: false, resolutions: [] });
     expect(parseEvalArgs(['--help'])).toBeUndefined();
@@ -176,7 +219,23 @@ describe('vncua eval: SIGKILL in the middle of a suite, then resume', () => {
     const out = join(dir, 'out');
     const log = join(dir, 'agent.log');
     const tag = `t${process.pid}-${Date.now()}`;
-    const args = ['--tasks', tasksFile, '--agent', 'eval/test-fixtures/click-agent.ts', '--base-url', pages.url, '--workers', '2', '--out', out, '--', '--wait-ms', '2500', '--log', log];
+    const args = [
+      '--tasks',
+      tasksFile,
+      '--agent',
+      'eval/test-fixtures/click-agent.ts',
+      '--base-url',
+      pages.url,
+      '--workers',
+      '2',
+      '--out',
+      out,
+      '--',
+      '--wait-ms',
+      '2500',
+      '--log',
+      log,
+    ];
     const runDir = (id: string) => join(out, 'click-agent', '1280_800', id);
     const finished = () => ids.filter((id) => existsSync(join(runDir(id), 'result.json')));
     const started = () => ids.filter((id) => existsSync(join(runDir(id), 'partial_execution.json')));
@@ -220,9 +279,15 @@ describe('vncua eval: SIGKILL in the middle of a suite, then resume', () => {
     // Every task finished once: the first run's results are untouched, the second ran exactly the others.
     for (const id of ids) expect(JSON.parse(readFileSync(join(runDir(id), 'result.json'), 'utf8')).status).toBe('finished');
     for (const [id, text] of finishedBefore) expect(readFileSync(join(runDir(id), 'result.json'), 'utf8')).toBe(text);
-    const starts = readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const starts = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '));
     const secondPid = String(second.pid);
-    const rerun = starts.filter((s) => s[2] === secondPid).map((s) => s[1]!.split('@')[0]!).sort();
+    const rerun = starts
+      .filter((s) => s[2] === secondPid)
+      .map((s) => s[1]!.split('@')[0]!)
+      .sort();
     expect(rerun).toEqual(ids.filter((id) => !finishedBefore.has(id)).sort());
     expect(secondOut).toContain(`${finishedBefore.size} already done`);
     // Scores were written and count each task once.
@@ -269,13 +334,21 @@ describe('vncua eval: task pages that never load, and configuration errors', () 
     expect(r.code, text).toBe(1);
     for (const id of ['a', 'b']) {
       expect(text).toContain(`${id}@1280x800: infra failure on attempt 1 (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded: net::ERR_CONNECTION_REFUSED`);
-      expect(text).toContain(`${id}@1280x800: infra_error (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded: net::ERR_CONNECTION_REFUSED), success unknown`);
-      expect(JSON.parse(readFileSync(join(out, 'click-agent', '1280_800', id, 'result.json'), 'utf8'))).toMatchObject({ status: 'infra_error', steps: 0, error: { code: 'PAGE_ERR_UNREACHABLE' } });
+      expect(text).toContain(
+        `${id}@1280x800: infra_error (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded: net::ERR_CONNECTION_REFUSED), success unknown`,
+      );
+      expect(JSON.parse(readFileSync(join(out, 'click-agent', '1280_800', id, 'result.json'), 'utf8'))).toMatchObject({
+        status: 'infra_error',
+        steps: 0,
+        error: { code: 'PAGE_ERR_UNREACHABLE' },
+      });
     }
     expect(text).toContain('0 succeeded, 2 infra errors (PAGE_ERR_UNREACHABLE ×2)');
     const scores = JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8'));
     expect(scores.by_agent).toMatchObject([{ agent: 'click-agent', runs: 0, infra_errors: 2, success_rate: null }]);
-    expect(readFileSync(join(out, 'scores.md'), 'utf8')).toContain(`PAGE_ERR_UNREACHABLE: 2 attempts failed on infrastructure; the last: the task page ${dead}a.html could not be loaded: net::ERR_CONNECTION_REFUSED`);
+    expect(readFileSync(join(out, 'scores.md'), 'utf8')).toContain(
+      `PAGE_ERR_UNREACHABLE: 2 attempts failed on infrastructure; the last: the task page ${dead}a.html could not be loaded: net::ERR_CONNECTION_REFUSED`,
+    );
   });
 
   it('a wrong API key stops the suite at once: exit 2, one line naming MODEL_ERR_AUTH, no run left half-written, nothing scored', async () => {
@@ -283,9 +356,14 @@ describe('vncua eval: task pages that never load, and configuration errors', () 
     const api = await startChatServer(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
     try {
       const tasksFile = join(dir, 'three.json');
-      await writeFile(tasksFile, JSON.stringify(['a', 'b', 'c'].map((id) => ({ id, goal: 'Click the button', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+      await writeFile(
+        tasksFile,
+        JSON.stringify(['a', 'b', 'c'].map((id) => ({ id, goal: 'Click the button', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))),
+      );
       const out = join(dir, 'auth-out');
-      const r = await evalChild(['--tasks', tasksFile, '--agent', 'chat', '--workers', '1', '--out', out, '--', '--base-url', api.baseURL, '--model', 'test-vlm'], { VNCUA_CHAT_API_KEY: 'sk-wrong' });
+      const r = await evalChild(['--tasks', tasksFile, '--agent', 'chat', '--workers', '1', '--out', out, '--', '--base-url', api.baseURL, '--model', 'test-vlm'], {
+        VNCUA_CHAT_API_KEY: 'sk-wrong',
+      });
       expect(r.code, r.stdout + r.stderr).toBe(2);
       const lines = r.stderr.split('\n').filter((l) => l.startsWith('vncua eval:'));
       expect(lines).toHaveLength(1);

@@ -24,31 +24,71 @@ import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
-import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, oneOf, optionalWholeNumber, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
+import {
+  OUTPUT_ERROR_CODES,
+  badArgs,
+  badInputExit,
+  cancelOnSignals,
+  oneOf,
+  optionalWholeNumber,
+  parseCommandArgs,
+  parseCommandLine,
+  parsedValue,
+  wholeNumber,
+  type CommandSpec,
+} from './command.ts';
 
 /** `vncua eval`'s options: the --help is generated from them. */
 export const EVAL_SPEC = {
   command: 'eval',
   options: {
-    tasks: { type: 'string', value: 'FILE', required: 'a task file, e.g. eval/suites/basic/tasks.json', description: "a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory" },
-    agent: { type: 'string', value: 'NAME|MODULE', required: 'a built-in agent name, or a .ts/.js file', description: `a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module (default export: an Agent subclass or a builder (ctx) => Agent)` },
+    tasks: {
+      type: 'string',
+      value: 'FILE',
+      required: 'a task file, e.g. eval/suites/basic/tasks.json',
+      description:
+        "a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory",
+    },
+    agent: {
+      type: 'string',
+      value: 'NAME|MODULE',
+      required: 'a built-in agent name, or a .ts/.js file',
+      description: `a built-in agent (${Object.keys(AGENTS).join(', ')}) or a .ts/.js module (default export: an Agent subclass or a builder (ctx) => Agent)`,
+    },
     resolution: { type: 'string', multiple: true, value: 'WxH', description: 'screen size (default 1280x800)' },
-    workers: { type: 'string', value: 'N', description: `runs at once (default: what this machine holds: one desktop per core, within the available memory at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)` },
+    workers: {
+      type: 'string',
+      value: 'N',
+      description: `runs at once (default: what this machine holds: one desktop per core, within the available memory at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)`,
+    },
     'max-steps': { type: 'string', value: 'N', description: `steps per run (default ${DEFAULT_MAX_STEPS})` },
     retries: { type: 'string', value: 'N', description: 'attempts after an infra failure, per run (default 2)' },
-    repeat: { type: 'string', value: 'K', description: 'run every task K times (default 1): OUT/<agent>/<W>_<H>/<task id>/<n>/; scores report pass@1, pass@K, pass^K and the tasks whose result flips' },
+    repeat: {
+      type: 'string',
+      value: 'K',
+      description: 'run every task K times (default 1): OUT/<agent>/<W>_<H>/<task id>/<n>/; scores report pass@1, pass@K, pass^K and the tasks whose result flips',
+    },
     only: { type: 'string', multiple: true, value: 'IDS', description: 'run only these task ids (comma-separated; globs with * and ?)' },
     rerun: { type: 'boolean', description: 'run again the runs that already finished; the old ones move aside to <dir>~N' },
     shard: { type: 'string', value: 'i/n', description: 'run only the i-th of n deterministic slices (1-based)' },
     out: { type: 'string', value: 'DIR', default: 'runs/eval', description: 'results root: OUT/<agent>/<W>_<H>/<task id>/' },
-    provider: { type: 'string', value: 'local|docker|remote', default: 'local', description: 'where desktops run: locally, in Docker (image vncua-desktop), or at the --endpoints' },
+    provider: {
+      type: 'string',
+      value: 'local|docker|remote',
+      default: 'local',
+      description: 'where desktops run: locally, in Docker (image vncua-desktop), or at the --endpoints',
+    },
     endpoints: { type: 'string', value: 'FILE', description: 'the desktops of --provider remote: [{ "vncUrl", "cdpUrl", "size"? }]' },
     'base-url': { type: 'string', value: 'URL', description: 'base of relative task URLs; for uitask files, the origin their web URLs move to' },
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
     script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
-    'success-grace-ms': { type: 'string', value: 'MS', description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)' },
+    'success-grace-ms': {
+      type: 'string',
+      value: 'MS',
+      description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)',
+    },
   },
   rest: "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)",
   notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
@@ -110,7 +150,12 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
     score: !v['no-score'],
     args: line.rest,
   };
-  const whole = { workers: optionalWholeNumber(v.workers, '--workers', 1), maxSteps: optionalWholeNumber(v['max-steps'], '--max-steps', 1), retries: optionalWholeNumber(v.retries, '--retries', 0), repeat: optionalWholeNumber(v.repeat, '--repeat', 1) };
+  const whole = {
+    workers: optionalWholeNumber(v.workers, '--workers', 1),
+    maxSteps: optionalWholeNumber(v['max-steps'], '--max-steps', 1),
+    retries: optionalWholeNumber(v.retries, '--retries', 0),
+    repeat: optionalWholeNumber(v.repeat, '--repeat', 1),
+  };
   for (const [k, n] of Object.entries(whole)) if (n !== undefined) o[k as keyof typeof whole] = n;
   if (only.length > 0) o.only = only;
   if (v.shard !== undefined) o.shard = parsedValue(v.shard, '--shard', parseShard);
@@ -131,7 +176,14 @@ export interface EvalCommandResult {
 }
 
 /** The codes of bad input to `vncua eval` (exit 2, nothing written). */
-export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([...OUTPUT_ERROR_CODES, 'EVAL_ERR_BAD_TASKS', 'EVAL_ERR_NO_TASKS', 'EVAL_ERR_LAYOUT_MIXED', 'EVAL_ERR_BAD_OPTIONS', 'EVAL_ERR_BAD_ENDPOINTS']);
+export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
+  ...OUTPUT_ERROR_CODES,
+  'EVAL_ERR_BAD_TASKS',
+  'EVAL_ERR_NO_TASKS',
+  'EVAL_ERR_LAYOUT_MIXED',
+  'EVAL_ERR_BAD_OPTIONS',
+  'EVAL_ERR_BAD_ENDPOINTS',
+]);
 
 /** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
 export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: AbortSignal; out?: NodeJS.WriteStream; err?: NodeJS.WritableStream } = {}): Promise<EvalCommandResult> {
@@ -199,7 +251,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     }
     if (!o.score) return { summary };
     const { report, files } = await writeScores(root, io.signal ? { signal: io.signal } : {});
-    if (report.invalid.length > 0) stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
+    if (report.invalid.length > 0)
+      stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
     stdout.write(`scores: ${files.html}\n`);
     return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
   } finally {
@@ -217,7 +270,9 @@ export async function run(argv: string[]): Promise<number> {
     const c = summary.configError;
     if (c) {
       // Every run would fail the same way: one coded line, and the unfinished runs are left for the next invocation.
-      process.stderr.write(`vncua eval: ${c.code}: ${c.message.replace(/\s*\n\s*/g, ' ')} (met by ${c.job}; the suite stopped, nothing was scored: fix the configuration and run the same command again, it resumes)\n`);
+      process.stderr.write(
+        `vncua eval: ${c.code}: ${c.message.replace(/\s*\n\s*/g, ' ')} (met by ${c.job}; the suite stopped, nothing was scored: fix the configuration and run the same command again, it resumes)\n`,
+      );
       return 2;
     }
     return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;

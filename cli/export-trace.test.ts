@@ -55,7 +55,13 @@ const at = (i: number) => ({ started_at: T + i * 10, ended_at: T + i * 10 + 3 })
 describe('vncua export-trace', () => {
   it('writes our trace as uitask writes execution.json, beside the trace, and it reads back the same', async () => {
     const dir = await vncuaRun('run', [
-      { ...at(0), action: 'mouse_click', params: { position: { x: 640, y: 400 }, button: 'left', click_type: 'single' }, task_marked_complete: false, meta: { model: { latency_ms: 3 } } },
+      {
+        ...at(0),
+        action: 'mouse_click',
+        params: { position: { x: 640, y: 400 }, button: 'left', click_type: 'single' },
+        task_marked_complete: false,
+        meta: { model: { latency_ms: 3 } },
+      },
       { ...at(1), action: 'press_keys', params: { keys: 'ctrl+a' }, task_marked_complete: false },
       { ...at(2), action: 'mouse_scroll', params: { position: { x: 10, y: 20 }, direction: 'down', repeat: 3 }, task_marked_complete: null },
       { ...at(3), action: 'wait', params: { seconds: -1 }, task_marked_complete: false, error: { code: 'ACTION_ERR_BAD_ARGUMENT', message: 'wait: seconds must be >= 0' } },
@@ -64,10 +70,18 @@ describe('vncua export-trace', () => {
     const r = await cli(['--format', 'uitask', dir]);
     expect(r.code).toBe(0);
     const out = join(dir, 'uitask_execution.json');
-    expect(r.out).toBe(`wrote ${out}: 5 entries in uitask's execution.json shape (from execution.json, vncua); 1 failed attempt written without its error, as uitask records one\n`);
+    expect(r.out).toBe(
+      `wrote ${out}: 5 entries in uitask's execution.json shape (from execution.json, vncua); 1 failed attempt written without its error, as uitask records one\n`,
+    );
     // Exactly the bytes uitask's json.dump writes for the same calls.
     expect(await readFile(out, 'utf8')).toBe(
-      uitaskExecutionJson([uitaskClick({ x: 640, y: 400 }), uitaskKeys(['ctrl+a']), uitaskScroll({ x: 10, y: 20 }, 'down', 3, { done: null }), uitaskWait(-1), uitaskFinish(null, { done: true })]),
+      uitaskExecutionJson([
+        uitaskClick({ x: 640, y: 400 }),
+        uitaskKeys(['ctrl+a']),
+        uitaskScroll({ x: 10, y: 20 }, 'down', 3, { done: null }),
+        uitaskWait(-1),
+        uitaskFinish(null, { done: true }),
+      ]),
     );
     // Read back as uitask's: the same actions, params and task_marked_complete.
     const uitaskDir = join(root, 'as-uitask');
@@ -82,7 +96,11 @@ describe('vncua export-trace', () => {
   });
 
   it('exports a partial trace and a long one; --out elsewhere, even named execution.json', async () => {
-    const dir = await vncuaRun('partial', Array.from({ length: 40 }, (_, i) => sampleEntry(i)), false);
+    const dir = await vncuaRun(
+      'partial',
+      Array.from({ length: 40 }, (_, i) => sampleEntry(i)),
+      false,
+    );
     const out = join(root, 'for-uitask', 'execution.json');
     const r = await cli(['--format', 'uitask', dir, '--out', out]);
     expect(r.code).toBe(0);
@@ -91,7 +109,7 @@ describe('vncua export-trace', () => {
     expect(back.entries.map((e) => e.action)).toEqual((await readTrace(dir)).entries.map((e) => e.action));
   });
 
-  it('refuses an existing output without --overwrite, and the run\'s own trace files always: exit 2, nothing written', async () => {
+  it("refuses an existing output without --overwrite, and the run's own trace files always: exit 2, nothing written", async () => {
     const dir = await vncuaRun('run', [{ ...at(0), action: 'type_text', params: { text: 'a' }, task_marked_complete: false }]);
     await writeFile(join(dir, 'uitask_execution.json'), 'keep me');
     const refused = await cli(['--format', 'uitask', dir]);
@@ -111,7 +129,7 @@ describe('vncua export-trace', () => {
     expect(await readFile(join(dir, 'uitask_execution.json'), 'utf8')).toBe('[{"action": "type_text", "params": {"text": "a"}, "task_marked_complete": false}]');
   });
 
-  it('a trace that is neither vncua\'s nor uitask\'s, or no trace: one coded line, exit 2, nothing written', async () => {
+  it("a trace that is neither vncua's nor uitask's, or no trace: one coded line, exit 2, nothing written", async () => {
     const dir = join(root, 'neither');
     await mkdir(dir);
     await writeFile(join(dir, 'execution.json'), JSON.stringify([{ action: 'wait', params: { seconds: 1 }, task_marked_complete: false }]));
@@ -148,7 +166,14 @@ describe('vncua export-trace', () => {
       skipUnsupported: true,
     });
     expect(parseExportTraceArgs(['--help'])).toBeUndefined();
-    for (const bad of [['runs/a'], ['--format', 'openai', 'runs/a'], ['--format', 'uitask'], ['--format', 'uitask', 'a', 'b'], ['--format', 'uitask', 'a', '--out'], ['--format', 'uitask', 'a', '--fast']]) {
+    for (const bad of [
+      ['runs/a'],
+      ['--format', 'openai', 'runs/a'],
+      ['--format', 'uitask'],
+      ['--format', 'uitask', 'a', 'b'],
+      ['--format', 'uitask', 'a', '--out'],
+      ['--format', 'uitask', 'a', '--fast'],
+    ]) {
       let error: unknown;
       try {
         parseExportTraceArgs(bad);

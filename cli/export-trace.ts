@@ -26,7 +26,12 @@ export const EXPORT_TRACE_SPEC = {
   command: 'export-trace',
   positional: { name: 'RUN', description: 'a run directory (its execution.json, else partial_execution.json) or a trace file' },
   options: {
-    format: { type: 'string', value: 'uitask', required: 'the only format: --format uitask', description: 'write the trace as the Python uitask harness writes execution.json (the only format)' },
+    format: {
+      type: 'string',
+      value: 'uitask',
+      required: 'the only format: --format uitask',
+      description: 'write the trace as the Python uitask harness writes execution.json (the only format)',
+    },
     out: { type: 'string', value: 'FILE', description: `where to write (default: ${UITASK_EXPORT_FILE} beside the trace; never the run's own trace files)` },
     overwrite: { type: 'boolean', description: 'replace FILE if it exists' },
     'skip-unsupported': { type: 'boolean', description: 'leave out entries uitask cannot express (a middle-button click or drag) instead of failing' },
@@ -65,9 +70,13 @@ async function outputPath(o: ExportTraceOptions, tracePath: string): Promise<str
   const out = resolve(o.out ?? join(runDir, UITASK_EXPORT_FILE));
   const own = [TRACE_FILES.execution, TRACE_FILES.partial, TRACE_FILES.result].map((n) => join(runDir, n));
   if (out === resolve(tracePath) || own.includes(out)) {
-    throw new VncuaError('TRACE_ERR_EXISTS', `--out ${out} is a trace file of the run being exported; write the export elsewhere (default: ${UITASK_EXPORT_FILE} beside the trace).`, {
-      details: { path: out },
-    });
+    throw new VncuaError(
+      'TRACE_ERR_EXISTS',
+      `--out ${out} is a trace file of the run being exported; write the export elsewhere (default: ${UITASK_EXPORT_FILE} beside the trace).`,
+      {
+        details: { path: out },
+      },
+    );
   }
   if (!o.overwrite && (await stat(out).catch(() => null)) !== null) {
     throw new VncuaError('TRACE_ERR_EXISTS', `${out} already exists; pass --overwrite to replace it, or --out another file.`, { details: { path: out } });
@@ -92,10 +101,14 @@ export async function run(argv: string[]): Promise<number> {
     }
     const from = `${basename(trace.path)}, ${trace.source}${trace.partial ? ', partial' : ''}`;
     const notes = [
-      ex.failedWritten > 0 ? `${ex.failedWritten} failed attempt${ex.failedWritten === 1 ? ' written without its error, as uitask records one' : 's written without their error, as uitask records them'}` : '',
+      ex.failedWritten > 0
+        ? `${ex.failedWritten} failed attempt${ex.failedWritten === 1 ? ' written without its error, as uitask records one' : 's written without their error, as uitask records them'}`
+        : '',
       ex.leftOut.length > 0 ? `${ex.leftOut.length} left out` : '',
     ].filter(Boolean);
-    process.stdout.write(`wrote ${out}: ${ex.entries.length} entr${ex.entries.length === 1 ? 'y' : 'ies'} in uitask's execution.json shape (from ${from})${notes.length ? `; ${notes.join('; ')}` : ''}\n`);
+    process.stdout.write(
+      `wrote ${out}: ${ex.entries.length} entr${ex.entries.length === 1 ? 'y' : 'ies'} in uitask's execution.json shape (from ${from})${notes.length ? `; ${notes.join('; ')}` : ''}\n`,
+    );
     return 0;
   } catch (e) {
     if (isVncuaError(e) && BAD_INPUT.has(e.code)) {

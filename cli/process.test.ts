@@ -33,7 +33,13 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
 
 describe('vncua process', () => {
   it('parses its flags and rejects bad ones with CLI_ERR_BAD_ARGS', () => {
-    expect(parseProcessArgs(['runs', '--overwrite', '--jobs', '3', '--settle-ms', '250', '--video'])).toEqual({ root: 'runs', overwrite: true, jobs: 3, settleMs: 250, video: true });
+    expect(parseProcessArgs(['runs', '--overwrite', '--jobs', '3', '--settle-ms', '250', '--video'])).toEqual({
+      root: 'runs',
+      overwrite: true,
+      jobs: 3,
+      settleMs: 250,
+      video: true,
+    });
     expect(parseProcessArgs(['runs'])).toEqual({ root: 'runs', overwrite: false, jobs: 1, settleMs: 1000, video: false });
     expect(parseProcessArgs(['--help'])).toBeUndefined();
     for (const bad of [[], ['a', 'b'], ['runs', '--jobs', '0'], ['runs', '--jobs', 'x'], ['runs', '--jobs'], ['runs', '--settle-ms', '-5'], ['runs', '--fast']]) {
@@ -65,7 +71,7 @@ describe('vncua process', () => {
     expect(again.out).toMatch(/^skip a \(already processed/m);
   });
 
-  it('reads a uitask run as uitask writes it; a trace that is neither vncua\'s nor uitask\'s fails naming entry and field, and nothing is written for it', async () => {
+  it("reads a uitask run as uitask writes it; a trace that is neither vncua's nor uitask's fails naming entry and field, and nothing is written for it", async () => {
     await writeUitaskRun(join(root, 'u'));
     const flat = await writeUitaskRun(join(root, 'v'));
     // vncua's flat params without vncua's index and timing: neither format.

@@ -50,7 +50,10 @@ export function outcomeLine(o: RunOutcome, root: string): string {
   if (!o.ok) return `FAIL ${name}: ${o.error.code}: ${o.error.message}`;
   const r = o.result;
   const warn = r.warnings.length > 0 ? `, ${r.warnings.length} warning${r.warnings.length === 1 ? '' : 's'} (${[...new Set(r.warnings.map((w) => w.code))].join(', ')})` : '';
-  const base = r.status === 'skipped' ? `skip ${name} (already processed; --overwrite to redo)` : `ok   ${name} (${r.actions} action${r.actions === 1 ? '' : 's'}, ${r.images} images, ${Math.round(r.durationMs)} ms${warn})`;
+  const base =
+    r.status === 'skipped'
+      ? `skip ${name} (already processed; --overwrite to redo)`
+      : `ok   ${name} (${r.actions} action${r.actions === 1 ? '' : 's'}, ${r.images} images, ${Math.round(r.durationMs)} ms${warn})`;
   return r.video ? `${base}\n     ${r.video}` : base;
 }
 

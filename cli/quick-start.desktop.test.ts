@@ -273,9 +273,7 @@ describe.skipIf(!!npmProblem)(`the README's quick start, from the packed tarball
         const r = await npxVncua(['npx', 'vncua', 'run', '--agent', './probe-agent.ts', '--url', `${page.url}page.html`, '--max-steps', '2', '--out', out], app);
         expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
         const trace = await readTrace(out);
-        expect(trace.entries.map((e) => [e.action, e.params])).toEqual([
-          ['finish', { probe: { title: 'QUICK START', box: 'boxed', twice: 'abab', name: 'shout' } }],
-        ]);
+        expect(trace.entries.map((e) => [e.action, e.params])).toEqual([['finish', { probe: { title: 'QUICK START', box: 'boxed', twice: 'abab', name: 'shout' } }]]);
       }, 200_000);
 
       it('a default export that is not an Agent: CLI_ERR_BAD_AGENT, exit 1, before any desktop or output', async () => {
@@ -310,7 +308,21 @@ process.stdout.write(typeof connectVnc + ' ' + typeof VncClient);`;
     // recorder, the package root's records through the recording proxy by default.
     const exported = Object.keys((JSON.parse(await readFile(join(app, 'node_modules', 'vncua', 'package.json'), 'utf8')) as { exports: object }).exports);
     const names = exported.map((k) => (k === '.' ? 'vncua' : `vncua/${k.slice(2)}`));
-    expect(names).toEqual(expect.arrayContaining(['vncua', 'vncua/rfb', 'vncua/desktop', 'vncua/agent', 'vncua/recorder', 'vncua/eval', 'vncua/agents', 'vncua/byom/openai-cua', 'vncua/byom/anthropic', 'vncua/byom/chat', 'vncua/byom/http']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'vncua',
+        'vncua/rfb',
+        'vncua/desktop',
+        'vncua/agent',
+        'vncua/recorder',
+        'vncua/eval',
+        'vncua/agents',
+        'vncua/byom/openai-cua',
+        'vncua/byom/anthropic',
+        'vncua/byom/chat',
+        'vncua/byom/http',
+      ]),
+    );
     const all = `const names = ${JSON.stringify(names)};
 const loaded = {};
 for (const n of names) loaded[n] = Object.keys(await import(n)).length;

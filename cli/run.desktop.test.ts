@@ -25,7 +25,10 @@ interface Ran {
 }
 
 /** Run `vncua run ...args`; `onStdout` sees the output as it comes (it may signal the child). */
-function vncua(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
+function vncua(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined>; onStdout?: (text: string, child: ReturnType<typeof spawn>) => void } = {},
+): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, ...opts.env };
     const child = spawn(process.execPath, [bin, 'run', ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -197,7 +200,7 @@ export default class Sleepy extends Agent {
     expect((await readTrace(out)).entries).toEqual([]);
   });
 
-  it('a --vnc that refuses, with recording on: the run ends RFB_ERR_CONNECT naming that URL (not the recording proxy\'s), exit 1', async () => {
+  it("a --vnc that refuses, with recording on: the run ends RFB_ERR_CONNECT naming that URL (not the recording proxy's), exit 1", async () => {
     const vnc = `ws://127.0.0.1:${await closedPort()}`;
     const out = join(dir, 'out-dead-vnc');
     const r = await vncua(['--agent', join(dir, 'sleepy.ts'), '--vnc', vnc, '--cdp', `http://127.0.0.1:${await closedPort()}`, '--out', out]);
@@ -210,7 +213,13 @@ export default class Sleepy extends Agent {
   });
 
   it('bad arguments: CLI_ERR_BAD_ARGS, exit 2 (--vnc without --cdp, no --agent, an unknown flag, a bad --success-grace-ms)', async () => {
-    for (const args of [['--agent', 'scripted', '--vnc', 'ws://127.0.0.1:9'], ['--task', 'x'], ['--agent', 'scripted', '--bogus'], ['--agent', 'scripted', '--success-grace-ms', '-5'], ['--agent', 'scripted', '--success-grace-ms', '60001']]) {
+    for (const args of [
+      ['--agent', 'scripted', '--vnc', 'ws://127.0.0.1:9'],
+      ['--task', 'x'],
+      ['--agent', 'scripted', '--bogus'],
+      ['--agent', 'scripted', '--success-grace-ms', '-5'],
+      ['--agent', 'scripted', '--success-grace-ms', '60001'],
+    ]) {
       const r = await vncua(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain('CLI_ERR_BAD_ARGS');
@@ -260,7 +269,9 @@ export default class Sleepy extends Agent {
         expect((await readResult(out)).status).toBe('finished');
       }
       const out = join(dir, 'out-pw-none');
-      const r = await vncua(['--agent', join(dir, 'typing-agent.ts'), '--task', 'pw', '--vnc', desktop.vncUrl, '--cdp', desktop.cdpUrl, '--out', out], { env: { VNCUA_VNC_PASSWORD: undefined } });
+      const r = await vncua(['--agent', join(dir, 'typing-agent.ts'), '--task', 'pw', '--vnc', desktop.vncUrl, '--cdp', desktop.cdpUrl, '--out', out], {
+        env: { VNCUA_VNC_PASSWORD: undefined },
+      });
       expect(r.code).toBe(1);
       expect((await readResult(out)).error?.code).toBe('RFB_ERR_AUTH_REQUIRED');
       expect(r.stdout + r.stderr).not.toContain(new URL(desktop.vncUrl).pathname.slice(1)); // the token stays out of the output

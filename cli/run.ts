@@ -27,15 +27,24 @@ import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 
 /** `--password` on the command line: refused (`ps` shows every process's arguments to every user). */
 const passwordRefused = () =>
-  new VncuaError('DESKTOP_ERR_BAD_PASSWORD', '--password is refused: `ps` would show the password to every user; use --password-file FILE or --password-env NAME (default VNCUA_VNC_PASSWORD).', {
-    details: { argument: '--password' },
-  });
+  new VncuaError(
+    'DESKTOP_ERR_BAD_PASSWORD',
+    '--password is refused: `ps` would show the password to every user; use --password-file FILE or --password-env NAME (default VNCUA_VNC_PASSWORD).',
+    {
+      details: { argument: '--password' },
+    },
+  );
 
 /** `vncua run`'s options: the --help is generated from them. */
 export const RUN_SPEC = {
   command: 'run',
   options: {
-    agent: { type: 'string', value: 'MODULE', required: 'a .ts/.js file, or a built-in agent name', description: `a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent, or a built-in agent: ${Object.keys(AGENTS).join(', ')}` },
+    agent: {
+      type: 'string',
+      value: 'MODULE',
+      required: 'a .ts/.js file, or a built-in agent name',
+      description: `a .ts/.js file whose default export is an Agent subclass or a builder (ctx) => Agent, or a built-in agent: ${Object.keys(AGENTS).join(', ')}`,
+    },
     task: { type: 'string', value: '"..."', description: "the task, the agent's ctx.task" },
     url: { type: 'string', value: 'URL', description: 'page the local desktop opens (default about:blank)' },
     'max-steps': { type: 'string', value: 'N', description: `steps at most (default ${DEFAULT_MAX_STEPS})` },
@@ -48,7 +57,11 @@ export const RUN_SPEC = {
     size: { type: 'string', value: 'WxH', description: "the local desktop's screen size (default 1280x800)" },
     server: { type: 'string', value: 'xvnc|x11vnc', description: "the local desktop's VNC server (default xvnc)" },
     script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
-    'success-grace-ms': { type: 'string', value: 'MS', description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)' },
+    'success-grace-ms': {
+      type: 'string',
+      value: 'MS',
+      description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)',
+    },
   },
   rest: "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)",
   refused: { password: passwordRefused },
@@ -102,10 +115,16 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
   if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
-    throw badArgs(`--vnc and --cdp go together (the running desktop's VNC and CDP endpoints); only ${o.vnc !== undefined ? '--vnc' : '--cdp'} was given.`, o.vnc !== undefined ? '--cdp' : '--vnc');
+    throw badArgs(
+      `--vnc and --cdp go together (the running desktop's VNC and CDP endpoints); only ${o.vnc !== undefined ? '--vnc' : '--cdp'} was given.`,
+      o.vnc !== undefined ? '--cdp' : '--vnc',
+    );
   }
   if (o.vnc !== undefined && (o.url !== undefined || o.size !== undefined || o.server !== undefined)) {
-    throw badArgs('--url, --size and --server start a local desktop; they cannot be used with --vnc/--cdp.', o.url !== undefined ? '--url' : o.size !== undefined ? '--size' : '--server');
+    throw badArgs(
+      '--url, --size and --server start a local desktop; they cannot be used with --vnc/--cdp.',
+      o.url !== undefined ? '--url' : o.size !== undefined ? '--size' : '--server',
+    );
   }
   // The endpoints now (messages never repeat a URL's token or password).
   if (o.vnc !== undefined) parsedValue(o.vnc, '--vnc', parseVncUrl);

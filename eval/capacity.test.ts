@@ -8,7 +8,12 @@ const MiB = 1024 ** 2;
 describe('recommendedWorkers', () => {
   it('one per core when memory allows, capped by memory, never below 1', () => {
     expect(recommendedWorkers({ cores: 2, availableBytes: 16 * GiB }, 512 * MiB)).toMatchObject({ workers: 2, byCores: 2, byMemory: 32, limitedBy: '2 cores' });
-    expect(recommendedWorkers({ cores: 16, availableBytes: 3 * GiB }, 512 * MiB)).toMatchObject({ workers: 6, byCores: 16, byMemory: 6, limitedBy: '3.0 GiB available memory at 512 MiB per desktop' });
+    expect(recommendedWorkers({ cores: 16, availableBytes: 3 * GiB }, 512 * MiB)).toMatchObject({
+      workers: 6,
+      byCores: 16,
+      byMemory: 6,
+      limitedBy: '3.0 GiB available memory at 512 MiB per desktop',
+    });
     expect(recommendedWorkers({ cores: 8, availableBytes: 100 * MiB }, 512 * MiB)).toMatchObject({ workers: 1, byMemory: 0 });
     expect(recommendedWorkers({ cores: 1, availableBytes: 64 * GiB }).workers).toBe(1);
   });

@@ -78,7 +78,8 @@ export async function checkLayouts(taskDirs: Iterable<string>, repeats: number):
     if (layout === 'mixed' || (repeats === 1 && layout === 'repeats') || (repeats > 1 && layout === 'single')) bad.push({ dir, holds: layout });
   }
   if (bad.length === 0) return;
-  const what = (l: TaskLayout) => (l === 'mixed' ? 'both a single run and numbered repeats' : l === 'repeats' ? 'numbered repeats (<task id>/<n>/, from --repeat K)' : 'a single run (from --repeat 1)');
+  const what = (l: TaskLayout) =>
+    l === 'mixed' ? 'both a single run and numbered repeats' : l === 'repeats' ? 'numbered repeats (<task id>/<n>/, from --repeat K)' : 'a single run (from --repeat 1)';
   throw new VncuaError(
     'EVAL_ERR_LAYOUT_MIXED',
     `${bad[0]!.dir} holds ${what(bad[0]!.holds)}${bad.length > 1 ? ` (and ${bad.length - 1} more task director${bad.length === 2 ? 'y' : 'ies'})` : ''}, which --repeat ${repeats} would mix with ${repeats === 1 ? 'a single run' : 'numbered repeats'}; nothing was run. Run with the --repeat those results were made with, or give another --out.`,

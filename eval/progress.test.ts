@@ -53,12 +53,19 @@ describe('progress', () => {
   });
 
   it('cuts lines to the terminal width, and takes 100 columns when the terminal reports none (0)', () => {
-    for (const [columns, width] of [[40, 39], [0, 99]] as const) {
+    for (const [columns, width] of [
+      [40, 39],
+      [0, 99],
+    ] as const) {
       const out = sink(columns);
       const p = ttyProgress(out.stream, 60_000);
       p.listener({ type: 'start' }, { ...snap(3), workers: [{ worker: 0, state: 'running agent', job: `${'x'.repeat(150)}@1280x800`, since: Date.now() }] });
       p.stop();
-      const lines = out.text().split('\n').map((l) => l.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g'), '')).filter(Boolean);
+      const lines = out
+        .text()
+        .split('\n')
+        .map((l) => l.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g'), ''))
+        .filter(Boolean);
       expect(lines.some((l) => l.startsWith('5/10 done (2 skipped), 2 succeeded'))).toBe(true);
       expect(Math.max(...lines.map((l) => l.length))).toBe(width);
     }
@@ -71,7 +78,10 @@ describe('progress', () => {
     p.listener({ type: 'retry', job: 'a@1280x800', attempt: 1, error: { code: 'DESKTOP_ERR_START_FAILED', message: 'Xvnc died\nmore' } }, snap(0));
     const page404 = { code: 'PAGE_ERR_HTTP_STATUS', message: 'the task page http://127.0.0.1:1/a answered HTTP 404; the server does not serve this path' };
     p.listener({ type: 'done', job: 'a@1280x800', status: 'infra_error', success: null, attempts: 3, durationMs: 1000, dir: '/x', error: page404 }, snap(1));
-    p.listener({ type: 'done', job: 'b@1280x800', status: 'max_steps', success: false, attempts: 1, durationMs: 2000, dir: '/y' }, { ...snap(2), infraCodes: { PAGE_ERR_HTTP_STATUS: 2, PAGE_ERR_BLANK: 1 }, infraErrors: 3 });
+    p.listener(
+      { type: 'done', job: 'b@1280x800', status: 'max_steps', success: false, attempts: 1, durationMs: 2000, dir: '/y' },
+      { ...snap(2), infraCodes: { PAGE_ERR_HTTP_STATUS: 2, PAGE_ERR_BLANK: 1 }, infraErrors: 3 },
+    );
     p.listener({ type: 'end', cancelled: false }, snap(1));
     p.listener({ type: 'end', cancelled: false, configError: { code: 'MODEL_ERR_AUTH', message: 'bad key', job: 'c@1280x800' } }, { ...snap(1), infraErrors: 0 });
     expect(out.text().split('\n').filter(Boolean)).toEqual([

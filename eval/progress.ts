@@ -102,7 +102,9 @@ export function plainProgress(out: Writable): ProgressRenderer {
       else if (e.type === 'done') {
         const ok = e.success === true ? 'success' : e.success === false ? 'no success' : 'success unknown';
         const note = errorNote(e.error);
-        out.write(`eval: [${s.done + s.skipped}/${s.total}] ${e.job}: ${e.status}${note ? ` (${note})` : ''}, ${ok}, ${formatDuration(e.durationMs)}${e.attempts > 1 ? `, ${e.attempts} attempts` : ''}\n`);
+        out.write(
+          `eval: [${s.done + s.skipped}/${s.total}] ${e.job}: ${e.status}${note ? ` (${note})` : ''}, ${ok}, ${formatDuration(e.durationMs)}${e.attempts > 1 ? `, ${e.attempts} attempts` : ''}\n`,
+        );
       } else if (e.type === 'end') {
         const why = e.configError ? `stopped by ${e.configError.code} (${e.configError.job}); ` : e.cancelled ? 'cancelled; ' : '';
         out.write(`eval: ${why}${summaryLine(s)}\n`);

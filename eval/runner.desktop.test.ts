@@ -19,7 +19,7 @@ import type { AgentContext } from '../harness/agent/context.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import { groupMembers, isAlive, } from '../harness/desktop/procs.ts';
+import { groupMembers, isAlive } from '../harness/desktop/procs.ts';
 import { isInfraErrorCode } from './infra.ts';
 import type { ProgressEvent, ProgressSnapshot } from './progress.ts';
 import { localProvider } from './providers/local.ts';
@@ -94,7 +94,19 @@ describe('runSuite on local desktops', () => {
       for (const t of tasks()) {
         const d = dir(t.id, r);
         const task = json(join(d, 'task.json'));
-        expect(task).toMatchObject({ id: t.id, goal: t.goal, url: t.url, success: t.success, group: t.group, agent: 'clicker', resolution: `${r.width}x${r.height}`, attempt: 1, infra_errors: [], status: 'finished', task_file: '/suite/tasks.json' });
+        expect(task).toMatchObject({
+          id: t.id,
+          goal: t.goal,
+          url: t.url,
+          success: t.success,
+          group: t.group,
+          agent: 'clicker',
+          resolution: `${r.width}x${r.height}`,
+          attempt: 1,
+          infra_errors: [],
+          status: 'finished',
+          task_file: '/suite/tasks.json',
+        });
         expect(task.desktop).toMatchObject({ provider: 'local' });
         expect(task.started_at).toBeGreaterThan(1.6e12);
         expect(json(join(d, 'result.json'))).toMatchObject({ status: 'finished', steps: 2 });
@@ -109,7 +121,13 @@ describe('runSuite on local desktops', () => {
     // The context each agent was built with.
     const ctx = contexts.find((c) => c.taskId === 'ok-2' && c.resolution?.width === 800)!;
     expect(ctx).toMatchObject({ task: 'Click the button again', taskFile: '/suite/tasks.json', url: tasks()[1]!.url, maxSteps: 5, resolution: R800, outputDir: dir('ok-2', R800) });
-    expect(ctx.agentOptions).toMatchObject({ task: 'Click the button again', outputDir: dir('ok-2', R800), successCheck: tasks()[1]!.success, vncUrl: ctx.vncUrl, cdpUrl: ctx.cdpUrl });
+    expect(ctx.agentOptions).toMatchObject({
+      task: 'Click the button again',
+      outputDir: dir('ok-2', R800),
+      successCheck: tasks()[1]!.success,
+      vncUrl: ctx.vncUrl,
+      cdpUrl: ctx.cdpUrl,
+    });
     expect(new Set(contexts.map((c) => c.cdpUrl)).size).toBe(6);
 
     const { report } = await writeScores(out);

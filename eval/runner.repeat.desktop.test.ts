@@ -71,7 +71,17 @@ describe('--repeat 3', () => {
     // One worker: the flaky page's clicks come in repeat order.
     const summary = await runSuite({ out, tasks, agent, repeat: 3, workers: 1, maxSteps: 5, onProgress: (e) => events.push(e) });
     expect([summary.total, summary.ran, summary.skipped, summary.successes, summary.infraErrors]).toEqual([9, 9, 0, 4, 0]);
-    expect(summary.outcomes.map((o) => `${o.taskId}#${o.repeat}`)).toEqual(['ok-1#1', 'ok-1#2', 'ok-1#3', 'never-1#1', 'never-1#2', 'never-1#3', 'flaky-1#1', 'flaky-1#2', 'flaky-1#3']);
+    expect(summary.outcomes.map((o) => `${o.taskId}#${o.repeat}`)).toEqual([
+      'ok-1#1',
+      'ok-1#2',
+      'ok-1#3',
+      'never-1#1',
+      'never-1#2',
+      'never-1#3',
+      'flaky-1#1',
+      'flaky-1#2',
+      'flaky-1#3',
+    ]);
     expect(events.filter((e) => e.type === 'done').map((e) => (e as { job: string }).job)).toContain('flaky-1@1280x800#2');
     expect(pages.clicks('f')).toBe(3);
     expect(contexts.map((c) => c.outputDir)).toEqual(tasks.flatMap((t) => [1, 2, 3].map((n) => d(t.id, n))));
@@ -128,7 +138,7 @@ describe('--rerun and a bad out', () => {
     expect(report.runs.map((r) => r.dir)).toEqual(['clicker/1280_800/ok-1']);
   });
 
-  it('an out that is a file, or under /proc, or one run\'s own directory: a coded error before anything starts', async () => {
+  it("an out that is a file, or under /proc, or one run's own directory: a coded error before anything starts", async () => {
     const tasks: EvalTask[] = [{ id: 'ok-1', goal: 'x', url: `${pages.url}ok/a.html`, success: { sentinel: '>code#1<' }, group: 'ok' }];
     const file = join(root, 'a-file');
     await writeFile(file, 'keep');

@@ -152,7 +152,6 @@ function checkInt(field: string, v: number, min: number): void {
   if (!Number.isInteger(v) || v < min) throw badOption(field, v, `expected a whole number >= ${min}`);
 }
 
-
 /** The provider object for a name (or the object itself). */
 export function resolveProvider(o: Pick<RunSuiteOptions, 'provider' | 'endpoints' | 'desktopTimeoutMs'>): DesktopProvider {
   const p = o.provider ?? 'local';
@@ -191,7 +190,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const resolutions = opts.resolutions && opts.resolutions.length > 0 ? opts.resolutions : [DEFAULT_SCREEN_SIZE];
   if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
   const relative = opts.tasks.find((t) => isRelativeUrl(t.url));
-  if (relative) throw badOption('tasks', relative.id, `task ${relative.id} has the relative URL "${relative.url}": resolve it against a base URL first (--base-url, or the suite's static server)`);
+  if (relative)
+    throw badOption(
+      'tasks',
+      relative.id,
+      `task ${relative.id} has the relative URL "${relative.url}": resolve it against a base URL first (--base-url, or the suite's static server)`,
+    );
   // The user's signal, or the first configuration error: either stops the suite.
   const stop = new AbortController();
   let configError: ConfigError | undefined;
@@ -204,9 +208,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const provider = resolveProvider(opts);
   const out = await checkOutputDir(resolve(opts.out), 'out');
   const holding = await runFiles(out);
-  if (holding.length > 0) throw runExistsError(out, holding, 'It is one run\'s directory, not a results root (OUT/<agent>/<W>_<H>/<task id>/): give another out.');
+  if (holding.length > 0) throw runExistsError(out, holding, "It is one run's directory, not a results root (OUT/<agent>/<W>_<H>/<task id>/): give another out.");
   const jobs = shardJobs(expandJobs(opts.tasks, resolutions, repeat), opts.shard);
-  await checkLayouts(jobs.map((j) => taskDir(out, opts.agent.name, j.size, j.task.id)), repeat);
+  await checkLayouts(
+    jobs.map((j) => taskDir(out, opts.agent.name, j.size, j.task.id)),
+    repeat,
+  );
   const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
   await provider.prepare?.({ sizes, ...(signal ? { signal } : {}) });
 
@@ -273,7 +280,16 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
           const code = o.error?.code ?? 'EVAL_ERR_DESKTOP_LOST';
           snapshot.infraCodes[code] = (snapshot.infraCodes[code] ?? 0) + 1;
         }
-        emit({ type: 'done', job: jobLabel(job), status: o.status, success: o.success, attempts: o.attempts, durationMs: o.durationMs, dir: o.dir, ...(o.error ? { error: o.error } : {}) });
+        emit({
+          type: 'done',
+          job: jobLabel(job),
+          status: o.status,
+          success: o.success,
+          attempts: o.attempts,
+          durationMs: o.durationMs,
+          dir: o.dir,
+          ...(o.error ? { error: o.error } : {}),
+        });
       },
       signal,
     );
@@ -383,7 +399,12 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
     c.setWorker(w, 'starting desktop', job, attempt);
     let desktop: LeasedDesktop;
     try {
-      desktop = await c.provider.acquire({ size: job.size, url: job.task.url, ...(signal ? { signal } : {}), ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}) });
+      desktop = await c.provider.acquire({
+        size: job.size,
+        url: job.task.url,
+        ...(signal ? { signal } : {}),
+        ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}),
+      });
     } catch (e) {
       if (signal?.aborted) return cancelled(attempt);
       const err = errorInfo(e, 'DESKTOP_ERR_START_FAILED');

@@ -55,11 +55,19 @@ describe('invalid runs', () => {
     await writeFile(join(good, 'task.json'), task('good-1'));
 
     await runDir(root, 'corrupt-1', { 'execution.json': `[${JSON.stringify(entry(true)).slice(0, 40)}`, 'result.json': okResult, 'task.json': task('corrupt-1') });
-    await runDir(root, 'schema-1', { 'execution.json': JSON.stringify([entry(true, { params: { position: 'the middle' } })]), 'result.json': okResult, 'task.json': task('schema-1') });
+    await runDir(root, 'schema-1', {
+      'execution.json': JSON.stringify([entry(true, { params: { position: 'the middle' } })]),
+      'result.json': okResult,
+      'task.json': task('schema-1'),
+    });
     const unreadable = await runDir(root, 'unreadable-1', { 'execution.json': JSON.stringify([entry(true)]), 'task.json': task('unreadable-1') });
     await mkdir(join(unreadable, 'result.json')); // readFile: EISDIR, whoever runs the test (root included)
     await runDir(root, 'notjson-1', { 'execution.json': JSON.stringify([entry(true)]), 'result.json': '{"status": "finish', 'task.json': task('notjson-1') });
-    await runDir(root, 'badresult-1', { 'execution.json': JSON.stringify([entry(true)]), 'result.json': JSON.stringify({ status: 'done', steps: 1, durationMs: 1 }), 'task.json': task('badresult-1') });
+    await runDir(root, 'badresult-1', {
+      'execution.json': JSON.stringify([entry(true)]),
+      'result.json': JSON.stringify({ status: 'done', steps: 1, durationMs: 1 }),
+      'task.json': task('badresult-1'),
+    });
     await runDir(root, 'badtask-1', { 'execution.json': JSON.stringify([entry(true)]), 'result.json': okResult, 'task.json': '{"id": ' });
     const mixed = await runDir(root, 'mixed-1', { 'execution.json': JSON.stringify([entry(true)]), 'result.json': okResult, 'task.json': task('mixed-1') });
     await mkdir(join(mixed, '2'));

@@ -20,7 +20,6 @@ function secs(ms: number | null): string {
   return ms === null ? '–' : `${(ms / 1000).toFixed(1)} s`;
 }
 
-
 /** A relative link, each path segment URL-encoded (a `#fragment` kept as it is). */
 function href(path: string): string {
   const hash = path.indexOf('#');
@@ -67,7 +66,8 @@ type TaskRow = { task: string; resolution: string; group: string; cells: Map<str
 function taskRows(r: ScoreReport): TaskRow[] {
   const rows = new Map<string, TaskRow>();
   const sorted = [...r.runs].sort(
-    (a, b) => a.group.localeCompare(b.group) || a.task_id.localeCompare(b.task_id) || r.resolutions.indexOf(a.resolution) - r.resolutions.indexOf(b.resolution) || a.repeat - b.repeat,
+    (a, b) =>
+      a.group.localeCompare(b.group) || a.task_id.localeCompare(b.task_id) || r.resolutions.indexOf(a.resolution) - r.resolutions.indexOf(b.resolution) || a.repeat - b.repeat,
   );
   for (const run of sorted) {
     const k = `${run.task_id}\0${run.resolution}`;
@@ -104,35 +104,85 @@ function mdRuns(runs: readonly RunScore[]): string {
   return runs.map((run) => `#${run.repeat} ${one(run)}`).join('<br>');
 }
 
-const SUMMARY = 'Infra errors and invalid runs are listed apart and excluded from the rates. pass@1: mean per-task success share over its repeats; pass@k / pass^k: share of tasks with k counted repeats that succeeded at least once / every time.';
+const SUMMARY =
+  'Infra errors and invalid runs are listed apart and excluded from the rates. pass@1: mean per-task success share over its repeats; pass@k / pass^k: share of tasks with k counted repeats that succeeded at least once / every time.';
 
 /** scores.md. */
 export function renderScoresMarkdown(r: ScoreReport): string {
   const out: string[] = [`# Scores`, '', `${r.runs.length} runs under \`${r.root}\`, scored ${r.generated_at}. ${SUMMARY}`, ''];
-  out.push('## Per agent', '', mdTable(['agent', ...aggCols], r.by_agent.map((a) => [a.agent, ...aggCells(a)])), '');
-  out.push('## Per resolution', '', mdTable(['agent', 'resolution', ...aggCols], r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a)])), '');
-  out.push('## Per task group', '', mdTable(['agent', 'resolution', 'group', ...aggCols], r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a)])), '');
+  out.push(
+    '## Per agent',
+    '',
+    mdTable(
+      ['agent', ...aggCols],
+      r.by_agent.map((a) => [a.agent, ...aggCells(a)]),
+    ),
+    '',
+  );
+  out.push(
+    '## Per resolution',
+    '',
+    mdTable(
+      ['agent', 'resolution', ...aggCols],
+      r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a)]),
+    ),
+    '',
+  );
+  out.push(
+    '## Per task group',
+    '',
+    mdTable(
+      ['agent', 'resolution', 'group', ...aggCols],
+      r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a)]),
+    ),
+    '',
+  );
   out.push(
     '## Per task',
     '',
     mdTable(
       ['task', 'resolution', ...r.agents],
-      taskRows(r).map((row) => [row.task, row.resolution, ...r.agents.map((a) => {
-        const runs = row.cells.get(a);
-        return runs ? mdRuns(runs) : '';
-      })]),
+      taskRows(r).map((row) => [
+        row.task,
+        row.resolution,
+        ...r.agents.map((a) => {
+          const runs = row.cells.get(a);
+          return runs ? mdRuns(runs) : '';
+        }),
+      ]),
     ),
     '',
   );
   out.push('## Flaky tasks', '');
   if (r.flaky.length === 0) out.push('None.', '');
-  else out.push(mdTable(['agent', 'resolution', 'task', 'succeeded (repeats)', 'failed (repeats)', 'not counted'], r.flaky.map((f) => [f.agent, f.resolution, f.task_id, list(f.succeeded), list(f.failed), list(f.not_counted)])), '');
+  else
+    out.push(
+      mdTable(
+        ['agent', 'resolution', 'task', 'succeeded (repeats)', 'failed (repeats)', 'not counted'],
+        r.flaky.map((f) => [f.agent, f.resolution, f.task_id, list(f.succeeded), list(f.failed), list(f.not_counted)]),
+      ),
+      '',
+    );
   out.push('## Infra errors', '');
   if (r.infra_errors.length === 0) out.push('None.', '');
-  else out.push(mdTable(['agent', 'resolution', 'task', 'repeat', 'error'], r.infra_errors.map((e) => [e.agent, e.resolution, e.task_id, String(e.repeat), e.error ? `${e.error.code}: ${e.error.message.split('\n')[0]}` : ''])), '');
+  else
+    out.push(
+      mdTable(
+        ['agent', 'resolution', 'task', 'repeat', 'error'],
+        r.infra_errors.map((e) => [e.agent, e.resolution, e.task_id, String(e.repeat), e.error ? `${e.error.code}: ${e.error.message.split('\n')[0]}` : '']),
+      ),
+      '',
+    );
   out.push('## Invalid runs', '');
   if (r.invalid.length === 0) out.push('None.', '');
-  else out.push(mdTable(['agent', 'resolution', 'task', 'repeat', 'dir', 'reason'], r.invalid.map((e) => [e.agent, e.resolution, e.task_id, String(e.repeat), e.dir, `${e.reason.code}: ${e.reason.message.split('\n')[0]}`])), '');
+  else
+    out.push(
+      mdTable(
+        ['agent', 'resolution', 'task', 'repeat', 'dir', 'reason'],
+        r.invalid.map((e) => [e.agent, e.resolution, e.task_id, String(e.repeat), e.dir, `${e.reason.code}: ${e.reason.message.split('\n')[0]}`]),
+      ),
+      '',
+    );
   return `${out.join('\n')}\n`;
 }
 
@@ -203,19 +253,30 @@ export function renderScoresHtml(r: ScoreReport): string {
   const aggNumeric = new Set(aggCols.map((_, i) => i + 1));
   const parts: string[] = [];
   parts.push(`<h1>Scores</h1><p class="meta">${r.runs.length} runs under <code>${esc(r.root)}</code>, scored ${esc(r.generated_at)}. ${esc(SUMMARY)}</p>`);
-  parts.push('<h2>Per agent</h2>', htmlTable(['agent', ...aggCols], r.by_agent.map((a) => [esc(a.agent), ...aggCells(a).map(esc)]), aggNumeric));
+  parts.push(
+    '<h2>Per agent</h2>',
+    htmlTable(
+      ['agent', ...aggCols],
+      r.by_agent.map((a) => [esc(a.agent), ...aggCells(a).map(esc)]),
+      aggNumeric,
+    ),
+  );
   // Resolutions and groups: agents side by side, success rate (runs) per cell.
   const side = (label: string, keys: Array<{ key: string[]; find: (agent: string) => AggregateRow | undefined }>, keyHeader: string[]) =>
     `<h2>${esc(label)}</h2>` +
     htmlTable(
       [...keyHeader, ...r.agents],
-      keys.map((k) => [...k.key.map(esc), ...r.agents.map((a) => {
-        const agg = k.find(a);
-        if (!agg) return '';
-        const apart = [agg.infra_errors ? `${agg.infra_errors} infra` : '', agg.invalid ? `${agg.invalid} invalid` : ''].filter(Boolean).join(', ');
-        const repeats = agg.k > 1 ? `<br><small>pass@1 ${esc(pct(agg.pass_at_1))}, pass@${agg.k} ${esc(pct(agg.pass_at_k))}, pass^${agg.k} ${esc(pct(agg.pass_hat_k))}</small>` : '';
-        return `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${apart ? `, ${apart}` : ''})</small>${repeats}`;
-      })]),
+      keys.map((k) => [
+        ...k.key.map(esc),
+        ...r.agents.map((a) => {
+          const agg = k.find(a);
+          if (!agg) return '';
+          const apart = [agg.infra_errors ? `${agg.infra_errors} infra` : '', agg.invalid ? `${agg.invalid} invalid` : ''].filter(Boolean).join(', ');
+          const repeats =
+            agg.k > 1 ? `<br><small>pass@1 ${esc(pct(agg.pass_at_1))}, pass@${agg.k} ${esc(pct(agg.pass_at_k))}, pass^${agg.k} ${esc(pct(agg.pass_hat_k))}</small>` : '';
+          return `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${apart ? `, ${apart}` : ''})</small>${repeats}`;
+        }),
+      ]),
     );
   parts.push(
     side(
@@ -224,7 +285,9 @@ export function renderScoresHtml(r: ScoreReport): string {
       ['resolution'],
     ),
   );
-  const groupKeys = [...new Map(r.by_group.map((g) => [`${g.group}\0${g.resolution}`, g])).values()].sort((a, b) => a.group.localeCompare(b.group) || r.resolutions.indexOf(a.resolution) - r.resolutions.indexOf(b.resolution));
+  const groupKeys = [...new Map(r.by_group.map((g) => [`${g.group}\0${g.resolution}`, g])).values()].sort(
+    (a, b) => a.group.localeCompare(b.group) || r.resolutions.indexOf(a.resolution) - r.resolutions.indexOf(b.resolution),
+  );
   parts.push(
     side(
       'Per task group (success rate)',
@@ -243,7 +306,9 @@ export function renderScoresHtml(r: ScoreReport): string {
     }
     body.push(`<tr><td>${esc(row.task)}</td><td>${esc(row.resolution)}</td>${r.agents.map((a) => runsCell(row.cells.get(a))).join('')}</tr>`);
   }
-  parts.push('<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace; "step N" links to the first successful step in the report (hover it for what the success check saw).</p>');
+  parts.push(
+    '<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace; "step N" links to the first successful step in the report (hover it for what the success check saw).</p>',
+  );
   parts.push(`<table>\n${head}\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`);
   const taskLink = (e: { task_id: string; link: string | null }) => (e.link ? `<a href="${esc(href(e.link))}">${esc(e.task_id)}</a>` : esc(e.task_id));
   parts.push('<h2>Flaky tasks</h2>');
@@ -272,7 +337,14 @@ export function renderScoresHtml(r: ScoreReport): string {
     parts.push(
       htmlTable(
         ['agent', 'resolution', 'task', 'repeat', 'dir', 'reason'],
-        r.invalid.map((e) => [esc(e.agent), esc(e.resolution), taskLink(e), String(e.repeat), `<code>${esc(e.dir)}</code>`, `<code>${esc(e.reason.code)}</code> ${esc(e.reason.message)}`]),
+        r.invalid.map((e) => [
+          esc(e.agent),
+          esc(e.resolution),
+          taskLink(e),
+          String(e.repeat),
+          `<code>${esc(e.dir)}</code>`,
+          `<code>${esc(e.reason.code)}</code> ${esc(e.reason.message)}`,
+        ]),
       ),
     );
   }

@@ -14,7 +14,16 @@ import { flakyTasks, passAtK, taskOutcomes, type RepeatRun } from './score-repea
 
 type Mark = '✓' | '✗' | 'infra' | 'invalid';
 function runs(task: string, marks: Mark[], resolution = '1280x800'): RepeatRun[] {
-  return marks.map((m, i) => ({ agent: 'a', resolution, task_id: task, group: task, repeat: i + 1, success: m === '✓', infra_error: m === 'infra', invalid: m === 'invalid' ? { code: 'TRACE_ERR_INVALID' } : null }));
+  return marks.map((m, i) => ({
+    agent: 'a',
+    resolution,
+    task_id: task,
+    group: task,
+    repeat: i + 1,
+    success: m === '✓',
+    infra_error: m === 'infra',
+    invalid: m === 'invalid' ? { code: 'TRACE_ERR_INVALID' } : null,
+  }));
 }
 
 describe('pass@k over hand-built repeats', () => {
@@ -63,7 +72,13 @@ describe('scoring a results tree with repeats', () => {
   async function repeat(dir: string, success: boolean, opts: { bare?: boolean; task?: Record<string, unknown> } = {}) {
     const w = new TraceWriter(dir);
     await w.open();
-    await w.append({ action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' }, task_marked_complete: success, started_at: 1e12, ended_at: 1e12 + 50 });
+    await w.append({
+      action: 'mouse_click',
+      params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' },
+      task_marked_complete: success,
+      started_at: 1e12,
+      ended_at: 1e12 + 50,
+    });
     await w.append({ action: 'finish', params: {}, task_marked_complete: success, started_at: 1e12 + 100, ended_at: 1e12 + 101 });
     await w.finalize();
     await w.writeResult({ status: 'finished', steps: 2, durationMs: 200 });
@@ -78,7 +93,11 @@ describe('scoring a results tree with repeats', () => {
       for (const [i, ok] of marks.entries()) {
         const n = i + 1;
         // ok-1 without task.json: agent, resolution, task and repeat come from the layout alone.
-        await repeat(join(base, id, String(n)), ok, id === 'ok-1' ? { bare: true } : { task: { id, agent: 'clicker', resolution: '1280x800', group: id.replace(/-\d+$/, ''), repeat: n, repeats: 3 } });
+        await repeat(
+          join(base, id, String(n)),
+          ok,
+          id === 'ok-1' ? { bare: true } : { task: { id, agent: 'clicker', resolution: '1280x800', group: id.replace(/-\d+$/, ''), repeat: n, repeats: 3 } },
+        );
       }
     }
     // An older run moved aside by --rerun: kept on disk, never scored.
@@ -94,9 +113,15 @@ describe('scoring a results tree with repeats', () => {
 
   it('every repeat is a run with its number, from task.json or the layout; moved-aside runs are not scored', () => {
     expect(report.runs.map((r) => `${r.task_id}#${r.repeat}:${r.success ? 'ok' : 'fail'}`)).toEqual([
-      'flaky-1#1:fail', 'flaky-1#2:ok', 'flaky-1#3:fail',
-      'never-1#1:fail', 'never-1#2:fail', 'never-1#3:fail',
-      'ok-1#1:ok', 'ok-1#2:ok', 'ok-1#3:ok',
+      'flaky-1#1:fail',
+      'flaky-1#2:ok',
+      'flaky-1#3:fail',
+      'never-1#1:fail',
+      'never-1#2:fail',
+      'never-1#3:fail',
+      'ok-1#1:ok',
+      'ok-1#2:ok',
+      'ok-1#3:ok',
     ]);
     expect(report.runs.every((r) => r.agent === 'clicker' && r.resolution === '1280x800')).toBe(true);
   });

@@ -49,7 +49,16 @@ describe('scoreRun: the metrics of one run', () => {
 
   it('an empty trace: no success, no indices, zero steps; complete when the run finished', () => {
     const m = scoreRun({ entries: [], partial: false, result: finished(42) });
-    expect(m).toMatchObject({ success: false, success_index: null, finish_index: null, proper_stop: false, steps_performed: 0, complete: true, duration_ms: 42, actions_by_type: {} });
+    expect(m).toMatchObject({
+      success: false,
+      success_index: null,
+      finish_index: null,
+      proper_stop: false,
+      steps_performed: 0,
+      complete: true,
+      duration_ms: 42,
+      actions_by_type: {},
+    });
   });
 
   it('a partial trace (killed run): scored as far as it goes, not complete; duration from its timestamps', () => {
@@ -65,9 +74,17 @@ describe('scoreRun: the metrics of one run', () => {
   });
 
   it('infra errors: the infra_error status, an infra error code, or no trace and no result at all', () => {
-    const infra = scoreRun({ entries: [e('mouse_click', true)], partial: false, result: { status: 'infra_error', durationMs: 5, error: { code: 'DESKTOP_ERR_START_FAILED', message: 'x' } } });
+    const infra = scoreRun({
+      entries: [e('mouse_click', true)],
+      partial: false,
+      result: { status: 'infra_error', durationMs: 5, error: { code: 'DESKTOP_ERR_START_FAILED', message: 'x' } },
+    });
     expect([infra.infra_error, infra.complete, infra.success]).toEqual([true, false, true]);
-    const lost = scoreRun({ entries: [e('mouse_click', false)], partial: false, result: { status: 'error', durationMs: 5, error: { code: 'AGENT_ERR_CONNECTION_LOST', message: 'x' } } });
+    const lost = scoreRun({
+      entries: [e('mouse_click', false)],
+      partial: false,
+      result: { status: 'error', durationMs: 5, error: { code: 'AGENT_ERR_CONNECTION_LOST', message: 'x' } },
+    });
     expect(lost.infra_error).toBe(true);
     const rfb = scoreRun({ entries: [], partial: false, result: { status: 'error', durationMs: 5, error: { code: 'RFB_ERR_CLOSED', message: 'x' } } });
     expect(rfb.infra_error).toBe(true);
@@ -125,12 +142,55 @@ describe('scoring a results tree', () => {
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'vncua-score-'));
     const done = (steps: number): RunResult => ({ status: 'finished', steps, durationMs: 2000 });
-    await run('alpha', '1280x800', 'click-1', [['mouse_click', true], ['finish', true]], done(2), { report: true });
-    await run('alpha', '1280x800', 'click-2', [['mouse_click', false], ['finish', false]], done(2));
-    await run('alpha', '1920x1080', 'click-1', [['mouse_click', true], ['finish', true]], done(2));
-    await run('alpha', '1920x1080', 'click-2', [['mouse_click', true]], { status: 'infra_error', steps: 1, durationMs: 10, error: { code: 'EVAL_ERR_DESKTOP_LOST', message: 'Chromium died' } });
+    await run(
+      'alpha',
+      '1280x800',
+      'click-1',
+      [
+        ['mouse_click', true],
+        ['finish', true],
+      ],
+      done(2),
+      { report: true },
+    );
+    await run(
+      'alpha',
+      '1280x800',
+      'click-2',
+      [
+        ['mouse_click', false],
+        ['finish', false],
+      ],
+      done(2),
+    );
+    await run(
+      'alpha',
+      '1920x1080',
+      'click-1',
+      [
+        ['mouse_click', true],
+        ['finish', true],
+      ],
+      done(2),
+    );
+    await run('alpha', '1920x1080', 'click-2', [['mouse_click', true]], {
+      status: 'infra_error',
+      steps: 1,
+      durationMs: 10,
+      error: { code: 'EVAL_ERR_DESKTOP_LOST', message: 'Chromium died' },
+    });
     await run('beta', '1280x800', 'click-1', [['mouse_click', false]], { status: 'max_steps', steps: 1, durationMs: 500 });
-    await run('beta', '1280x800', 'click-2', [['mouse_click', true], ['mouse_click', false]], null, { finalize: false });
+    await run(
+      'beta',
+      '1280x800',
+      'click-2',
+      [
+        ['mouse_click', true],
+        ['mouse_click', false],
+      ],
+      null,
+      { finalize: false },
+    );
     // A uitask run directory: its own trace format, no result.json, no task.json.
     const ui = join(root, 'uitask', '1280_800', 'form--1');
     await mkdir(ui, { recursive: true });
@@ -184,7 +244,15 @@ describe('scoring a results tree', () => {
       ['1920x1080', 'click', 1, 1],
     ]);
     expect(report.infra_errors).toEqual([
-      { agent: 'alpha', resolution: '1920x1080', task_id: 'click-2', repeat: 1, dir: 'alpha/1920_1080/click-2', error: { code: 'EVAL_ERR_DESKTOP_LOST', message: 'Chromium died' }, link: 'alpha/1920_1080/click-2/execution.json' },
+      {
+        agent: 'alpha',
+        resolution: '1920x1080',
+        task_id: 'click-2',
+        repeat: 1,
+        dir: 'alpha/1920_1080/click-2',
+        error: { code: 'EVAL_ERR_DESKTOP_LOST', message: 'Chromium died' },
+        link: 'alpha/1920_1080/click-2/execution.json',
+      },
     ]);
   });
 
@@ -213,12 +281,26 @@ describe('scoring with success evidence', () => {
   it("keeps result.json's success_at and evidence per run, and links a successful run to its first successful step in the report", async () => {
     const root = await mkdtemp(join(tmpdir(), 'vncua-score-ev-'));
     try {
-      const evidence = { rule: 'text' as const, pattern: '>code#1</', snippet: '<div id="r">code#1</div>', url: 'http://127.0.0.1:1/t.html', at: 1_700_000_001_350, entry_index: 1, phase: 'grace' as const };
+      const evidence = {
+        rule: 'text' as const,
+        pattern: '>code#1</',
+        snippet: '<div id="r">code#1</div>',
+        url: 'http://127.0.0.1:1/t.html',
+        at: 1_700_000_001_350,
+        entry_index: 1,
+        phase: 'grace' as const,
+      };
       const write = async (id: string, late: boolean, report: boolean) => {
         const dir = join(root, 'agent', '1280_800', id);
         const w = new TraceWriter(dir);
         await w.open();
-        await w.append({ action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' }, task_marked_complete: false, started_at: 1_700_000_000_000, ended_at: 1_700_000_000_100 });
+        await w.append({
+          action: 'mouse_click',
+          params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' },
+          task_marked_complete: false,
+          started_at: 1_700_000_000_000,
+          ended_at: 1_700_000_000_100,
+        });
         await w.append({ action: 'type_text', params: { text: 'abc' }, task_marked_complete: false, started_at: 1_700_000_001_000, ended_at: 1_700_000_001_100 });
         await w.append({ action: 'finish', params: {}, task_marked_complete: false, started_at: 1_700_000_001_101, ended_at: 1_700_000_001_102 });
         if (late) await w.markComplete(1, { phase: 'grace', at: evidence.at, rule: 'text', pattern: evidence.pattern, snippet: evidence.snippet, url: evidence.url });
@@ -239,7 +321,9 @@ describe('scoring with success evidence', () => {
       const json = JSON.parse(await readFile(join(root, 'scores.json'), 'utf8')) as ScoreReport;
       expect(json.runs[0]!.evidence).toEqual(evidence);
       const html = await readFile(join(root, 'scores.html'), 'utf8');
-      expect(html).toMatch(/<a class="first" href="agent\/1280_800\/late-1\/action_screenshots\.html#step-1" title="first success at step 1 \(grace check, text &#34;&#62;code#1&#60;\/&#34;\): &#60;div id=&#34;r&#34;&#62;code#1&#60;\/div&#62; on http:\/\/127\.0\.0\.1:1\/t\.html">step 1<\/a>/);
+      expect(html).toMatch(
+        /<a class="first" href="agent\/1280_800\/late-1\/action_screenshots\.html#step-1" title="first success at step 1 \(grace check, text &#34;&#62;code#1&#60;\/&#34;\): &#60;div id=&#34;r&#34;&#62;code#1&#60;\/div&#62; on http:\/\/127\.0\.0\.1:1\/t\.html">step 1<\/a>/,
+      );
       expect(html.match(/class="first"/g)?.length).toBe(1);
       const md = await readFile(join(root, 'scores.md'), 'utf8');
       expect(md).toContain('([step 1](agent/1280_800/late-1/action_screenshots.html#step-1))');

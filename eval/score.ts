@@ -265,7 +265,9 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
     dir: rel(dir),
     status: invalid ? 'invalid' : (result?.status ?? (partial ? 'partial' : 'unknown')),
     invalid,
-    error: result?.error ?? (m.infra_error ? { code: 'EVAL_ERR_DESKTOP_LOST', message: 'The run never started: no trace and no result.json (the runner was stopped while its desktop started).' } : null),
+    error:
+      result?.error ??
+      (m.infra_error ? { code: 'EVAL_ERR_DESKTOP_LOST', message: 'The run never started: no trace and no result.json (the runner was stopped while its desktop started).' } : null),
     link: linkFile ? rel(linkFile) : null,
     success_link: hasReport && m.success_index !== null ? `${rel(report)}#step-${m.success_index}` : null,
     success_at: result?.success_at ?? null,
@@ -289,7 +291,7 @@ function groupBy<T>(xs: readonly T[], key: (x: T) => string): Map<string, T[]> {
 function byResolution(a: string, b: string): number {
   const pa = a.split('x').map(Number);
   const pb = b.split('x').map(Number);
-  return (pa[0]! - pb[0]!) || (pa[1]! - pb[1]!) || a.localeCompare(b);
+  return pa[0]! - pb[0]! || pa[1]! - pb[1]! || a.localeCompare(b);
 }
 
 /** Score every run under `root`; EVAL_ERR_NO_RUNS when there is none. */
@@ -298,7 +300,9 @@ export async function scoreRoot(rootDir: string, opts: { signal?: AbortSignal } 
   const dirs = await findRunDirs(root);
   opts.signal?.throwIfAborted();
   if (dirs.length === 0) {
-    throw new VncuaError('EVAL_ERR_NO_RUNS', `No run directories under ${root} (looked for ${RUN_FILES.join(', ')}); give the --out directory of vncua eval.`, { details: { root } });
+    throw new VncuaError('EVAL_ERR_NO_RUNS', `No run directories under ${root} (looked for ${RUN_FILES.join(', ')}); give the --out directory of vncua eval.`, {
+      details: { root },
+    });
   }
   const runs: RunScore[] = [];
   for (const d of dirs) {

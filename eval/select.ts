@@ -9,7 +9,10 @@ import type { EvalTask } from './tasks.ts';
 
 /** Split `a,b*` lists (from one or more --only flags) into patterns; empty items are dropped. */
 export function parseOnly(lists: readonly string[]): string[] {
-  return lists.flatMap((l) => l.split(',')).map((p) => p.trim()).filter((p) => p.length > 0);
+  return lists
+    .flatMap((l) => l.split(','))
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
 }
 
 /** A glob as an anchored regular expression (`*` → `.*`, `?` → `.`, everything else literal). */

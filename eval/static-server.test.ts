@@ -21,9 +21,7 @@ function get(base: string, path: string, opts: { method?: string; agent?: HttpAg
     const req = request({ host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', agent: opts.agent ?? false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), localPort: req.socket?.localPort }),
-      );
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), localPort: req.socket?.localPort }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -79,7 +77,7 @@ describe('startStaticServer', () => {
     expect((await get(server.url, '/blob.bin')).headers['content-type']).toBe('application/octet-stream');
   });
 
-  it('ignores the query string, decodes %-escapes and serves a directory\'s index.html', async () => {
+  it("ignores the query string, decodes %-escapes and serves a directory's index.html", async () => {
     expect((await get(server.url, '/pages/a.html?x=1#f')).status).toBe(200);
     expect((await get(server.url, '/with%20space.html')).body).toBe('<p>space</p>');
     expect((await get(server.url, '/pages/sub/')).body).toBe('<p>index</p>');
@@ -186,7 +184,10 @@ describe('startStaticServer errors and close', () => {
       // No close() call: the signal alone stops the server.
       let refused = false;
       for (let i = 0; i < 100 && !refused; i++) {
-        refused = await get(t.url, '/a.txt').then(() => false, (e: Error) => /ECONNREFUSED/.test(e.message));
+        refused = await get(t.url, '/a.txt').then(
+          () => false,
+          (e: Error) => /ECONNREFUSED/.test(e.message),
+        );
         if (!refused) await new Promise((r) => setTimeout(r, 20));
       }
       expect(refused).toBe(true);

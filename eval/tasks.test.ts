@@ -27,13 +27,30 @@ describe('task files, our format', () => {
   it('normalizes tasks: group from the id, resolution parsed, optional fields kept', () => {
     const { format, tasks } = parseTasks([
       ok,
-      { id: 'form--12', goal: 'Fill the form', url: 'https://example.org/f', success: { selector: '#done', visible: true }, maxSteps: 7, resolution: '1920x1080', hint: 'tab between fields' },
+      {
+        id: 'form--12',
+        goal: 'Fill the form',
+        url: 'https://example.org/f',
+        success: { selector: '#done', visible: true },
+        maxSteps: 7,
+        resolution: '1920x1080',
+        hint: 'tab between fields',
+      },
       { id: 'x', goal: 'g', url: 'a.html', success: { expression: 'window.done === true' }, group: 'mine' },
     ]);
     expect(format).toBe('vncua');
     expect(tasks).toEqual([
       { id: 'click-1', goal: 'Click the button', url: 'pages/click.html', success: { sentinel: 'code#1' }, group: 'click' },
-      { id: 'form--12', goal: 'Fill the form', url: 'https://example.org/f', success: { selector: '#done', visible: true }, group: 'form', maxSteps: 7, resolution: { width: 1920, height: 1080 }, hint: 'tab between fields' },
+      {
+        id: 'form--12',
+        goal: 'Fill the form',
+        url: 'https://example.org/f',
+        success: { selector: '#done', visible: true },
+        group: 'form',
+        maxSteps: 7,
+        resolution: { width: 1920, height: 1080 },
+        hint: 'tab between fields',
+      },
       { id: 'x', goal: 'g', url: 'a.html', success: { expression: 'window.done === true' }, group: 'mine' },
     ]);
   });
@@ -92,7 +109,14 @@ describe('task files, uitask format', () => {
     const { format, tasks } = parseTasks(ui);
     expect(format).toBe('uitask');
     expect(tasks).toEqual([
-      { id: 'combo-box-tasks--1', goal: 'Pick "Banana"', url: 'https://uitask.example/combo/index.html?x=1#top', success: { sentinel: '>code#1</' }, group: 'combo-box', hint: 'open the list first' },
+      {
+        id: 'combo-box-tasks--1',
+        goal: 'Pick "Banana"',
+        url: 'https://uitask.example/combo/index.html?x=1#top',
+        success: { sentinel: '>code#1</' },
+        group: 'combo-box',
+        hint: 'open the list first',
+      },
       { id: 'date-tasks--2', goal: 'Pick May 3', url: 'http://other.example:8080/date/p.html', success: { sentinel: '>code#1</' }, group: 'date' },
     ]);
   });

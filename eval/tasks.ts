@@ -78,7 +78,10 @@ export const taskSchema = z.strictObject({
   url: nonEmpty,
   success: successSchema,
   maxSteps: z.number().int().min(1).optional(),
-  resolution: z.string().regex(/^\d{1,5}x\d{1,5}$/, 'must be WxH, e.g. 1280x800').optional(),
+  resolution: z
+    .string()
+    .regex(/^\d{1,5}x\d{1,5}$/, 'must be WxH, e.g. 1280x800')
+    .optional(),
   hint: z.string().optional(),
   group: nonEmpty.optional(),
 });
@@ -241,7 +244,10 @@ export function parseBaseUrl(baseUrl: string): URL {
   try {
     u = new URL(baseUrl);
   } catch (cause) {
-    throw new VncuaError('EVAL_ERR_BAD_OPTIONS', `Bad base URL "${baseUrl}": expected an absolute URL such as http://127.0.0.1:8000/.`, { cause, details: { field: 'baseUrl', value: baseUrl } });
+    throw new VncuaError('EVAL_ERR_BAD_OPTIONS', `Bad base URL "${baseUrl}": expected an absolute URL such as http://127.0.0.1:8000/.`, {
+      cause,
+      details: { field: 'baseUrl', value: baseUrl },
+    });
   }
   if (!['http:', 'https:', 'file:'].includes(u.protocol)) {
     throw new VncuaError('EVAL_ERR_BAD_OPTIONS', `Bad base URL "${baseUrl}": expected http://, https:// or file://.`, { details: { field: 'baseUrl', value: baseUrl } });

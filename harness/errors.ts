@@ -18,7 +18,7 @@ export const ERROR_CODES = {
   RFB_ERR_TIMEOUT: 'The operation did not finish within its timeout.',
   RFB_ERR_ABORTED: 'The operation was cancelled through its AbortSignal.',
   RFB_ERR_CONNECT: 'The transport could not connect (refused, unreachable, TLS or WebSocket upgrade failure).',
-  RFB_ERR_BAD_URL: 'The VNC URL is not ws://, wss:// or tcp://host:port, or holds credentials (the message never repeats the URL\'s secret parts).',
+  RFB_ERR_BAD_URL: "The VNC URL is not ws://, wss:// or tcp://host:port, or holds credentials (the message never repeats the URL's secret parts).",
   RFB_ERR_ILLEGAL_STATE: 'An operation was attempted in a connection state that does not allow it.',
   RFB_ERR_BAD_ARGUMENT: 'A client method was called with an out-of-range argument.',
   // Desktop
@@ -35,13 +35,16 @@ export const ERROR_CODES = {
   TRACE_ERR_INVALID: 'A trace entry or trace file does not match the trace schema (names the file, entry index and field).',
   TRACE_ERR_NOT_FOUND: 'No trace file (execution.json, partial_execution.json or result.json) exists at the given path.',
   TRACE_ERR_ILLEGAL_STATE: 'A TraceWriter method was called before open() or after finalize().',
-  TRACE_ERR_EXPORT: 'A trace entry cannot be written in the requested format (e.g. a middle-button click for uitask, whose MouseButton has only left and right; details: entry index and field).',
+  TRACE_ERR_EXPORT:
+    'A trace entry cannot be written in the requested format (e.g. a middle-button click for uitask, whose MouseButton has only left and right; details: entry index and field).',
   TRACE_ERR_EXISTS: 'vncua export-trace would overwrite a file: the output exists (pass --overwrite) or is the trace being read or a trace file of that run.',
   // Output directories (harness/trace/out-dir.ts; --out of vncua run and vncua eval)
   OUTPUT_ERR_NOT_A_DIRECTORY: 'The output path, or one of its parents, is an existing file, not a directory (details: path, file).',
-  OUTPUT_ERR_NOT_WRITABLE: 'The output directory, or the nearest existing parent it would be created in, is not writable (permissions, read-only filesystem; details: path, at, errno), or a run could not be moved aside.',
+  OUTPUT_ERR_NOT_WRITABLE:
+    'The output directory, or the nearest existing parent it would be created in, is not writable (permissions, read-only filesystem; details: path, at, errno), or a run could not be moved aside.',
   OUTPUT_ERR_PSEUDO_FS: 'The output path is on a kernel pseudo-filesystem (/proc, /sys, cgroup, devpts, ...), where run files cannot live (details: path, fs).',
-  OUTPUT_ERR_RUN_EXISTS: 'The output directory already holds a run (execution.json, result.json; for vncua run also partial_execution.json or recording/); nothing was touched: give --overwrite (the Agent option overwrite) to move it aside to DIR.1, ... (details: path, files).',
+  OUTPUT_ERR_RUN_EXISTS:
+    'The output directory already holds a run (execution.json, result.json; for vncua run also partial_execution.json or recording/); nothing was touched: give --overwrite (the Agent option overwrite) to move it aside to DIR.1, ... (details: path, files).',
   // Agent actions (keys, text, pointer)
   ACTION_ERR_UNKNOWN_KEY: 'A key name given to pressKeys is not known (the error lists allowed names and the closest matches).',
   ACTION_ERR_BAD_ARGUMENT: 'An action argument is malformed (e.g. a control character in typeText text, an empty key string).',
@@ -60,21 +63,24 @@ export const ERROR_CODES = {
   RECORDER_ERR_NOT_STARTED: 'The recording proxy could not be started for a run with recording on (details say why); pass record: false to run without it.',
   // CDP success check (harness/cdp)
   CDP_ERR_BAD_SENTINEL: 'The success sentinel is malformed, or the page rejected it (invalid selector, an expression that threw or returned a non-boolean).',
-  CDP_ERR_BAD_URL: 'The CDP URL is not http://, https://, ws:// or wss://host:port, or holds credentials (the message never repeats the URL\'s secret parts).',
+  CDP_ERR_BAD_URL: "The CDP URL is not http://, https://, ws:// or wss://host:port, or holds credentials (the message never repeats the URL's secret parts).",
   CDP_ERR_ABORTED: 'A success check was cancelled through its AbortSignal.',
   CDP_ERR_CLOSED: 'check() was called after the SuccessChecker was closed.',
-  CDP_ERR_BAD_ARGUMENT: 'A SuccessChecker option, a check() option or a waitForPageReady() option is out of range (timeoutMs, connectTimeoutMs, loadTimeoutMs, settleTimeoutMs, quietMs).',
+  CDP_ERR_BAD_ARGUMENT:
+    'A SuccessChecker option, a check() option or a waitForPageReady() option is out of range (timeoutMs, connectTimeoutMs, loadTimeoutMs, settleTimeoutMs, quietMs).',
   // Task page readiness (harness/cdp/page-ready.ts): infra errors in vncua eval (retried, never counted against the agent)
   PAGE_ERR_UNREACHABLE: 'The browser could not load the task page: connection refused, DNS failure, TLS failure (details: url, netError such as net::ERR_CONNECTION_REFUSED).',
-  PAGE_ERR_HTTP_STATUS: 'The task page\'s main document answered an HTTP status >= 400, e.g. 404 from a static server without a single-page-app fallback (details: url, status).',
-  PAGE_ERR_BLANK: 'The task page showed nothing by the load timeout: still about:blank (the server took the connection but sent nothing), still loading, or loaded with no content (details: url, href, readyState).',
+  PAGE_ERR_HTTP_STATUS: "The task page's main document answered an HTTP status >= 400, e.g. 404 from a static server without a single-page-app fallback (details: url, status).",
+  PAGE_ERR_BLANK:
+    'The task page showed nothing by the load timeout: still about:blank (the server took the connection but sent nothing), still loading, or loaded with no content (details: url, href, readyState).',
   PAGE_ERR_NOT_SETTLED: 'The task page loaded but its DOM never stayed quiet for the quiet window within the settle timeout (details: url, timeoutMs, quietMs).',
   PAGE_ERR_NO_PAGE: 'The browser listed no page to wait on, or its page connection was lost while waiting for the task page (Chromium did not start, or crashed).',
   PAGE_ERR_ABORTED: 'Waiting for the task page was cancelled through its AbortSignal.',
   // Replaying traces and scripts (harness/agent/apply-action.ts, agents/scripted.ts)
   ACTION_ERR_UNKNOWN_ACTION: 'A trace or script entry names an action vncua does not know (details: index, action, known actions).',
-  SCRIPT_ERR_INVALID: 'A scripted agent\'s script is not a JSON list of { action, params } entries (details list one issue per bad entry: index and field), or could not be read.',
-  AGENT_ERR_NO_REFERENCE: 'The replay agent has no reference trace to play: no --script and no task id / task file were given, or <task file dir>/references/<task id>.json does not exist (details: path).',
+  SCRIPT_ERR_INVALID: "A scripted agent's script is not a JSON list of { action, params } entries (details list one issue per bad entry: index and field), or could not be read.",
+  AGENT_ERR_NO_REFERENCE:
+    'The replay agent has no reference trace to play: no --script and no task id / task file were given, or <task file dir>/references/<task id>.json does not exist (details: path).',
   // CLI (vncua run)
   CLI_ERR_BAD_AGENT: 'The --agent module could not be loaded, or its default export is neither an Agent subclass nor a function building an Agent.',
   CLI_ERR_BAD_ARGS: 'A command-line argument is missing, unknown or malformed (e.g. --vnc without --cdp).',
@@ -85,10 +91,13 @@ export const ERROR_CODES = {
   EVAL_ERR_PROVIDER_UNAVAILABLE: 'The desktop provider cannot work here (docker not installed or its daemon not reachable, no remote endpoint fits).',
   EVAL_ERR_DESKTOP_LOST: 'The desktop died or stopped answering during a task (Chromium crashed, CDP gone): an infra error, retried, never counted against the agent.',
   EVAL_ERR_NO_RUNS: 'vncua score found no task run directories (task.json / result.json / execution.json) under the given directory.',
-  EVAL_ERR_STATIC_SERVER: 'The static server for a task suite could not start: its root is missing or not a directory, listening failed, or the start timed out or was aborted (details: root).',
+  EVAL_ERR_STATIC_SERVER:
+    'The static server for a task suite could not start: its root is missing or not a directory, listening failed, or the start timed out or was aborted (details: root).',
   EVAL_ERR_NO_TASKS: 'The task file selects no task to run: an --only pattern matches none of its task ids (details: patterns, ids).',
-  EVAL_ERR_LAYOUT_MIXED: 'A task directory holds both a single run (--repeat 1: OUT/<agent>/<W>_<H>/<task id>/) and numbered attempts (--repeat K: <task id>/<n>/); nothing was run: use the --repeat it was run with, or another --out (details: dirs).',
-  EVAL_ERR_INVALID_RUNS: 'vncua score found runs whose trace, result or task.json cannot be read (not JSON, fails the schema, unreadable); they are listed in the scores and excluded from the rates; --allow-invalid accepts them.',
+  EVAL_ERR_LAYOUT_MIXED:
+    'A task directory holds both a single run (--repeat 1: OUT/<agent>/<W>_<H>/<task id>/) and numbered attempts (--repeat K: <task id>/<n>/); nothing was run: use the --repeat it was run with, or another --out (details: dirs).',
+  EVAL_ERR_INVALID_RUNS:
+    'vncua score found runs whose trace, result or task.json cannot be read (not JSON, fails the schema, unreadable); they are listed in the scores and excluded from the rates; --allow-invalid accepts them.',
   // HTML step report (recorder/report)
   REPORT_ERR_NOT_FOUND: 'No action_screenshots.json exists in the run directory given to the step report (run `vncua process` first).',
   REPORT_ERR_INVALID: 'action_screenshots.json is not valid JSON or does not match its schema (details name the field of the first bad part).',
@@ -102,7 +111,8 @@ export const ERROR_CODES = {
   // Recording proxy (recorder/proxy)
   RECORDER_ERR_BAD_UPSTREAM: 'The upstream VNC URL given to the recording proxy is not ws://, wss:// or tcp://host:port.',
   RECORDER_ERR_DIR: 'The recording directory could not be created, or is not writable (details: dir).',
-  RECORDER_ERR_UPSTREAM_CONNECT: 'The recording proxy could not connect a client to the upstream VNC endpoint (refused, unreachable, timed out, TLS or WebSocket upgrade failure); that client connection was closed.',
+  RECORDER_ERR_UPSTREAM_CONNECT:
+    'The recording proxy could not connect a client to the upstream VNC endpoint (refused, unreachable, timed out, TLS or WebSocket upgrade failure); that client connection was closed.',
   RECORDER_ERR_WRITE: 'A recording file could not be written while relaying (disk full, directory removed); relaying went on without recording.',
   RECORDER_ERR_TIMEOUT: 'Starting the recording proxy did not finish within its timeout (nothing was left listening).',
   RECORDER_ERR_ABORTED: 'Starting the recording proxy was cancelled through its AbortSignal (nothing was left listening).',
@@ -110,33 +120,45 @@ export const ERROR_CODES = {
   // Replaying recordings and post-processing runs (recorder/replay, recorder/process, vncua process)
   RECORDING_ERR_NOT_FOUND: 'No recording at the given path: the directory does not exist or holds no client/server stream files (*.rfb.bin, *.time.bin).',
   RECORDING_ERR_MISSING_FILE: 'A file of a recorded connection is missing (e.g. server.time.bin without server.rfb.bin); that stream is used as far as the files present allow.',
-  RECORDING_ERR_TRUNCATED: 'A recording file ends early (a partial last time record, a time record pointing past the data, or data with no time record); everything before the damage is used.',
-  RECORDING_ERR_TIME_ORDER: 'A time index goes backwards (a timestamp or cumulative length smaller than the one before) or holds a timestamp that is no time (NaN, infinite or negative); the records before it are used.',
+  RECORDING_ERR_TRUNCATED:
+    'A recording file ends early (a partial last time record, a time record pointing past the data, or data with no time record); everything before the damage is used.',
+  RECORDING_ERR_TIME_ORDER:
+    'A time index goes backwards (a timestamp or cumulative length smaller than the one before) or holds a timestamp that is no time (NaN, infinite or negative); the records before it are used.',
   RECORDING_ERR_BAD_MANIFEST: 'recording.json is not valid JSON or not a vncua recording manifest; the stream files are read without it.',
-  RECORDING_ERR_PIXEL_FORMAT: 'The recorded client used a pixel format other than vncua\'s (32 bpp, depth 24, little-endian true colour, red/green/blue shifts 0/8/16); that connection cannot be replayed.',
-  RECORDING_ERR_DECODE: 'The recorded server stream cannot be replayed past some point (corrupt data, an encoding or security type this client does not decode); frames up to that point are used (details: connection, offset, time, cause).',
+  RECORDING_ERR_PIXEL_FORMAT:
+    "The recorded client used a pixel format other than vncua's (32 bpp, depth 24, little-endian true colour, red/green/blue shifts 0/8/16); that connection cannot be replayed.",
+  RECORDING_ERR_DECODE:
+    'The recorded server stream cannot be replayed past some point (corrupt data, an encoding or security type this client does not decode); frames up to that point are used (details: connection, offset, time, cause).',
   RECORDING_ERR_CLIENT_STREAM: 'The recorded client stream holds a message that cannot be parsed; client events (pointer, keys) after it are unknown.',
-  RECORDING_ERR_NOT_REACHED: 'An action lies before the recording\'s first complete frame: that image is null.',
-  RECORDING_ERR_STALE_FRAME: 'An image shows an older screen than its instant (the recording is damaged or cannot be replayed past that point, or its data ends before): it is marked stale in action_screenshots.json, with the reason and the instant it shows.',
+  RECORDING_ERR_NOT_REACHED: "An action lies before the recording's first complete frame: that image is null.",
+  RECORDING_ERR_STALE_FRAME:
+    'An image shows an older screen than its instant (the recording is damaged or cannot be replayed past that point, or its data ends before): it is marked stale in action_screenshots.json, with the reason and the instant it shows.',
   PROCESS_ERR_WRITE: 'A post-processing output (action_screenshots/, action_screenshots.json) could not be written (directory not writable, disk full).',
   PROCESS_ERR_NO_RUNS: 'vncua process found no run directory (execution.json or partial_execution.json beside a recording/ directory) under the given root.',
   PROCESS_ERR_WORKER: 'A post-processing worker process died or answered garbage while processing a run (the run is reported failed; the others go on).',
   PROCESS_ERR_ALIGNMENT: 'A uitask trace (no timestamps) could not be aligned to the recorded client input; its actions have no images.',
   // Model adapters (byom/): model API calls and what the model asks for
-  AGENT_ERR_SAFETY_CHECK: 'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',
-  MODEL_ERR_AUTH: 'The model API rejected the credentials (HTTP 401 or 403): set the API key (e.g. OPENAI_API_KEY) or fix its permissions (a configuration error: vncua eval stops the suite).',
-  MODEL_ERR_RATE_LIMITED: 'The model API still answered 429 (rate limit or quota) after the client\'s retries.',
-  MODEL_ERR_SERVER: 'The model API still answered 5xx after the client\'s retries.',
-  MODEL_ERR_TIMEOUT: 'A model API call got no answer within its request timeout (after the client\'s retries).',
-  MODEL_ERR_CONNECT: 'The model API could not be reached (connection refused or reset, DNS, TLS) after the client\'s retries.',
-  MODEL_ERR_REQUEST: 'The model API rejected the request (HTTP 4xx other than 401, 403, 404, 429: unsupported parameter, a request too large); the message holds the API\'s own.',
+  AGENT_ERR_SAFETY_CHECK:
+    'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',
+  MODEL_ERR_AUTH:
+    'The model API rejected the credentials (HTTP 401 or 403): set the API key (e.g. OPENAI_API_KEY) or fix its permissions (a configuration error: vncua eval stops the suite).',
+  MODEL_ERR_RATE_LIMITED: "The model API still answered 429 (rate limit or quota) after the client's retries.",
+  MODEL_ERR_SERVER: "The model API still answered 5xx after the client's retries.",
+  MODEL_ERR_TIMEOUT: "A model API call got no answer within its request timeout (after the client's retries).",
+  MODEL_ERR_CONNECT: "The model API could not be reached (connection refused or reset, DNS, TLS) after the client's retries.",
+  MODEL_ERR_REQUEST: "The model API rejected the request (HTTP 4xx other than 401, 403, 404, 429: unsupported parameter, a request too large); the message holds the API's own.",
   MODEL_ERR_NOT_FOUND: 'The model API answered 404: the model name is unknown, or the base URL / endpoint path is wrong (a configuration error: vncua eval stops the suite).',
-  MODEL_ERR_BAD_RESPONSE: 'The model API answered with a body that is not what its wire format says (not JSON, no output list, a tool call without its id); details say what was wrong.',
-  MODEL_ERR_UNKNOWN_ACTION: 'The model asked for an action the adapter cannot map to vncua\'s primitives (an unknown action type, or one missing its coordinates; details: action).',
-  AGENT_ERR_PARSE: 'A model adapter could not turn the model\'s reply into an action, also after re-asking with the validation error (status parse_error; the message holds the last error and the start of the last reply).',
-  MODEL_ERR_REFUSAL: 'The model declined to continue (Anthropic stop_reason "refusal"); the run ended with status safety_check (the message holds the refusal category and explanation, when given, and the model\'s text).',
-  MODEL_ERR_MAX_TOKENS: 'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
-  MODEL_ERR_CONTEXT_WINDOW: 'The conversation no longer fits the model\'s context window (stop_reason "model_context_window_exceeded"); keep fewer screenshots (historyScreens) or use fewer steps.',
+  MODEL_ERR_BAD_RESPONSE:
+    'The model API answered with a body that is not what its wire format says (not JSON, no output list, a tool call without its id); details say what was wrong.',
+  MODEL_ERR_UNKNOWN_ACTION: "The model asked for an action the adapter cannot map to vncua's primitives (an unknown action type, or one missing its coordinates; details: action).",
+  AGENT_ERR_PARSE:
+    "A model adapter could not turn the model's reply into an action, also after re-asking with the validation error (status parse_error; the message holds the last error and the start of the last reply).",
+  MODEL_ERR_REFUSAL:
+    'The model declined to continue (Anthropic stop_reason "refusal"); the run ended with status safety_check (the message holds the refusal category and explanation, when given, and the model\'s text).',
+  MODEL_ERR_MAX_TOKENS:
+    'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
+  MODEL_ERR_CONTEXT_WINDOW:
+    'The conversation no longer fits the model\'s context window (stop_reason "model_context_window_exceeded"); keep fewer screenshots (historyScreens) or use fewer steps.',
 } as const;
 
 /** A stable error code string. */

@@ -74,7 +74,20 @@ for (const size of SIZES) {
 
     function context(task: EvalTask, outputDir: string): AgentContext {
       const agentOptions = { task: task.goal, outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: task.success };
-      return { task: task.goal, outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, url: task.url, maxSteps: task.maxSteps ?? 50, script: undefined, args: [], agentOptions, taskId: task.id, taskFile: TASK_FILE, resolution: { width: desktop.width, height: desktop.height } };
+      return {
+        task: task.goal,
+        outputDir,
+        vncUrl: desktop.vncUrl,
+        cdpUrl: desktop.cdpUrl,
+        url: task.url,
+        maxSteps: task.maxSteps ?? 50,
+        script: undefined,
+        args: [],
+        agentOptions,
+        taskId: task.id,
+        taskFile: TASK_FILE,
+        resolution: { width: desktop.width, height: desktop.height },
+      };
     }
 
     async function trace(outputDir: string): Promise<Entry[]> {
@@ -97,7 +110,10 @@ for (const size of SIZES) {
         const entries = await trace(outputDir);
         expect(entries.map((e) => e.action)).toEqual(agent.steps.map((s) => s.action));
         expect(entries.filter((e) => e.error !== undefined)).toEqual([]);
-        expect(entries.some((e) => e.task_marked_complete === true), `${id}: no action was marked complete`).toBe(true);
+        expect(
+          entries.some((e) => e.task_marked_complete === true),
+          `${id}: no action was marked complete`,
+        ).toBe(true);
         expect(entries.at(-1)!.task_marked_complete, `${id}: not complete at finish`).toBe(true);
         expect(await checker.check(), `${id}: the success check at the end`).toBe(true);
       });
@@ -113,16 +129,25 @@ for (const size of SIZES) {
           const result = await agent.run({ maxSteps: 20 });
           expect(result, id).toMatchObject({ status: 'finished', steps: RANDOM_ACTIONS + 1 });
           const entries = await trace(outputDir);
-          expect(entries.filter((e) => e.error !== undefined), id).toEqual([]);
+          expect(
+            entries.filter((e) => e.error !== undefined),
+            id,
+          ).toEqual([]);
           const expected = new RandomActionGenerator(`floor-${id}`).take(RANDOM_ACTIONS, { width: desktop.width, height: desktop.height });
-          expect(entries.slice(0, -1).map((e) => ({ action: e.action, params: e.params })), id).toEqual(expected);
+          expect(
+            entries.slice(0, -1).map((e) => ({ action: e.action, params: e.params })),
+            id,
+          ).toEqual(expected);
           expect(entries.at(-1)!.action).toBe('finish');
-          expect(entries.some((e) => e.task_marked_complete === true), `${id} solved by random actions`).toBe(false);
+          expect(
+            entries.some((e) => e.task_marked_complete === true),
+            `${id} solved by random actions`,
+          ).toBe(false);
           expect(await checker.check(), id).toBe(false);
         }
       });
 
-      it('the random agent\'s builder seeds with the task id', () => {
+      it("the random agent's builder seeds with the task id", () => {
         const task = tasks.get(RANDOM_SAMPLE[0]!)!;
         const a = buildRandomAgent(context(task, join(out, 'x')));
         const b = new RandomAgent({ outputDir: join(out, 'y'), vncUrl: desktop.vncUrl, seed: task.id });

@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 npx tsc -p tsconfig.json --noEmit
+# One format, one linter: Biome checks both (npm run format rewrites the files).
+npx biome ci --reporter=summary .
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
 status=0

@@ -26,4 +26,3 @@ export function realisticPage(bytes: number): string {
   }
   return head + cards.join('\n') + tail;
 }
-

@@ -119,7 +119,10 @@ describe('ComputerActionMapper', () => {
 
     // An up at its own coordinate drags there.
     m.map({ action: 'left_mouse_down' });
-    expect(stepsOf(m.map({ action: 'left_mouse_up', coordinate: [1279, 719] }))[0]).toEqual({ action: 'mouse_drag', params: { start: { x: 600, y: 450 }, end: { x: 1919, y: 1079 }, button: 'left' } });
+    expect(stepsOf(m.map({ action: 'left_mouse_up', coordinate: [1279, 719] }))[0]).toEqual({
+      action: 'mouse_drag',
+      params: { start: { x: 600, y: 450 }, end: { x: 1919, y: 1079 }, button: 'left' },
+    });
 
     // Errors: an up without a down, a second down.
     expect(errorOf(m.map({ action: 'left_mouse_up' }))).toMatch(/not down/);

@@ -206,7 +206,10 @@ export class ComputerActionMapper {
         this.#pointer = position;
         if (this.#down) {
           const d = this.#opts.map.toDisplay(position);
-          return { kind: 'text', text: `The pointer is at (${d.x}, ${d.y}) with the left button held; the press, the moves and the release are performed together at left_mouse_up.` };
+          return {
+            kind: 'text',
+            text: `The pointer is at (${d.x}, ${d.y}) with the left button held; the press, the moves and the release are performed together at left_mouse_up.`,
+          };
         }
         return steps([{ action: 'mouse_move', params: { position } }]);
       }
@@ -216,7 +219,10 @@ export class ComputerActionMapper {
         this.#down = position;
         this.#pointer = position;
         const d = this.#opts.map.toDisplay(position);
-        return { kind: 'text', text: `The left button is down at (${d.x}, ${d.y}); vncua performs the press together with the next left_mouse_up (a click there, or a drag to where the pointer is then).` };
+        return {
+          kind: 'text',
+          text: `The left button is down at (${d.x}, ${d.y}); vncua performs the press together with the next left_mouse_up (a click there, or a drag to where the pointer is then).`,
+        };
       }
       case 'left_mouse_up': {
         const start = this.#down;
@@ -231,7 +237,10 @@ export class ComputerActionMapper {
         const text = this.#text(action, i.text);
         const chords = translateKeys(text);
         const note = this.#dropDown(action);
-        return steps(chords.map((keys) => ({ action: 'press_keys', params: { keys } })), note);
+        return steps(
+          chords.map((keys) => ({ action: 'press_keys', params: { keys } })),
+          note,
+        );
       }
       case 'type': {
         const text = this.#text(action, i.text);
@@ -285,7 +294,9 @@ export class ComputerActionMapper {
     if (i.text !== undefined && i.text !== null && i.text !== '') {
       const held = typeof i.text === 'string' ? i.text.trim().toLowerCase() : '';
       if (!SHIFT_NAMES.has(held)) {
-        throw new InputError(`scroll with held keys ${JSON.stringify(i.text)} is not supported: vncua cannot hold keys during a scroll (only shift, which scrolls sideways). Nothing was done.`);
+        throw new InputError(
+          `scroll with held keys ${JSON.stringify(i.text)} is not supported: vncua cannot hold keys during a scroll (only shift, which scrolls sideways). Nothing was done.`,
+        );
       }
       if (direction === 'up') direction = 'left';
       else if (direction === 'down') direction = 'right';

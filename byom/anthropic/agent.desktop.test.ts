@@ -108,7 +108,12 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
     expect(meta0.model_calls).toHaveLength(1);
     expect(meta0.model_calls[0]).toMatchObject({ response_id: server.messages[0]!.id, model: DEFAULT_ANTHROPIC_MODEL, attempts: 1 });
     expect(meta0.model_calls[0]!.latency_ms).toBeGreaterThan(0);
-    expect(meta0.model_calls[0]!.usage).toMatchObject({ input_tokens: server.messages[0]!.usage.input_tokens, output_tokens: server.messages[0]!.usage.output_tokens, cache_creation_input_tokens: 56, cache_read_input_tokens: 1234 });
+    expect(meta0.model_calls[0]!.usage).toMatchObject({
+      input_tokens: server.messages[0]!.usage.input_tokens,
+      output_tokens: server.messages[0]!.usage.output_tokens,
+      cache_creation_input_tokens: 56,
+      cache_read_input_tokens: 1234,
+    });
     expect(meta0.request_bytes).toEqual([q0!.bytes]);
     expect(meta0.model_text).toEqual(['I will click both corners.']);
     expect(entries[1]!.meta).toBeUndefined();
@@ -207,7 +212,11 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
       [back(330, 150).x, back(330, 150).y],
     ]);
     expect(ev('contextmenu').map((e) => [e.x, e.y])).toEqual([[back(210, 150).x, back(210, 150).y]]);
-    expect(ev('mousedown').filter((e) => e.button === 1).map((e) => [e.x, e.y])).toEqual([[back(270, 150).x, back(270, 150).y]]);
+    expect(
+      ev('mousedown')
+        .filter((e) => e.button === 1)
+        .map((e) => [e.x, e.y]),
+    ).toEqual([[back(270, 150).x, back(270, 150).y]]);
     expect(ev('mousedown').some((e) => e.detail === 3 && e.x === back(330, 150).x)).toBe(true);
     // ctrl+a reached the page (it cancels Ctrl shortcuts), then BackSpace deleted one character.
     expect(ev('keydown').some((e) => e.key === 'a' && e.ctrl)).toBe(true);
@@ -248,7 +257,10 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
     expect(requestImages(last).map((i) => i.message)).toEqual([6, 8]);
     const flat = JSON.stringify(last.messages);
     expect(flat.split(TRIMMED_IMAGE_TEXT).length - 1).toBe(3);
-    expect(last.messages[0]!.content).toEqual([{ type: 'text', text: 'Click the two corners of the screen.' }, { type: 'text', text: TRIMMED_IMAGE_TEXT }]);
+    expect(last.messages[0]!.content).toEqual([
+      { type: 'text', text: 'Click the two corners of the screen.' },
+      { type: 'text', text: TRIMMED_IMAGE_TEXT },
+    ]);
   });
 
   it('a model repeating the same click ends the run as stuck', async () => {
@@ -267,7 +279,18 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
     {
       const { agent, dir } = await setup([
         { reply: [toolUse({ action: 'left_click', coordinate: [10, 10] })] },
-        { reply: [text('I cannot help with that.')], stopReason: 'refusal', stopDetails: { type: 'refusal', category: 'general_harms', explanation: 'policy', fallback_credit_token: null, fallback_has_prefill_claim: null, recommended_model: null } },
+        {
+          reply: [text('I cannot help with that.')],
+          stopReason: 'refusal',
+          stopDetails: {
+            type: 'refusal',
+            category: 'general_harms',
+            explanation: 'policy',
+            fallback_credit_token: null,
+            fallback_has_prefill_claim: null,
+            recommended_model: null,
+          },
+        },
       ]);
       const r = await agent.run({ maxSteps: 10 });
       expect(r.status).toBe('safety_check');
@@ -297,7 +320,9 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
   });
 
   it('tool calls that all fail maxFailedTurns replies in a row end the run with status parse_error; each failure is an is_error result', async () => {
-    const { server, agent, dir } = await setup(() => ({ reply: [toolUse({ action: 'left_click', coordinate: [5000, 1] }), toolUse({ action: 'type', text: 'never typed' })] }), { maxFailedTurns: 3 });
+    const { server, agent, dir } = await setup(() => ({ reply: [toolUse({ action: 'left_click', coordinate: [5000, 1] }), toolUse({ action: 'type', text: 'never typed' })] }), {
+      maxFailedTurns: 3,
+    });
     const r = await agent.run({ maxSteps: 30 });
     expect(r.status).toBe('parse_error');
     expect(r.error?.code).toBe('AGENT_ERR_PARSE');

@@ -16,7 +16,9 @@ import { serveDir, startPageDesktop, type PageDesktop } from './test-helpers/des
 
 const SUITE = fileURLToPath(new URL('../../eval/suites/basic/', import.meta.url));
 const TASK_ID = 'text-edit-rename';
-const task = (JSON.parse(readFileSync(`${SUITE}tasks.json`, 'utf8')) as Array<{ id: string; goal: string; url: string; success: { sentinel: string } }>).find((t) => t.id === TASK_ID)!;
+const task = (JSON.parse(readFileSync(`${SUITE}tasks.json`, 'utf8')) as Array<{ id: string; goal: string; url: string; success: { sentinel: string } }>).find(
+  (t) => t.id === TASK_ID,
+)!;
 
 describe('AnthropicCuaAgent end to end on the basic suite (1920x1080)', () => {
   let site: { url: string; close(): Promise<void> } | undefined;

@@ -71,7 +71,7 @@ export const DEFAULT_MAX_FAILED_TURNS = 3;
 export const DEFAULT_SYSTEM_PROMPT =
   'You control a Linux desktop through the computer tool. It usually shows one web page in a full-screen browser ' +
   '(Chromium in kiosk mode: no address bar and no tabs; use alt+Left and alt+Right to go back and forward). ' +
-  'Every screenshot shows the whole screen. Carry out the user\'s task with as few actions as possible. ' +
+  "Every screenshot shows the whole screen. Carry out the user's task with as few actions as possible. " +
   'When the task is done, or cannot be done, stop calling the tool and answer with a short summary.';
 
 /** Models that take computer_20250124 (the others get computer_20251124 by default). */
@@ -216,11 +216,17 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
         return false;
       }
       case 'max_tokens':
-        throw new VncuaError('MODEL_ERR_MAX_TOKENS', `The reply ${resp.id} was cut off at max_tokens (${this.#own.maxTokens}); raise the maxTokens option.`, { details: { id: resp.id, maxTokens: this.#own.maxTokens } });
-      case 'model_context_window_exceeded':
-        throw new VncuaError('MODEL_ERR_CONTEXT_WINDOW', `The conversation no longer fits the context window of ${this.modelName} (message ${resp.id}); lower historyScreens (now ${this.#own.historyScreens}) or maxSteps.`, {
-          details: { id: resp.id, historyScreens: this.#own.historyScreens },
+        throw new VncuaError('MODEL_ERR_MAX_TOKENS', `The reply ${resp.id} was cut off at max_tokens (${this.#own.maxTokens}); raise the maxTokens option.`, {
+          details: { id: resp.id, maxTokens: this.#own.maxTokens },
         });
+      case 'model_context_window_exceeded':
+        throw new VncuaError(
+          'MODEL_ERR_CONTEXT_WINDOW',
+          `The conversation no longer fits the context window of ${this.modelName} (message ${resp.id}); lower historyScreens (now ${this.#own.historyScreens}) or maxSteps.`,
+          {
+            details: { id: resp.id, historyScreens: this.#own.historyScreens },
+          },
+        );
       case 'pause_turn':
         conv.paused = true;
         if (text) this.attachMeta({ model_text: [text] });
@@ -257,7 +263,13 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
   #body(display: ScreenSize): MessageCreateParamsNonStreaming {
     const tool: BetaToolComputerUse20251124 | BetaToolComputerUse20250124 =
       this.toolVersion === 'computer_20251124'
-        ? { type: 'computer_20251124', name: 'computer', display_width_px: display.width, display_height_px: display.height, ...(this.#own.enableZoom ? { enable_zoom: true } : {}) }
+        ? {
+            type: 'computer_20251124',
+            name: 'computer',
+            display_width_px: display.width,
+            display_height_px: display.height,
+            ...(this.#own.enableZoom ? { enable_zoom: true } : {}),
+          }
         : { type: 'computer_20250124', name: 'computer', display_width_px: display.width, display_height_px: display.height };
     return {
       model: this.modelName,
@@ -385,7 +397,8 @@ function badResponse(why: string, details: Record<string, unknown> = {}): VncuaE
 /** Check the parts of a message this adapter relies on (the SDK does not validate bodies). */
 function checkMessage(raw: unknown): BetaMessage {
   const m = raw as Partial<BetaMessage> | null;
-  if (typeof m !== 'object' || m === null || Array.isArray(m)) throw badResponse(`the body is ${Array.isArray(m) ? 'an array' : m === null ? 'null' : typeof m}, not a message object`);
+  if (typeof m !== 'object' || m === null || Array.isArray(m))
+    throw badResponse(`the body is ${Array.isArray(m) ? 'an array' : m === null ? 'null' : typeof m}, not a message object`);
   if (typeof m.id !== 'string' || m.id === '') throw badResponse('it has no id');
   if (m.type !== 'message') throw badResponse(`its type is ${JSON.stringify(m.type)}, not "message"`, { id: m.id });
   if (!Array.isArray(m.content)) throw badResponse('it has no content list', { id: m.id });

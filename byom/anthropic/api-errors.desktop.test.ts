@@ -100,7 +100,18 @@ describe('AnthropicCuaAgent: API errors end the run with a clear status and a va
       [{ raw: '{"id": "msg_1", "type": "mess', contentType: 'application/json' }],
       [{ raw: '<html><body>Bad gateway</body></html>', contentType: 'text/html' }],
       [{ raw: '{"hello": "world"}', contentType: 'application/json' }],
-      [{ raw: JSON.stringify({ id: 'msg_2', type: 'message', role: 'assistant', content: [{ type: 'tool_use', name: 'computer', input: { action: 'screenshot' } }], stop_reason: 'tool_use' }), contentType: 'application/json' }],
+      [
+        {
+          raw: JSON.stringify({
+            id: 'msg_2',
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: 'tool_use', name: 'computer', input: { action: 'screenshot' } }],
+            stop_reason: 'tool_use',
+          }),
+          contentType: 'application/json',
+        },
+      ],
     ];
     for (const script of bodies) {
       const { result } = await runWith(script);

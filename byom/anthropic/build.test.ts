@@ -21,7 +21,24 @@ describe('buildAnthropicAgent', () => {
 
   it('arguments after -- win over the environment', () => {
     const o = anthropicOptions(
-      ctx(['--model', 'claude-sonnet-4-5', '--base-url', 'http://127.0.0.1:2', '--display', '1024x640', '--history', '5', '--max-tokens', '2048', '--timeout-ms', '9000', '--budget-ms', '60000', '--tool-version', 'computer_20250124']),
+      ctx([
+        '--model',
+        'claude-sonnet-4-5',
+        '--base-url',
+        'http://127.0.0.1:2',
+        '--display',
+        '1024x640',
+        '--history',
+        '5',
+        '--max-tokens',
+        '2048',
+        '--timeout-ms',
+        '9000',
+        '--budget-ms',
+        '60000',
+        '--tool-version',
+        'computer_20250124',
+      ]),
       { ANTHROPIC_API_KEY: 'k', VNCUA_ANTHROPIC_MODEL: 'other', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' },
     );
     expect(o).toMatchObject({
@@ -35,7 +52,9 @@ describe('buildAnthropicAgent', () => {
       budgetMs: 60000,
       toolVersion: 'computer_20250124',
     });
-    expect(buildAnthropicAgent(ctx(['--base-url', 'http://127.0.0.1:3']), { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' }).client.baseURL).toBe('http://127.0.0.1:3');
+    expect(buildAnthropicAgent(ctx(['--base-url', 'http://127.0.0.1:3']), { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:1' }).client.baseURL).toBe(
+      'http://127.0.0.1:3',
+    );
   });
 
   it('a bad argument is CLI_ERR_BAD_ARGS naming it', () => {
@@ -55,7 +74,7 @@ describe('buildAnthropicAgent', () => {
     }
   });
 
-  it('without a key the builder refuses naming ANTHROPIC_API_KEY; a bad option is the constructor\'s AGENT_ERR_BAD_OPTIONS', () => {
+  it("without a key the builder refuses naming ANTHROPIC_API_KEY; a bad option is the constructor's AGENT_ERR_BAD_OPTIONS", () => {
     const e = errorOf(() => buildAnthropicAgent(ctx(), {}));
     expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
     expect(e?.message).toContain('ANTHROPIC_API_KEY');
@@ -70,7 +89,15 @@ describe('buildAnthropicAgent', () => {
   });
 
   it('picks the tool version from the model: computer_20250124 for the models that take only it', () => {
-    for (const m of ['claude-sonnet-4-5', 'claude-sonnet-4-5-20250929', 'claude-haiku-4-5', 'claude-opus-4-1-20250805', 'claude-sonnet-4-20250514', 'claude-opus-4-0', 'claude-3-7-sonnet-20250219']) {
+    for (const m of [
+      'claude-sonnet-4-5',
+      'claude-sonnet-4-5-20250929',
+      'claude-haiku-4-5',
+      'claude-opus-4-1-20250805',
+      'claude-sonnet-4-20250514',
+      'claude-opus-4-0',
+      'claude-3-7-sonnet-20250219',
+    ]) {
       expect(defaultToolVersion(m), m).toBe('computer_20250124');
     }
     for (const m of ['claude-sonnet-4-6', 'claude-opus-4-5', 'claude-opus-4-6', 'claude-opus-4-7', 'my-proxy-model']) {

@@ -9,21 +9,63 @@ const normalized: CoordinateFrame = { ...absolute, space: 'normalized1000' };
 describe('validateChatAction', () => {
   it('maps every action to a trace step whose params the trace schema accepts', () => {
     const replies: Array<[Record<string, unknown>, { action: string; params: Record<string, unknown> }]> = [
-      [{ action: 'click', coordinate: [10, 20] }, { action: 'mouse_click', params: { position: { x: 10, y: 20 }, button: 'left', click_type: 'single' } }],
-      [{ action: 'click', coordinate: [10, 20], button: 'middle' }, { action: 'mouse_click', params: { position: { x: 10, y: 20 }, button: 'middle', click_type: 'single' } }],
-      [{ action: 'double_click', coordinate: [1, 2] }, { action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'double' } }],
-      [{ action: 'triple_click', coordinate: [1, 2] }, { action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'triple' } }],
-      [{ action: 'right_click', coordinate: [1, 2] }, { action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'right', click_type: 'single' } }],
-      [{ action: 'move', coordinate: [5, 6] }, { action: 'mouse_move', params: { position: { x: 5, y: 6 } } }],
-      [{ action: 'drag', start: [1, 2], end: [300, 400] }, { action: 'mouse_drag', params: { start: { x: 1, y: 2 }, end: { x: 300, y: 400 }, button: 'left' } }],
-      [{ action: 'scroll', coordinate: [5, 6], direction: 'down' }, { action: 'mouse_scroll', params: { position: { x: 5, y: 6 }, direction: 'down', repeat: 3 } }],
-      [{ action: 'scroll', coordinate: [5, 6], direction: 'left', amount: 7 }, { action: 'mouse_scroll', params: { position: { x: 5, y: 6 }, direction: 'left', repeat: 7 } }],
-      [{ action: 'type', text: 'héllo 世界\n' }, { action: 'type_text', params: { text: 'héllo 世界\n' } }],
-      [{ action: 'keys', keys: 'ctrl+shift+p' }, { action: 'press_keys', params: { keys: 'ctrl+shift+p' } }],
-      [{ action: 'navigate', direction: 'back' }, { action: 'page_navigation', params: { direction: 'back' } }],
-      [{ action: 'wait', seconds: 1.5 }, { action: 'wait', params: { seconds: 1.5 } }],
+      [
+        { action: 'click', coordinate: [10, 20] },
+        { action: 'mouse_click', params: { position: { x: 10, y: 20 }, button: 'left', click_type: 'single' } },
+      ],
+      [
+        { action: 'click', coordinate: [10, 20], button: 'middle' },
+        { action: 'mouse_click', params: { position: { x: 10, y: 20 }, button: 'middle', click_type: 'single' } },
+      ],
+      [
+        { action: 'double_click', coordinate: [1, 2] },
+        { action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'double' } },
+      ],
+      [
+        { action: 'triple_click', coordinate: [1, 2] },
+        { action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'left', click_type: 'triple' } },
+      ],
+      [
+        { action: 'right_click', coordinate: [1, 2] },
+        { action: 'mouse_click', params: { position: { x: 1, y: 2 }, button: 'right', click_type: 'single' } },
+      ],
+      [
+        { action: 'move', coordinate: [5, 6] },
+        { action: 'mouse_move', params: { position: { x: 5, y: 6 } } },
+      ],
+      [
+        { action: 'drag', start: [1, 2], end: [300, 400] },
+        { action: 'mouse_drag', params: { start: { x: 1, y: 2 }, end: { x: 300, y: 400 }, button: 'left' } },
+      ],
+      [
+        { action: 'scroll', coordinate: [5, 6], direction: 'down' },
+        { action: 'mouse_scroll', params: { position: { x: 5, y: 6 }, direction: 'down', repeat: 3 } },
+      ],
+      [
+        { action: 'scroll', coordinate: [5, 6], direction: 'left', amount: 7 },
+        { action: 'mouse_scroll', params: { position: { x: 5, y: 6 }, direction: 'left', repeat: 7 } },
+      ],
+      [
+        { action: 'type', text: 'héllo 世界\n' },
+        { action: 'type_text', params: { text: 'héllo 世界\n' } },
+      ],
+      [
+        { action: 'keys', keys: 'ctrl+shift+p' },
+        { action: 'press_keys', params: { keys: 'ctrl+shift+p' } },
+      ],
+      [
+        { action: 'navigate', direction: 'back' },
+        { action: 'page_navigation', params: { direction: 'back' } },
+      ],
+      [
+        { action: 'wait', seconds: 1.5 },
+        { action: 'wait', params: { seconds: 1.5 } },
+      ],
       [{ action: 'finish' }, { action: 'finish', params: {} }],
-      [{ action: 'finish', answer: '42' }, { action: 'finish', params: { answer: '42' } }],
+      [
+        { action: 'finish', answer: '42' },
+        { action: 'finish', params: { answer: '42' } },
+      ],
     ];
     const seen = new Set<string>();
     for (const [reply, step] of replies) {
@@ -39,7 +81,12 @@ describe('validateChatAction', () => {
 
   it('keeps the thought apart from the step', () => {
     const v = validateChatAction({ action: 'wait', seconds: 0, thought: 'page is loading' }, absolute);
-    expect(v).toEqual({ ok: true, action: { action: 'wait', seconds: 0, thought: 'page is loading' }, step: { action: 'wait', params: { seconds: 0 } }, thought: 'page is loading' });
+    expect(v).toEqual({
+      ok: true,
+      action: { action: 'wait', seconds: 0, thought: 'page is loading' },
+      step: { action: 'wait', params: { seconds: 0 } },
+      thought: 'page is loading',
+    });
   });
 
   it('maps coordinates through the frame', () => {

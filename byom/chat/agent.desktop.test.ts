@@ -41,7 +41,9 @@ function texts(content: ChatCompletionCreateParamsNonStreaming['messages'][numbe
   return ((content ?? []) as ChatCompletionContentPart[]).flatMap((p) => (p.type === 'text' ? [p.text] : []));
 }
 function images(body: ChatCompletionCreateParamsNonStreaming): string[] {
-  return body.messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as ChatCompletionContentPart[]) : [])).flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : []));
+  return body.messages
+    .flatMap((m) => (Array.isArray(m.content) ? (m.content as ChatCompletionContentPart[]) : []))
+    .flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : []));
 }
 
 afterAll(async () => {
@@ -58,7 +60,17 @@ describe('ChatAgent on the events page', () => {
     await desktop?.close();
   });
   const agent = async (s: ChatServer, extra: Partial<ChatAgentOptions> = {}) =>
-    new ChatAgent({ outputDir: await outDir(), vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, record: false, baseURL: s.baseURL, model: 'test-vlm', apiKey: 'sk-test', task: 'Press the buttons.', ...extra });
+    new ChatAgent({
+      outputDir: await outDir(),
+      vncUrl: desktop.vncUrl,
+      cdpUrl: desktop.cdpUrl,
+      record: false,
+      baseURL: s.baseURL,
+      model: 'test-vlm',
+      apiKey: 'sk-test',
+      task: 'Press the buttons.',
+      ...extra,
+    });
 
   it('sends the system prompt with the action schema, the task, and only the last K screenshots; accounts every call', async () => {
     await desktop.reset();
@@ -117,9 +129,18 @@ describe('ChatAgent on the events page', () => {
         options: { coordinates: 'absolute' },
         image: [1280, 800],
         clicks: [
-          [[0, 0], [0, 0]],
-          [[1279, 799], [1279, 799]],
-          [[640, 400], [640, 400]],
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          [
+            [1279, 799],
+            [1279, 799],
+          ],
+          [
+            [640, 400],
+            [640, 400],
+          ],
         ],
       },
       {
@@ -127,10 +148,22 @@ describe('ChatAgent on the events page', () => {
         options: { coordinates: 'normalized1000' },
         image: [1280, 800],
         clicks: [
-          [[0, 0], [0, 0]],
-          [[1000, 1000], [1279, 799]],
-          [[500, 500], [640, 400]],
-          [[999.3, 0.5], [1279, 0]],
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          [
+            [1000, 1000],
+            [1279, 799],
+          ],
+          [
+            [500, 500],
+            [640, 400],
+          ],
+          [
+            [999.3, 0.5],
+            [1279, 0],
+          ],
         ],
       },
       {
@@ -138,10 +171,22 @@ describe('ChatAgent on the events page', () => {
         options: { coordinates: 'resized', screenshotSize: { width: 1024, height: 640 } },
         image: [1024, 640],
         clicks: [
-          [[0, 0], [0, 0]],
-          [[1023, 639], [1279, 799]],
-          [[512, 320], [640, 400]],
-          [[1, 1], [1, 1]],
+          [
+            [0, 0],
+            [0, 0],
+          ],
+          [
+            [1023, 639],
+            [1279, 799],
+          ],
+          [
+            [512, 320],
+            [640, 400],
+          ],
+          [
+            [1, 1],
+            [1, 1],
+          ],
         ],
       },
       {
@@ -149,8 +194,14 @@ describe('ChatAgent on the events page', () => {
         options: { coordinates: 'resized', screenshotSize: { width: 1000, height: 700 } },
         image: [1000, 700],
         clicks: [
-          [[999, 699], [1279, 799]],
-          [[0, 0], [0, 0]],
+          [
+            [999, 699],
+            [1279, 799],
+          ],
+          [
+            [0, 0],
+            [0, 0],
+          ],
         ],
       },
     ];
@@ -172,7 +223,12 @@ describe('ChatAgent on the events page', () => {
 
   it('re-asks with the validation error, and goes on once a reply is valid', async () => {
     await desktop.reset();
-    const replies = ['I think I should click the button.', json({ action: 'click', coordinate: [5000, 1] }), json({ action: 'move', coordinate: [10, 10] }), json({ action: 'finish' })];
+    const replies = [
+      'I think I should click the button.',
+      json({ action: 'click', coordinate: [5000, 1] }),
+      json({ action: 'move', coordinate: [10, 10] }),
+      json({ action: 'finish' }),
+    ];
     const s = await chatServer((_b, n) => replies[n - 1] ?? json({ action: 'finish' }));
     const a = await agent(s);
     const r = await a.run({ maxSteps: 10 });
@@ -196,7 +252,9 @@ describe('ChatAgent on the events page', () => {
 
   it('ends with parse_error after 2 re-asks, leaving a valid trace and result', async () => {
     await desktop.reset();
-    const s = await chatServer((_b, n) => (n === 1 ? json({ action: 'wait', seconds: 0 }) : n === 2 ? '{"action": "click", "coordinate": [1, 2], }' : n === 3 ? json({ action: 'hover', coordinate: [1, 2] }) : 'sorry'));
+    const s = await chatServer((_b, n) =>
+      n === 1 ? json({ action: 'wait', seconds: 0 }) : n === 2 ? '{"action": "click", "coordinate": [1, 2], }' : n === 3 ? json({ action: 'hover', coordinate: [1, 2] }) : 'sorry',
+    );
     const a = await agent(s);
     const r = await a.run({ maxSteps: 10 });
     expect(r.status).toBe('parse_error');
@@ -210,10 +268,32 @@ describe('ChatAgent on the events page', () => {
 
   describe('API errors end the run with a clear code and a valid trace', () => {
     const cases: Array<{ name: string; reply: ChatReply; code: string; options?: Partial<ChatAgentOptions>; calls: number }> = [
-      { name: '401', reply: { status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } }, code: 'MODEL_ERR_AUTH', calls: 1 },
-      { name: '404: an unknown model', reply: { status: 404, body: { error: { message: 'The model `nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } }, code: 'MODEL_ERR_NOT_FOUND', calls: 1 },
-      { name: '429 (after the SDK retries)', reply: { status: 429, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'Rate limit reached' } } }, code: 'MODEL_ERR_RATE_LIMITED', options: { maxRetries: 2 }, calls: 3 },
-      { name: '500 (after the SDK retries)', reply: { status: 500, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'boom' } } }, code: 'MODEL_ERR_SERVER', options: { maxRetries: 1 }, calls: 2 },
+      {
+        name: '401',
+        reply: { status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } },
+        code: 'MODEL_ERR_AUTH',
+        calls: 1,
+      },
+      {
+        name: '404: an unknown model',
+        reply: { status: 404, body: { error: { message: 'The model `nope` does not exist', type: 'invalid_request_error', code: 'model_not_found' } } },
+        code: 'MODEL_ERR_NOT_FOUND',
+        calls: 1,
+      },
+      {
+        name: '429 (after the SDK retries)',
+        reply: { status: 429, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'Rate limit reached' } } },
+        code: 'MODEL_ERR_RATE_LIMITED',
+        options: { maxRetries: 2 },
+        calls: 3,
+      },
+      {
+        name: '500 (after the SDK retries)',
+        reply: { status: 500, headers: { 'retry-after-ms': '1' }, body: { error: { message: 'boom' } } },
+        code: 'MODEL_ERR_SERVER',
+        options: { maxRetries: 1 },
+        calls: 2,
+      },
       { name: 'timeout', reply: { hang: true }, code: 'MODEL_ERR_TIMEOUT', options: { requestTimeoutMs: 300, maxRetries: 0 }, calls: 1 },
       { name: 'a body that is not JSON', reply: { body: '{"id": "chatcmpl-x", "choices": [' }, code: 'MODEL_ERR_BAD_RESPONSE', calls: 1 },
       { name: 'JSON without choices', reply: { body: { id: 'x', object: 'chat.completion' } }, code: 'MODEL_ERR_BAD_RESPONSE', calls: 1 },
@@ -276,12 +356,18 @@ describe('ChatAgent on the events page', () => {
 
   it('rejects bad options naming the field', () => {
     const base = { outputDir: '/tmp/x', vncUrl: desktop.vncUrl, model: 'm' };
-    expect(() => new ChatAgent({ ...base, coordinates: 'resized' })).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'screenshotSize' }) }));
-    expect(() => new ChatAgent({ ...base, coordinates: 'absolute', screenshotSize: { width: 10, height: 10 } })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'screenshotSize' }) }));
+    expect(() => new ChatAgent({ ...base, coordinates: 'resized' })).toThrow(
+      expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'screenshotSize' }) }),
+    );
+    expect(() => new ChatAgent({ ...base, coordinates: 'absolute', screenshotSize: { width: 10, height: 10 } })).toThrow(
+      expect.objectContaining({ details: expect.objectContaining({ field: 'screenshotSize' }) }),
+    );
     expect(() => new ChatAgent({ ...base, coordinates: 'pixels' as never })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'coordinates' }) }));
     expect(() => new ChatAgent({ ...base, historyScreens: 0 })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'historyScreens' }) }));
     expect(() => new ChatAgent({ ...base, model: '' })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'model' }) }));
-    expect(() => new ChatAgent({ ...base, modle: 'x' } as never)).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'modle' }) }));
+    expect(() => new ChatAgent({ ...base, modle: 'x' } as never)).toThrow(
+      expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'modle' }) }),
+    );
   });
 });
 
@@ -301,7 +387,7 @@ describe('ChatAgent end to end', () => {
     await suite?.close();
   });
 
-  it('solves the basic suite\'s type-search task through buildChatAgent (normalized1000 from the environment)', async () => {
+  it("solves the basic suite's type-search task through buildChatAgent (normalized1000 from the environment)", async () => {
     const { task, reference } = loaded;
     // The scripted model replays the task's reference trace in the chat action schema, in normalized 0..1000 coordinates.
     const norm = (p: { x: number; y: number }) => [((p.x + 0.5) * 1000) / 1280, ((p.y + 0.5) * 1000) / 800];

@@ -57,10 +57,14 @@ export type ChatAgentOptions = ModelAgentOptions & ChatOptions & { model: string
 /** Schema of ChatAgent's options (AGENT_ERR_BAD_OPTIONS naming the field). */
 export const chatAgentOptionsSchema = modelAgentOptionsSchema
   .extend({
-    model: z.string({ error: 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")' }).min(1, 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")'),
+    model: z
+      .string({ error: 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")' })
+      .min(1, 'give the model name the server serves (e.g. "Qwen/Qwen2.5-VL-7B-Instruct")'),
     historyScreens: wholeNumber(1).optional(),
     coordinates: z.enum(COORDINATE_SPACES, { error: `must be one of ${COORDINATE_SPACES.join(', ')}` }).optional(),
-    systemPrompt: z.union([z.string(), z.custom<(inputs: PromptInputs) => string>((v) => typeof v === 'function')], { error: 'must be a string or a function (inputs) => string' }).optional(),
+    systemPrompt: z
+      .union([z.string(), z.custom<(inputs: PromptInputs) => string>((v) => typeof v === 'function')], { error: 'must be a string or a function (inputs) => string' })
+      .optional(),
     maxReasks: wholeNumber(0).optional(),
     temperature: z.number({ error: 'must be a number' }).optional(),
     maxTokens: wholeNumber(1).optional(),
@@ -75,7 +79,11 @@ export const chatAgentOptionsSchema = modelAgentOptionsSchema
       ctx.addIssue({ code: 'custom', path: ['screenshotSize'], message: "coordinates 'resized' needs screenshotSize, the { width, height } the screenshots are scaled to" });
     }
     if (space === 'absolute' && o.screenshotSize) {
-      ctx.addIssue({ code: 'custom', path: ['screenshotSize'], message: "coordinates 'absolute' are screen pixels, so screenshots are not scaled; use coordinates 'resized' with screenshotSize" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['screenshotSize'],
+        message: "coordinates 'absolute' are screen pixels, so screenshots are not scaled; use coordinates 'resized' with screenshotSize",
+      });
     }
   });
 
@@ -90,7 +98,10 @@ export function reaskText(error: string): string {
 /** An agent driven by an OpenAI-compatible chat model with image input. */
 export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema>> {
   /** The chat options, defaults applied. */
-  readonly chat: Readonly<Required<Pick<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>> & Omit<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>>;
+  readonly chat: Readonly<
+    Required<Pick<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>> &
+      Omit<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>
+  >;
   readonly #client: OpenAI;
   #conversation: Conversation | null = null;
   #lastDone = '';
@@ -189,9 +200,13 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
       read: (completion: ChatCompletion) => {
         const message = typeof completion === 'object' && completion !== null && Array.isArray(completion.choices) ? completion.choices[0]?.message : undefined;
         if (!message || typeof message !== 'object') {
-          throw new VncuaError('MODEL_ERR_BAD_RESPONSE', `The chat completions API at ${this.baseURL} answered without choices[0].message; check that baseURL points at an OpenAI-compatible chat completions API.`, {
-            details: { url: this.baseURL, body: JSON.stringify(completion)?.slice(0, 300) ?? String(completion) },
-          });
+          throw new VncuaError(
+            'MODEL_ERR_BAD_RESPONSE',
+            `The chat completions API at ${this.baseURL} answered without choices[0].message; check that baseURL points at an OpenAI-compatible chat completions API.`,
+            {
+              details: { url: this.baseURL, body: JSON.stringify(completion)?.slice(0, 300) ?? String(completion) },
+            },
+          );
         }
         const text = typeof message.content === 'string' ? message.content : typeof message.refusal === 'string' ? message.refusal : '';
         return {

@@ -23,7 +23,7 @@ export const MODEL_ERROR_HINTS: Partial<Record<ErrorCode, string>> = {
   MODEL_ERR_AUTH: 'check the API key (or token) and that it may use this model',
   MODEL_ERR_RATE_LIMITED: 'the API kept rate-limiting after every retry; lower the request rate or raise the retry budget',
   MODEL_ERR_SERVER: 'the API kept failing after every retry; try again later',
-  MODEL_ERR_NOT_FOUND: 'no such model there, or baseURL is not the API\'s (it should end with /v1); check the model name and baseURL',
+  MODEL_ERR_NOT_FOUND: "no such model there, or baseURL is not the API's (it should end with /v1); check the model name and baseURL",
   MODEL_ERR_REQUEST: 'the API rejected the request; check the model name and that it accepts image input',
   MODEL_ERR_TIMEOUT: 'raise requestTimeoutMs or check that the server is answering',
   MODEL_ERR_CONNECT: 'check baseURL and that the server is running',

@@ -16,7 +16,15 @@ describe('buildChatAgent', () => {
       VNCUA_CHAT_IMAGE_SIZE: '1024x640',
       VNCUA_CHAT_HISTORY: '2',
     });
-    expect(o).toMatchObject({ task: 'Do it.', model: 'env-vlm', baseURL: 'http://127.0.0.1:1/v1', apiKey: 'sk-chat', coordinates: 'resized', screenshotSize: { width: 1024, height: 640 }, historyScreens: 2 });
+    expect(o).toMatchObject({
+      task: 'Do it.',
+      model: 'env-vlm',
+      baseURL: 'http://127.0.0.1:1/v1',
+      apiKey: 'sk-chat',
+      coordinates: 'resized',
+      screenshotSize: { width: 1024, height: 640 },
+      historyScreens: 2,
+    });
     // OPENAI_API_KEY is the fallback key; without any, the agent sends "EMPTY".
     expect(chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm', OPENAI_API_KEY: 'sk-openai' }).apiKey).toBe('sk-openai');
     expect(chatOptions(ctx(), { VNCUA_CHAT_MODEL: 'm' }).apiKey).toBeUndefined();
@@ -28,7 +36,24 @@ describe('buildChatAgent', () => {
 
   it('takes flags after --, which win over the environment', () => {
     const o = chatOptions(
-      ctx(['--model', 'flag-vlm', '--base-url', 'http://127.0.0.1:2/v1', '--coordinates', 'normalized1000', '--image-size', '800x500', '--history', '4', '--max-tokens', '300', '--timeout-ms', '7000', '--budget-ms', '90000']),
+      ctx([
+        '--model',
+        'flag-vlm',
+        '--base-url',
+        'http://127.0.0.1:2/v1',
+        '--coordinates',
+        'normalized1000',
+        '--image-size',
+        '800x500',
+        '--history',
+        '4',
+        '--max-tokens',
+        '300',
+        '--timeout-ms',
+        '7000',
+        '--budget-ms',
+        '90000',
+      ]),
       { VNCUA_CHAT_MODEL: 'env-vlm', VNCUA_CHAT_BASE_URL: 'http://127.0.0.1:1/v1', VNCUA_CHAT_COORDINATES: 'resized', VNCUA_CHAT_IMAGE_SIZE: '1024x640', VNCUA_CHAT_HISTORY: '2' },
     );
     expect(o).toMatchObject({

@@ -78,7 +78,10 @@ export function extractJsonObject(reply: string | null | undefined): Extracted {
   const fromProse = pick(candidates.map(tryParse));
   if (fromProse) return { ok: true, value: fromProse };
   if (candidates.length > 0) {
-    return { ok: false, error: `the reply holds ${candidates.length === 1 ? 'a {...} block' : `${candidates.length} {...} blocks`} but none is valid JSON (use double quotes around keys and strings, no comments, no trailing commas)` };
+    return {
+      ok: false,
+      error: `the reply holds ${candidates.length === 1 ? 'a {...} block' : `${candidates.length} {...} blocks`} but none is valid JSON (use double quotes around keys and strings, no comments, no trailing commas)`,
+    };
   }
   return { ok: false, error: 'the reply holds no JSON object; answer with one JSON object such as {"action": "click", "coordinate": [100, 200]}' };
 }

@@ -14,8 +14,20 @@ describe('Conversation', () => {
     expect(m.length).toBe(1 + 8 + 1);
     const images = JSON.stringify(m).match(/data:image\/png;base64,IMG\d/g);
     expect(images).toEqual(['data:image/png;base64,IMG3', 'data:image/png;base64,IMG4']);
-    expect(m[1]).toEqual({ role: 'user', content: [{ type: 'text', text: 'turn 1' }, { type: 'text', text: omittedScreenshot(1) }] });
-    expect(m[7]).toEqual({ role: 'user', content: [{ type: 'text', text: 'turn 4' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,IMG4' } }] });
+    expect(m[1]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'turn 1' },
+        { type: 'text', text: omittedScreenshot(1) },
+      ],
+    });
+    expect(m[7]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'turn 4' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,IMG4' } },
+      ],
+    });
     expect(m[8]).toEqual({ role: 'assistant', content: 'reply 4' });
     expect(m[9]).toEqual({ role: 'user', content: 'plain text' });
     expect(c.screenshots).toBe(4);

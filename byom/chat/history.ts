@@ -11,9 +11,7 @@ export interface ConversationImage {
   mimeType: string;
 }
 
-type Turn =
-  | { role: 'user'; text: string; image?: { url: string; index: number } }
-  | { role: 'assistant'; text: string };
+type Turn = { role: 'user'; text: string; image?: { url: string; index: number } } | { role: 'assistant'; text: string };
 
 /** The placeholder that replaces screenshot `index` (1-based) once it is older than the last K. */
 export function omittedScreenshot(index: number): string {

@@ -45,9 +45,13 @@ export function chatOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.
   const size = a.size('image-size', 'VNCUA_CHAT_IMAGE_SIZE');
   if (size) options.screenshotSize = size;
   if (size && (space ?? 'absolute') === 'absolute') {
-    throw a.bad(a.get('image-size', 'VNCUA_CHAT_IMAGE_SIZE')!, 'scales the screenshots, which absolute coordinates (the default) do not allow: add --coordinates resized (or normalized1000)');
+    throw a.bad(
+      a.get('image-size', 'VNCUA_CHAT_IMAGE_SIZE')!,
+      'scales the screenshots, which absolute coordinates (the default) do not allow: add --coordinates resized (or normalized1000)',
+    );
   }
-  if (space === 'resized' && !size) throw a.bad(a.get('coordinates', 'VNCUA_CHAT_COORDINATES')!, 'resized needs the image size: add --image-size WxH (or set VNCUA_CHAT_IMAGE_SIZE)');
+  if (space === 'resized' && !size)
+    throw a.bad(a.get('coordinates', 'VNCUA_CHAT_COORDINATES')!, 'resized needs the image size: add --image-size WxH (or set VNCUA_CHAT_IMAGE_SIZE)');
   const history = a.positiveInt('history', 'VNCUA_CHAT_HISTORY');
   if (history) options.historyScreens = history;
   const maxTokens = a.positiveInt('max-tokens');

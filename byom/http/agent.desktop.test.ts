@@ -45,9 +45,19 @@ describe('HttpPlannerAgent on the events page', () => {
     await desktop?.close();
   });
   const agent = async (s: ScriptedServer, extra: Partial<HttpPlannerAgentOptions> = {}) =>
-    new HttpPlannerAgent({ outputDir: await outDir(), vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, record: false, endpoint: `${s.url}v1/plan`, token: 'static-token', task: 'Use the page.', retry: fast, ...extra });
+    new HttpPlannerAgent({
+      outputDir: await outDir(),
+      vncUrl: desktop.vncUrl,
+      cdpUrl: desktop.cdpUrl,
+      record: false,
+      endpoint: `${s.url}v1/plan`,
+      token: 'static-token',
+      task: 'Use the page.',
+      retry: fast,
+      ...extra,
+    });
 
-  it('performs each plan\'s actions in order, sends previous_steps, and keeps one connection across steps', async () => {
+  it("performs each plan's actions in order, sends previous_steps, and keeps one connection across steps", async () => {
     await desktop.reset();
     const plans: PlannerAction[][] = [
       [
@@ -60,7 +70,11 @@ describe('HttpPlannerAgent on the events page', () => {
         { type: 'TYPE_INTO', text: 'XY' },
         { type: 'SCROLL', x: 150, y: 420, direction: 'down', amount: 2 },
       ],
-      [{ type: 'WAIT', seconds: 0.05 }, { type: 'FINISH', success: true, message: 'done' }, { type: 'CLICK', x: 1, y: 1 }],
+      [
+        { type: 'WAIT', seconds: 0.05 },
+        { type: 'FINISH', success: true, message: 'done' },
+        { type: 'CLICK', x: 1, y: 1 },
+      ],
     ];
     const s = await planner((_req, n) => ({ body: { actions: plans[n - 1], id: `plan-${n}`, usage: { input_tokens: n } } }));
     const a = await agent(s);
@@ -107,9 +121,7 @@ describe('HttpPlannerAgent on the events page', () => {
   it('with screenshotSize, sends the scaled size as resolution and maps its pixels back exactly', async () => {
     await desktop.reset();
     const s = await planner((_req, n) =>
-      n === 1
-        ? actions({ type: 'CLICK', x: 0, y: 0 }, { type: 'CLICK', x: 1023, y: 639 }, { type: 'CLICK', x: 512, y: 320, button: 'middle' })
-        : actions({ type: 'FINISH' }),
+      n === 1 ? actions({ type: 'CLICK', x: 0, y: 0 }, { type: 'CLICK', x: 1023, y: 639 }, { type: 'CLICK', x: 512, y: 320, button: 'middle' }) : actions({ type: 'FINISH' }),
     );
     const a = await agent(s, { screenshotSize: { width: 1024, height: 640 } });
     expect((await a.run({ maxSteps: 5 })).status).toBe('finished');
@@ -221,8 +233,12 @@ describe('HttpPlannerAgent on the events page', () => {
 
   it('rejects bad options naming the field', () => {
     const base = { outputDir: '/tmp/x', vncUrl: desktop.vncUrl };
-    expect(() => new HttpPlannerAgent({ ...base, endpoint: 'ftp://x' })).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'endpoint' }) }));
-    expect(() => new HttpPlannerAgent({ ...base, endpoint: 'http://127.0.0.1:9/', authUrl: 'http://127.0.0.1:9/t' })).toThrow(expect.objectContaining({ details: expect.objectContaining({ field: 'clientId' }) }));
+    expect(() => new HttpPlannerAgent({ ...base, endpoint: 'ftp://x' })).toThrow(
+      expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS', details: expect.objectContaining({ field: 'endpoint' }) }),
+    );
+    expect(() => new HttpPlannerAgent({ ...base, endpoint: 'http://127.0.0.1:9/', authUrl: 'http://127.0.0.1:9/t' })).toThrow(
+      expect.objectContaining({ details: expect.objectContaining({ field: 'clientId' }) }),
+    );
     expect(() => new HttpPlannerAgent({ ...base, endpoint: 'http://127.0.0.1:9/', retry: { maxAttempts: 0 } })).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS' }));
   });
 });
@@ -243,7 +259,7 @@ describe('HttpPlannerAgent end to end', () => {
     await suite?.close();
   });
 
-  it('solves the basic suite\'s type-search task through buildHttpPlannerAgent', async () => {
+  it("solves the basic suite's type-search task through buildHttpPlannerAgent", async () => {
     const { task, reference } = loaded;
     // The scripted planner sends the task's reference trace as one plan, then FINISH.
     const steps = reference.filter((st) => st.action !== 'finish').map(toPlannerAction);

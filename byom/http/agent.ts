@@ -127,7 +127,11 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
   override async act(): Promise<boolean> {
     const size = this.model.screenshotSize;
     const shot = await this.observe({ format: 'png' });
-    const frame: CoordinateFrame = { space: size ? 'resized' : 'absolute', screen: { width: shot.screenWidth, height: shot.screenHeight }, image: { width: shot.width, height: shot.height } };
+    const frame: CoordinateFrame = {
+      space: size ? 'resized' : 'absolute',
+      screen: { width: shot.screenWidth, height: shot.screenHeight },
+      image: { width: shot.width, height: shot.height },
+    };
     const request = { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous };
     const plan = await this.callModel({
       send: ({ signal }) => this.client.plan(request, { signal }),
@@ -141,9 +145,13 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
       try {
         mapped.push({ action, steps: plannerActionSteps(action, frame) });
       } catch (e) {
-        throw new VncuaError('MODEL_ERR_BAD_RESPONSE', `The planner at ${this.client.endpoint.href} sent an action that cannot be performed: actions.${i}: ${(e as Error).message}`, {
-          details: { index: i, action },
-        });
+        throw new VncuaError(
+          'MODEL_ERR_BAD_RESPONSE',
+          `The planner at ${this.client.endpoint.href} sent an action that cannot be performed: actions.${i}: ${(e as Error).message}`,
+          {
+            details: { index: i, action },
+          },
+        );
       }
     }
     const step = this.#step++;

@@ -27,7 +27,8 @@ async function setup(options: Parameters<typeof startTokenServer>[0] = {}) {
   const server = await startTokenServer(options);
   closers.push(() => server.close());
   const cacheFile = join(dir, 'sub', 'tokens.json');
-  const source = () => new ClientCredentialsSource({ authUrl: `${server.url}oauth/token`, clientId: 'id', clientSecret: 'secret', cacheFile, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const source = () =>
+    new ClientCredentialsSource({ authUrl: `${server.url}oauth/token`, clientId: 'id', clientSecret: 'secret', cacheFile, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
   return { dir, server, cacheFile, source };
 }
 

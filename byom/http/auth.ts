@@ -176,23 +176,53 @@ export class ClientCredentialsSource implements TokenSource {
         this.fetches++;
         const where = `The token endpoint ${url.origin}${url.pathname}`;
         if (res.status === 400 || res.status === 401 || res.status === 403) {
-          return { ok: false, retryable: false, status: res.status, error: new VncuaError('MODEL_ERR_AUTH', `${where} rejected the client credentials (HTTP ${res.status}); check clientId/clientSecret (VNCUA_PLANNER_CLIENT_ID / VNCUA_PLANNER_CLIENT_SECRET).`, { details: { url: url.href, status: res.status } }) };
+          return {
+            ok: false,
+            retryable: false,
+            status: res.status,
+            error: new VncuaError(
+              'MODEL_ERR_AUTH',
+              `${where} rejected the client credentials (HTTP ${res.status}); check clientId/clientSecret (VNCUA_PLANNER_CLIENT_ID / VNCUA_PLANNER_CLIENT_SECRET).`,
+              { details: { url: url.href, status: res.status } },
+            ),
+          };
         }
         if (res.status === 429 || res.status >= 500) {
           const code = res.status === 429 ? 'MODEL_ERR_RATE_LIMITED' : 'MODEL_ERR_SERVER';
-          return { ok: false, retryable: true, status: res.status, retryAfterMs: parseRetryAfter(res.headers['retry-after']), error: new VncuaError(code, `${where} answered HTTP ${res.status}.`, { details: { url: url.href, status: res.status } }) };
+          return {
+            ok: false,
+            retryable: true,
+            status: res.status,
+            retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+            error: new VncuaError(code, `${where} answered HTTP ${res.status}.`, { details: { url: url.href, status: res.status } }),
+          };
         }
         if (res.status < 200 || res.status >= 300) {
-          return { ok: false, retryable: false, status: res.status, error: new VncuaError('MODEL_ERR_REQUEST', `${where} answered HTTP ${res.status}; check authUrl.`, { details: { url: url.href, status: res.status } }) };
+          return {
+            ok: false,
+            retryable: false,
+            status: res.status,
+            error: new VncuaError('MODEL_ERR_REQUEST', `${where} answered HTTP ${res.status}; check authUrl.`, { details: { url: url.href, status: res.status } }),
+          };
         }
         let body: { access_token?: unknown; expires_in?: unknown };
         try {
           body = JSON.parse(res.body) as typeof body;
         } catch {
-          return { ok: false, retryable: true, status: res.status, error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered with a body that is not JSON.`, { details: { url: url.href, body: res.body.slice(0, 200) } }) };
+          return {
+            ok: false,
+            retryable: true,
+            status: res.status,
+            error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered with a body that is not JSON.`, { details: { url: url.href, body: res.body.slice(0, 200) } }),
+          };
         }
         if (typeof body?.access_token !== 'string' || body.access_token === '') {
-          return { ok: false, retryable: false, status: res.status, error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered without an access_token string.`, { details: { url: url.href } }) };
+          return {
+            ok: false,
+            retryable: false,
+            status: res.status,
+            error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered without an access_token string.`, { details: { url: url.href } }),
+          };
         }
         const ttl = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600;
         const now = Date.now();

@@ -34,21 +34,31 @@ describe('buildHttpPlannerAgent', () => {
     expect(a).toBeInstanceOf(HttpPlannerAgent);
     expect(a.client.endpoint.href).toBe('http://127.0.0.1:1/plan');
     expect(a.auth).toBeInstanceOf(StaticTokenSource);
-    expect(buildHttpPlannerAgent(ctx(), { VNCUA_PLANNER_URL: 'http://127.0.0.1:1/plan', ...CREDS, VNCUA_PLANNER_TOKEN_CACHE: '/tmp/x.json' }).auth).toBeInstanceOf(ClientCredentialsSource);
+    expect(buildHttpPlannerAgent(ctx(), { VNCUA_PLANNER_URL: 'http://127.0.0.1:1/plan', ...CREDS, VNCUA_PLANNER_TOKEN_CACHE: '/tmp/x.json' }).auth).toBeInstanceOf(
+      ClientCredentialsSource,
+    );
     expect(buildHttpPlannerAgent(ctx(), { VNCUA_PLANNER_URL: 'http://127.0.0.1:1/plan' }).auth).toBeNull();
   });
 
   it('takes flags after --, which win over the environment', () => {
     const o = httpPlannerOptions(
       ctx([
-        '--endpoint', 'https://planner.example/v2/plan',
-        '--auth-url', 'https://id.example/token',
-        '--client-id', 'flag-client',
-        '--scope', 'flag-scope',
-        '--token-cache', '/tmp/flag-tokens.json',
-        '--screenshot-size', '800x500',
-        '--timeout-ms', '5000',
-        '--budget-ms', '60000',
+        '--endpoint',
+        'https://planner.example/v2/plan',
+        '--auth-url',
+        'https://id.example/token',
+        '--client-id',
+        'flag-client',
+        '--scope',
+        'flag-scope',
+        '--token-cache',
+        '/tmp/flag-tokens.json',
+        '--screenshot-size',
+        '800x500',
+        '--timeout-ms',
+        '5000',
+        '--budget-ms',
+        '60000',
       ]),
       { VNCUA_PLANNER_URL: 'http://127.0.0.1:1/plan', VNCUA_PLANNER_SCOPE: 'env-scope', VNCUA_PLANNER_TIMEOUT_MS: '30000', VNCUA_PLANNER_SCREENSHOT_SIZE: '1024x640', ...CREDS },
     );
@@ -99,8 +109,13 @@ describe('buildHttpPlannerAgent', () => {
     expect(e?.message).toContain('--endpoint');
     expect(e?.details).toMatchObject({ argument: '--endpoint', field: 'endpoint', env: ['VNCUA_PLANNER_URL'], flag: '--endpoint' });
     const url = { VNCUA_PLANNER_URL: 'http://127.0.0.1:1/plan' };
-    expect(errorOf(() => httpPlannerOptions(ctx(['--client-id', 'c']), { ...url, VNCUA_PLANNER_CLIENT_SECRET: 's' }))?.details).toMatchObject({ argument: '--auth-url', env: ['VNCUA_PLANNER_AUTH_URL'] });
-    expect(errorOf(() => httpPlannerOptions(ctx(['--auth-url', 'http://127.0.0.1:9/t']), { ...url, VNCUA_PLANNER_CLIENT_SECRET: 's' }))?.details).toMatchObject({ argument: '--client-id' });
+    expect(errorOf(() => httpPlannerOptions(ctx(['--client-id', 'c']), { ...url, VNCUA_PLANNER_CLIENT_SECRET: 's' }))?.details).toMatchObject({
+      argument: '--auth-url',
+      env: ['VNCUA_PLANNER_AUTH_URL'],
+    });
+    expect(errorOf(() => httpPlannerOptions(ctx(['--auth-url', 'http://127.0.0.1:9/t']), { ...url, VNCUA_PLANNER_CLIENT_SECRET: 's' }))?.details).toMatchObject({
+      argument: '--client-id',
+    });
     const secret = errorOf(() => httpPlannerOptions(ctx(['--auth-url', 'http://127.0.0.1:9/t', '--client-id', 'c']), url));
     expect(secret?.details).toMatchObject({ argument: 'VNCUA_PLANNER_CLIENT_SECRET', env: ['VNCUA_PLANNER_CLIENT_SECRET'] });
     expect(secret?.details?.flag).toBeUndefined();

@@ -91,7 +91,7 @@ describe('PlannerClient', () => {
     expect(s2.requests.length).toBe(1);
   });
 
-  it('gives up after maxAttempts with the last failure\'s code', async () => {
+  it("gives up after maxAttempts with the last failure's code", async () => {
     const s500 = await server(() => ({ status: 503 }));
     await expect(client(s500).plan(request)).rejects.toMatchObject({ code: 'MODEL_ERR_SERVER', details: { attempts: 4, status: 503 } });
     expect(s500.requests.length).toBe(4);
@@ -112,7 +112,10 @@ describe('PlannerClient', () => {
 
   it('times out a silent server on every attempt, and retries a dropped connection', async () => {
     const hang = await server(() => 'hang');
-    await expect(client(hang, { requestTimeoutMs: 150, retry: { ...fast, maxAttempts: 2 } }).plan(request)).rejects.toMatchObject({ code: 'MODEL_ERR_TIMEOUT', details: { attempts: 2 } });
+    await expect(client(hang, { requestTimeoutMs: 150, retry: { ...fast, maxAttempts: 2 } }).plan(request)).rejects.toMatchObject({
+      code: 'MODEL_ERR_TIMEOUT',
+      details: { attempts: 2 },
+    });
     expect(hang.requests.length).toBe(2);
     const drop = await server((n) => (n === 1 ? 'drop' : plan()));
     const r = await client(drop).plan(request);

@@ -103,26 +103,60 @@ export class PlannerClient {
     const where = `The planner at ${url.href}`;
     const details = { url: url.href, status: res.status };
     if (res.status === 401) return { ok: true, value: { kind: '401' } };
-    if (res.status === 403) return { ok: false, retryable: false, status: 403, error: new VncuaError('MODEL_ERR_AUTH', `${where} answered 403: the token is valid but may not use this planner.`, { details }) };
+    if (res.status === 403)
+      return {
+        ok: false,
+        retryable: false,
+        status: 403,
+        error: new VncuaError('MODEL_ERR_AUTH', `${where} answered 403: the token is valid but may not use this planner.`, { details }),
+      };
     if (res.status === 429 || res.status >= 500) {
       const code = res.status === 429 ? 'MODEL_ERR_RATE_LIMITED' : 'MODEL_ERR_SERVER';
-      return { ok: false, retryable: true, status: res.status, retryAfterMs: parseRetryAfter(res.headers['retry-after']), error: new VncuaError(code, `${where} answered HTTP ${res.status}.`, { details }) };
+      return {
+        ok: false,
+        retryable: true,
+        status: res.status,
+        retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+        error: new VncuaError(code, `${where} answered HTTP ${res.status}.`, { details }),
+      };
     }
     if (res.status === 404) {
-      return { ok: false, retryable: false, status: 404, error: new VncuaError('MODEL_ERR_NOT_FOUND', `${where} answered 404: no planner at that URL; check --endpoint / VNCUA_PLANNER_ENDPOINT.`, { details }) };
+      return {
+        ok: false,
+        retryable: false,
+        status: 404,
+        error: new VncuaError('MODEL_ERR_NOT_FOUND', `${where} answered 404: no planner at that URL; check --endpoint / VNCUA_PLANNER_ENDPOINT.`, { details }),
+      };
     }
     if (res.status < 200 || res.status >= 300) {
-      return { ok: false, retryable: false, status: res.status, error: new VncuaError('MODEL_ERR_REQUEST', `${where} rejected the request with HTTP ${res.status}: ${res.body.slice(0, 300)}`, { details }) };
+      return {
+        ok: false,
+        retryable: false,
+        status: res.status,
+        error: new VncuaError('MODEL_ERR_REQUEST', `${where} rejected the request with HTTP ${res.status}: ${res.body.slice(0, 300)}`, { details }),
+      };
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(res.body);
     } catch {
-      return { ok: false, retryable: true, status: res.status, error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered with a body that is not JSON: ${JSON.stringify(res.body.slice(0, 200))}.`, { details }) };
+      return {
+        ok: false,
+        retryable: true,
+        status: res.status,
+        error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered with a body that is not JSON: ${JSON.stringify(res.body.slice(0, 200))}.`, { details }),
+      };
     }
     const v = parsePlannerResponse(parsed);
     if (!v.ok) {
-      return { ok: false, retryable: false, status: res.status, error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered JSON that is not a plan: ${v.error}. See byom/http/README.md for the format.`, { details: { ...details, issues: v.error } }) };
+      return {
+        ok: false,
+        retryable: false,
+        status: res.status,
+        error: new VncuaError('MODEL_ERR_BAD_RESPONSE', `${where} answered JSON that is not a plan: ${v.error}. See byom/http/README.md for the format.`, {
+          details: { ...details, issues: v.error },
+        }),
+      };
     }
     return { ok: true, value: { kind: 'ok', response: v.value } };
   }

@@ -26,7 +26,16 @@ export { ClientCredentialsSource, StaticTokenSource, defaultTokenCacheFile, type
 export { PlannerClient, type PlannerClientOptions, type PlanResult } from './client.ts';
 export { withFileLock, type FileLockOptions } from './lock.ts';
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryPolicy, type RetryRecord } from './retry.ts';
-export { PLANNER_ACTION_TYPES, plannerActionSchema, plannerActionSteps, plannerResponseSchema, type PlannerAction, type PlannerRequest, type PlannerResponse, type PreviousStep } from './wire.ts';
+export {
+  PLANNER_ACTION_TYPES,
+  plannerActionSchema,
+  plannerActionSteps,
+  plannerResponseSchema,
+  type PlannerAction,
+  type PlannerRequest,
+  type PlannerResponse,
+  type PreviousStep,
+} from './wire.ts';
 
 /** The flags after `--` (each takes a value). */
 export const HTTP_FLAGS = ['endpoint', 'auth-url', 'client-id', 'scope', 'token-cache', 'screenshot-size', 'timeout-ms', 'budget-ms'] as const;
@@ -46,7 +55,13 @@ export function httpPlannerOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = p
     // The client credentials grant needs all three.
     if (!authUrl) throw a.missing('token URL', 'auth-url', ['VNCUA_PLANNER_AUTH_URL'], 'the OAuth2 token endpoint; client credentials need it with the client id and secret');
     if (!clientId) throw a.missing('client id', 'client-id', ['VNCUA_PLANNER_CLIENT_ID'], 'client credentials need it with the token URL and the secret');
-    if (!clientSecret) throw a.missing('client secret', null, ['VNCUA_PLANNER_CLIENT_SECRET'], 'client credentials need it with the token URL and the client id; secrets are read from the environment only');
+    if (!clientSecret)
+      throw a.missing(
+        'client secret',
+        null,
+        ['VNCUA_PLANNER_CLIENT_SECRET'],
+        'client credentials need it with the token URL and the client id; secrets are read from the environment only',
+      );
     Object.assign(options, { authUrl, clientId, clientSecret });
   }
   const scope = a.string('scope', 'VNCUA_PLANNER_SCOPE');

@@ -69,7 +69,7 @@ describe('withFileLock', () => {
     expect(existsSync(path)).toBe(false);
   });
 
-  it('waits for a live holder; past timeoutMs it runs without the lock and leaves the holder\'s lock alone', async () => {
+  it("waits for a live holder; past timeoutMs it runs without the lock and leaves the holder's lock alone", async () => {
     const path = join(dir, 'live.lock');
     expect(isAlive(sleeper.pid!)).toBe(true);
     await writeFile(path, lockContent(sleeper.pid!));

@@ -39,7 +39,6 @@ export interface LockInfo {
 /** Result of trying to take the lock: held, or timed out (the caller then proceeds without it). */
 export type LockOutcome<T> = { locked: true; value: T } | { locked: false; value: T };
 
-
 function parseLock(text: string): LockInfo | null {
   try {
     const v = JSON.parse(text) as Partial<LockInfo>;

@@ -70,11 +70,15 @@ describe('withRetries', () => {
 
   it('treats thrown timeouts and connection errors as retryable, other throws as final', async () => {
     let n = 0;
-    const r = await withRetries(async () => {
-      if (++n === 1) throw new VncuaError('MODEL_ERR_TIMEOUT', 't');
-      if (n === 2) throw new VncuaError('MODEL_ERR_CONNECT', 'c');
-      return { ok: true, value: n };
-    }, policy, { random: () => 0 });
+    const r = await withRetries(
+      async () => {
+        if (++n === 1) throw new VncuaError('MODEL_ERR_TIMEOUT', 't');
+        if (n === 2) throw new VncuaError('MODEL_ERR_CONNECT', 'c');
+        return { ok: true, value: n };
+      },
+      policy,
+      { random: () => 0 },
+    );
     expect(r).toEqual({ value: 3, attempts: 3 });
     n = 0;
     await expect(withRetries(async () => (n++, Promise.reject(new Error('bug'))), policy)).rejects.toThrow('bug');

@@ -47,26 +47,34 @@ export function httpRequest(url: URL, options: HttpRequestOptions): Promise<Http
           details: { url: url.href, timeoutMs: c.timeoutMs },
         });
   // On timeout or abort the request is destroyed (its socket is not reused).
-  return race(() => new Promise<HttpResponse>((resolve, reject) => {
-    const req = mod.request(url, { method: options.method ?? 'GET', headers: options.headers, agent: options.agent });
-    active = req;
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      reject(
-        new VncuaError('MODEL_ERR_CONNECT', `${url.origin} could not be reached or dropped the connection (${e.code ?? e.message}); check the URL and that the server is running.`, {
-          cause: e,
-          details: { url: url.href, errno: e.code, reusedSocket: req.reusedSocket },
-        }),
-      );
-    });
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (e) => req.emit('error', e));
-      res.on('close', () => {
-        if (!res.complete) req.emit('error', Object.assign(new Error('the response was cut off'), { code: 'ECONNRESET' }));
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.end(options.body);
-  }), { signal, timeoutMs: options.timeoutMs, mapError, onAbort: (e) => active?.destroy(e instanceof VncuaError && e.code === 'MODEL_ERR_TIMEOUT' ? e : undefined) });
+  return race(
+    () =>
+      new Promise<HttpResponse>((resolve, reject) => {
+        const req = mod.request(url, { method: options.method ?? 'GET', headers: options.headers, agent: options.agent });
+        active = req;
+        req.on('error', (e: NodeJS.ErrnoException) => {
+          reject(
+            new VncuaError(
+              'MODEL_ERR_CONNECT',
+              `${url.origin} could not be reached or dropped the connection (${e.code ?? e.message}); check the URL and that the server is running.`,
+              {
+                cause: e,
+                details: { url: url.href, errno: e.code, reusedSocket: req.reusedSocket },
+              },
+            ),
+          );
+        });
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', (e) => req.emit('error', e));
+          res.on('close', () => {
+            if (!res.complete) req.emit('error', Object.assign(new Error('the response was cut off'), { code: 'ECONNRESET' }));
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        });
+        req.end(options.body);
+      }),
+    { signal, timeoutMs: options.timeoutMs, mapError, onAbort: (e) => active?.destroy(e instanceof VncuaError && e.code === 'MODEL_ERR_TIMEOUT' ? e : undefined) },
+  );
 }

@@ -23,7 +23,13 @@ describe('planner wire format', () => {
           { action: 'type_text', params: { text: 'abc' } },
         ],
       ],
-      [{ type: 'TYPE_INTO', text: '', clear: true }, [{ action: 'press_keys', params: { keys: 'ctrl+a' } }, { action: 'press_keys', params: { keys: 'BackSpace' } }]],
+      [
+        { type: 'TYPE_INTO', text: '', clear: true },
+        [
+          { action: 'press_keys', params: { keys: 'ctrl+a' } },
+          { action: 'press_keys', params: { keys: 'BackSpace' } },
+        ],
+      ],
       [{ type: 'KEY_PRESS', keys: 'Enter' }, [{ action: 'press_keys', params: { keys: 'Enter' } }]],
       [{ type: 'KEY_PRESS', keys: ['ctrl', 'shift', 'p'] }, [{ action: 'press_keys', params: { keys: 'ctrl+shift+p' } }]],
       [{ type: 'WAIT', seconds: 0.5 }, [{ action: 'wait', params: { seconds: 0.5 } }]],
@@ -55,7 +61,15 @@ describe('planner wire format', () => {
       [{ actions: [{ type: 'TAP', x: 1, y: 2 }] }, /actions\.0/],
       [{ actions: [{ type: 'CLICK', x: 1 }] }, /actions\.0\.y/],
       [{ actions: [{ type: 'CLICK', x: 1, y: 2, extra: 1 }] }, /unknown key "extra"/],
-      [{ actions: [{ type: 'WAIT', seconds: 1 }, { type: 'SCROLL', x: 1, y: 2, direction: 'in' }] }, /actions\.1\.direction/],
+      [
+        {
+          actions: [
+            { type: 'WAIT', seconds: 1 },
+            { type: 'SCROLL', x: 1, y: 2, direction: 'in' },
+          ],
+        },
+        /actions\.1\.direction/,
+      ],
       [{ actions: [{ type: 'TYPE_INTO', text: 'a', x: 1 }] }, /x: give both x and y/],
       [{ actions: [{ type: 'CLICK', x: 1, y: 2, click_count: 4 }] }, /click_count/],
     ];

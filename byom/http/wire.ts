@@ -42,7 +42,14 @@ export const plannerActionSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('CLICK'), x: num, y: num, button: button.optional(), click_count: z.union([z.literal(1), z.literal(2), z.literal(3)]).optional(), description }),
   z.strictObject({ type: z.literal('MOUSE_MOVE'), x: num, y: num, description }),
   z.strictObject({ type: z.literal('DRAG'), start: point, end: point, button: button.optional(), description }),
-  z.strictObject({ type: z.literal('SCROLL'), x: num, y: num, direction: z.enum(['up', 'down', 'left', 'right']), amount: z.number().int().min(1).max(MAX_SCROLL_REPEAT).optional(), description }),
+  z.strictObject({
+    type: z.literal('SCROLL'),
+    x: num,
+    y: num,
+    direction: z.enum(['up', 'down', 'left', 'right']),
+    amount: z.number().int().min(1).max(MAX_SCROLL_REPEAT).optional(),
+    description,
+  }),
   z
     .strictObject({ type: z.literal('TYPE_INTO'), text: z.string(), x: num.optional(), y: num.optional(), clear: z.boolean().optional(), description })
     .refine((a) => (a.x === undefined) === (a.y === undefined), { message: 'give both x and y, or neither', path: ['x'] }),
@@ -98,7 +105,9 @@ export function plannerActionSteps(a: PlannerAction, frame: CoordinateFrame): Ac
   };
   switch (a.type) {
     case 'CLICK':
-      return [{ action: 'mouse_click', params: { position: at(a.x, a.y), button: a.button ?? 'left', click_type: (['single', 'double', 'triple'] as const)[(a.click_count ?? 1) - 1] } }];
+      return [
+        { action: 'mouse_click', params: { position: at(a.x, a.y), button: a.button ?? 'left', click_type: (['single', 'double', 'triple'] as const)[(a.click_count ?? 1) - 1] } },
+      ];
     case 'MOUSE_MOVE':
       return [{ action: 'mouse_move', params: { position: at(a.x, a.y) } }];
     case 'DRAG':

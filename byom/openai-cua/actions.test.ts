@@ -70,13 +70,40 @@ describe('mapComputerAction', () => {
   });
 
   it('drag: a two-point path → mouse_drag; a longer path → start to end, the path kept in the notes; fewer than two points is an error', () => {
-    expect(mapComputerAction({ type: 'drag', path: [{ x: 0, y: 0 }, { x: 1023, y: 639 }] }, down)).toEqual({
+    expect(
+      mapComputerAction(
+        {
+          type: 'drag',
+          path: [
+            { x: 0, y: 0 },
+            { x: 1023, y: 639 },
+          ],
+        },
+        down,
+      ),
+    ).toEqual({
       steps: [{ action: 'mouse_drag', params: { start: { x: 0, y: 0 }, end: { x: 1279, y: 799 }, button: 'left' } }],
       notes: undefined,
     });
-    const long = mapComputerAction({ type: 'drag', path: [{ x: 10, y: 10 }, { x: 50, y: 60 }, { x: 90, y: 10 }] }, same);
+    const long = mapComputerAction(
+      {
+        type: 'drag',
+        path: [
+          { x: 10, y: 10 },
+          { x: 50, y: 60 },
+          { x: 90, y: 10 },
+        ],
+      },
+      same,
+    );
     expect(long.steps).toEqual([{ action: 'mouse_drag', params: { start: { x: 10, y: 10 }, end: { x: 90, y: 10 }, button: 'left' } }]);
-    expect(long.notes).toEqual({ drag_path: [{ x: 10, y: 10 }, { x: 50, y: 60 }, { x: 90, y: 10 }] });
+    expect(long.notes).toEqual({
+      drag_path: [
+        { x: 10, y: 10 },
+        { x: 50, y: 60 },
+        { x: 90, y: 10 },
+      ],
+    });
     expect(codeOf(() => mapComputerAction({ type: 'drag', path: [{ x: 1, y: 1 }] }, same))).toBe('MODEL_ERR_UNKNOWN_ACTION');
   });
 

@@ -111,7 +111,13 @@ describe('OpenAICuaAgent on Xvnc with a scripted Responses API', () => {
       { type: 'double_click', x: 300, y: 150, keys: null },
       { type: 'click', button: 'right', x: 310, y: 160 },
       { type: 'scroll', x: 150, y: 420, scroll_x: 0, scroll_y: 240 },
-      { type: 'drag', path: [{ x: 380, y: 380 }, { x: 630, y: 410 }] },
+      {
+        type: 'drag',
+        path: [
+          { x: 380, y: 380 },
+          { x: 630, y: 410 },
+        ],
+      },
       { type: 'wait' },
       { type: 'screenshot' },
     ];
@@ -201,7 +207,9 @@ describe('OpenAICuaAgent on Xvnc with a scripted Responses API', () => {
     expect(entries[0]!.meta!.safety_checks_acknowledged).toEqual([c1]);
 
     // A list of codes acknowledges only those codes: a second check in the same call stops the run.
-    const server2 = await serve([{ reply: [computerCall({ action: { type: 'move', x: 5, y: 5 }, checks: [safetyCheck('sensitive_domain'), safetyCheck('malicious_instructions')] })] }]);
+    const server2 = await serve([
+      { reply: [computerCall({ action: { type: 'move', x: 5, y: 5 }, checks: [safetyCheck('sensitive_domain'), safetyCheck('malicious_instructions')] })] },
+    ]);
     const dir2 = await out();
     const r2 = await agent(server2, dir2, { acknowledgeSafetyChecks: ['sensitive_domain'] }).run({ maxSteps: 5 });
     expect(r2.status).toBe('safety_check');
@@ -216,9 +224,24 @@ describe('OpenAICuaAgent on Xvnc with a scripted Responses API', () => {
     { name: 'a JSON body cut short', script: [{ raw: '{"id": "resp_1", "output": [', contentType: 'application/json' }], code: 'MODEL_ERR_BAD_RESPONSE', requests: 1 },
     { name: 'an HTML body', script: [{ raw: '<html>Bad gateway</html>', contentType: 'text/html' }], code: 'MODEL_ERR_BAD_RESPONSE', requests: 1 },
     { name: 'JSON without output', script: [{ raw: '{"id": "resp_1", "object": "response"}', contentType: 'application/json' }], code: 'MODEL_ERR_BAD_RESPONSE', requests: 1 },
-    { name: 'a computer_call without call_id', script: [{ raw: JSON.stringify({ id: 'resp_1', object: 'response', output: [{ type: 'computer_call', action: { type: 'screenshot' } }] }), contentType: 'application/json' }], code: 'MODEL_ERR_BAD_RESPONSE', requests: 1 },
-    { name: 'a response with status failed', script: [{ reply: [], status: 'failed', error: { code: 'server_error', message: 'The model failed.' } }], code: 'MODEL_ERR_SERVER', requests: 1 },
-    { name: 'an action of unknown type', script: [{ reply: [computerCall({ action: { type: 'zoom', x: 1, y: 1 } as unknown as ComputerAction })] }], code: 'MODEL_ERR_UNKNOWN_ACTION', requests: 1 },
+    {
+      name: 'a computer_call without call_id',
+      script: [{ raw: JSON.stringify({ id: 'resp_1', object: 'response', output: [{ type: 'computer_call', action: { type: 'screenshot' } }] }), contentType: 'application/json' }],
+      code: 'MODEL_ERR_BAD_RESPONSE',
+      requests: 1,
+    },
+    {
+      name: 'a response with status failed',
+      script: [{ reply: [], status: 'failed', error: { code: 'server_error', message: 'The model failed.' } }],
+      code: 'MODEL_ERR_SERVER',
+      requests: 1,
+    },
+    {
+      name: 'an action of unknown type',
+      script: [{ reply: [computerCall({ action: { type: 'zoom', x: 1, y: 1 } as unknown as ComputerAction })] }],
+      code: 'MODEL_ERR_UNKNOWN_ACTION',
+      requests: 1,
+    },
   ];
   it.each(errorCases)('$name → status error with $code; result.json, execution.json and error.txt are written', async ({ script, options, code, requests }) => {
     const server = await serve(script);

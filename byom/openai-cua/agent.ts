@@ -85,7 +85,9 @@ export const openAICuaOptionsSchema = modelAgentOptionsSchema
     environment: z.enum(['browser', 'linux', 'ubuntu', 'windows', 'mac'], { error: 'must be browser, linux, ubuntu, windows or mac' }).optional(),
     truncation: z.enum(['auto', 'disabled'], { error: 'must be "auto" or "disabled"' }).optional(),
     acknowledgeSafetyChecks: z
-      .union([z.array(z.string()), z.custom<(check: SafetyCheck) => boolean>((v) => typeof v === 'function')], { error: 'must be a list of safety check codes or a function (check) => boolean' })
+      .union([z.array(z.string()), z.custom<(check: SafetyCheck) => boolean>((v) => typeof v === 'function')], {
+        error: 'must be a list of safety check codes or a function (check) => boolean',
+      })
       .optional(),
     instructions: z.string({ error: 'must be a string' }).optional(),
     sendCurrentUrl: z.boolean({ error: 'must be true or false' }).optional(),

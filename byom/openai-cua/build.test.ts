@@ -26,7 +26,22 @@ describe('buildOpenAICuaAgent', () => {
     const d = buildOpenAICuaAgent(ctx(), { OPENAI_API_KEY: 'k' });
     expect([d.modelName, d.toolForm]).toEqual(['computer-use-preview', 'preview']);
     const o = openAICuaOptions(
-      ctx(['--model', 'my-cua', '--base-url', 'http://127.0.0.1:2/v1', '--tool-form', 'preview', '--display', '1024x640', '--ack-safety', 'irrelevant_domain, sensitive_domain', '--timeout-ms', '5000', '--budget-ms', '60000']),
+      ctx([
+        '--model',
+        'my-cua',
+        '--base-url',
+        'http://127.0.0.1:2/v1',
+        '--tool-form',
+        'preview',
+        '--display',
+        '1024x640',
+        '--ack-safety',
+        'irrelevant_domain, sensitive_domain',
+        '--timeout-ms',
+        '5000',
+        '--budget-ms',
+        '60000',
+      ]),
       { OPENAI_API_KEY: 'k', VNCUA_OPENAI_MODEL: 'gpt-5.4', OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' },
     );
     expect(o).toMatchObject({

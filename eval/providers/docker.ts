@@ -172,7 +172,11 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
       const deadline = Date.now() + timeoutMs;
       const id = (await run(docker, dockerRunArgs({ image, name, width: req.size.width, height: req.size.height, url: req.url, ownerPid: process.pid }), req.signal)).trim();
       let released: Promise<void> | undefined;
-      const release = () => (released ??= run(docker, ['rm', '--force', id]).then(() => undefined, () => undefined));
+      const release = () =>
+        (released ??= run(docker, ['rm', '--force', id]).then(
+          () => undefined,
+          () => undefined,
+        ));
       try {
         let ready: ReadyLog | undefined;
         for (;;) {
@@ -181,7 +185,8 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
           if (ready) break;
           const running = (await run(docker, ['inspect', '--format', '{{.State.Running}}', id], req.signal).catch(() => 'false')).trim();
           if (running !== 'true') throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container ${name} stopped before its desktop was ready.`, { details: { container: id } });
-          if (Date.now() > deadline) throw new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: id, timeoutMs } });
+          if (Date.now() > deadline)
+            throw new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: id, timeoutMs } });
           await sleep(200, undefined, req.signal ? { signal: req.signal } : {});
         }
         const wsPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_WS_PORT}/tcp`], req.signal));
@@ -203,7 +208,11 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
           },
           release,
         };
-        return withPageReady(lease, (signal) => waitForPageReady(cdpUrl, { url: containerUrl(req.url), loadTimeoutMs: Math.max(20_000, deadline - Date.now()), signal }), req.signal);
+        return withPageReady(
+          lease,
+          (signal) => waitForPageReady(cdpUrl, { url: containerUrl(req.url), loadTimeoutMs: Math.max(20_000, deadline - Date.now()), signal }),
+          req.signal,
+        );
       } catch (e) {
         await release();
         throw e;

@@ -37,7 +37,9 @@ describe('docker provider', () => {
     expect(parseDockerPort('[::]:5000\n')).toBe(5000);
     expect(() => parseDockerPort('')).toThrow();
     expect(parseReadyLog('')).toBeUndefined();
-    expect(parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080/0123456789abcdef0123456789abcdef","cdpUrl":"http://127.0.0.1:9222/0123456789abcdef0123456789abcdef/"}\n')).toEqual({
+    expect(
+      parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080/0123456789abcdef0123456789abcdef","cdpUrl":"http://127.0.0.1:9222/0123456789abcdef0123456789abcdef/"}\n'),
+    ).toEqual({
       ready: true,
       vncPath: '/0123456789abcdef0123456789abcdef',
       cdpPath: '/0123456789abcdef0123456789abcdef/',
@@ -53,7 +55,13 @@ describe('docker provider', () => {
       let built = 0;
       const err = await runSuite({
         tasks: [{ id: 't', goal: 'g', url: 'http://127.0.0.1:1/', success: { sentinel: 'x' }, group: 't' }],
-        agent: { name: 'a', build: () => { built++; throw new Error('never built'); } },
+        agent: {
+          name: 'a',
+          build: () => {
+            built++;
+            throw new Error('never built');
+          },
+        },
         out,
         provider: missing,
       }).catch((e: unknown) => e);
@@ -143,7 +151,12 @@ describe('remote provider', () => {
   });
 
   it('refuses a resolution no endpoint has; its capacity is the number of endpoints', async () => {
-    const p = remoteProvider(parseEndpoints([{ vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://127.0.0.1:2', size: '1280x800' }, { vncUrl: 'ws://127.0.0.1:3', cdpUrl: 'http://127.0.0.1:4', size: '1280x800' }]));
+    const p = remoteProvider(
+      parseEndpoints([
+        { vncUrl: 'ws://127.0.0.1:1', cdpUrl: 'http://127.0.0.1:2', size: '1280x800' },
+        { vncUrl: 'ws://127.0.0.1:3', cdpUrl: 'http://127.0.0.1:4', size: '1280x800' },
+      ]),
+    );
     expect(p.capacity).toBe(2);
     await expect(p.prepare!({ sizes: [{ width: 1280, height: 800 }] })).resolves.toBeUndefined();
     await expect(p.prepare!({ sizes: [{ width: 1920, height: 1080 }] })).rejects.toMatchObject({ code: 'EVAL_ERR_PROVIDER_UNAVAILABLE' });

@@ -51,9 +51,13 @@ export interface EndpointSecrets {
 
 function badEndpoints(source: string, issues: TaskIssue[]): VncuaError {
   const lines = issues.map((i) => `  ${i.index < 0 ? 'file' : `entry ${i.index}`}${i.field ? `, field "${i.field}"` : ''}: ${i.problem}`);
-  return new VncuaError('EVAL_ERR_BAD_ENDPOINTS', `${source}: expected a JSON array of { "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "WxH", "passwordEnv"?: "NAME", "passwordFile"?: "path" }:\n${lines.join('\n')}`, {
-    details: { source, issues },
-  });
+  return new VncuaError(
+    'EVAL_ERR_BAD_ENDPOINTS',
+    `${source}: expected a JSON array of { "vncUrl": "ws://…", "cdpUrl": "http://…", "size"?: "WxH", "passwordEnv"?: "NAME", "passwordFile"?: "path" }:\n${lines.join('\n')}`,
+    {
+      details: { source, issues },
+    },
+  );
 }
 
 /** Validate parsed endpoints JSON; EVAL_ERR_BAD_ENDPOINTS with one issue per bad entry. */
@@ -74,11 +78,14 @@ export function parseEndpoints(data: unknown, source = 'endpoints', secrets: End
       ['vncUrl', () => parseVncUrl(e.vncUrl)],
       ['cdpUrl', () => checkCdpUrl(e.cdpUrl)],
       ['size', () => (e.size === undefined ? undefined : parseScreenSize(e.size))],
-      [e.passwordFile !== undefined ? 'passwordFile' : 'passwordEnv', () => {
-        if (e.passwordFile === undefined && e.passwordEnv === undefined) return;
-        const file = e.passwordFile === undefined ? undefined : resolve(secrets.baseDir ?? '.', e.passwordFile);
-        password = readPassword({ file, env: e.passwordEnv }, { env: secrets.env ?? process.env });
-      }],
+      [
+        e.passwordFile !== undefined ? 'passwordFile' : 'passwordEnv',
+        () => {
+          if (e.passwordFile === undefined && e.passwordEnv === undefined) return;
+          const file = e.passwordFile === undefined ? undefined : resolve(secrets.baseDir ?? '.', e.passwordFile);
+          password = readPassword({ file, env: e.passwordEnv }, { env: secrets.env ?? process.env });
+        },
+      ],
     ];
     for (const [field, f] of checks) {
       try {
@@ -146,9 +153,13 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
     async prepare({ sizes }) {
       for (const s of sizes) {
         if (!endpoints.some((e) => fits(e, s))) {
-          throw new VncuaError('EVAL_ERR_PROVIDER_UNAVAILABLE', `--provider remote: no endpoint has the size ${s.width}x${s.height} (declared sizes: ${endpoints.map((e) => (e.size ? `${e.size.width}x${e.size.height}` : 'any')).join(', ')}).`, {
-            details: { provider: 'remote', size: s },
-          });
+          throw new VncuaError(
+            'EVAL_ERR_PROVIDER_UNAVAILABLE',
+            `--provider remote: no endpoint has the size ${s.width}x${s.height} (declared sizes: ${endpoints.map((e) => (e.size ? `${e.size.width}x${e.size.height}` : 'any')).join(', ')}).`,
+            {
+              details: { provider: 'remote', size: s },
+            },
+          );
         }
       }
     },
@@ -169,7 +180,11 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         } catch (cause) {
           // The task page's own problem (refused, 404, blank, never settles) names the URL and the cause.
           if (isVncuaError(cause) && cause.code !== 'PAGE_ERR_NO_PAGE') throw cause;
-          throw new VncuaError('EVAL_ERR_DESKTOP_LOST', `Remote desktop ${i} (${redactUrl(e.cdpUrl)}) could not open ${req.url}: ${redactSecretsIn((cause as Error).message, e.cdpUrl)}`, { cause, details: { endpoint: i } });
+          throw new VncuaError(
+            'EVAL_ERR_DESKTOP_LOST',
+            `Remote desktop ${i} (${redactUrl(e.cdpUrl)}) could not open ${req.url}: ${redactSecretsIn((cause as Error).message, e.cdpUrl)}`,
+            { cause, details: { endpoint: i } },
+          );
         }
       };
       const lease: LeasedDesktop = {

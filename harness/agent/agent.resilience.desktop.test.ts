@@ -47,7 +47,10 @@ async function partial(dir: string) {
 /** An agent whose act() is `fn(agent, call)`. */
 class FnAgent extends Agent {
   calls = 0;
-  constructor(opts: AgentOptions, private readonly fn: (a: FnAgent, call: number) => Promise<boolean>) {
+  constructor(
+    opts: AgentOptions,
+    private readonly fn: (a: FnAgent, call: number) => Promise<boolean>,
+  ) {
     super(opts);
   }
   override act(): Promise<boolean> {
@@ -59,16 +62,46 @@ describe('bad actions', () => {
   it('each gives its typed error naming the argument and the allowed values; nothing is sent; the trace keeps every entry', async () => {
     const p = { x: 20, y: 20 };
     const cases: Array<[string, (a: Agent) => Promise<unknown>, string, Record<string, unknown>]> = [
-      ['off screen right', (a) => a.mouseMove({ x: 1280, y: 10 }), 'ACTION_ERR_OFF_SCREEN', { argument: 'position', value: { x: 1280, y: 10 }, allowed: { x: [0, 1279], y: [0, 799] } }],
+      [
+        'off screen right',
+        (a) => a.mouseMove({ x: 1280, y: 10 }),
+        'ACTION_ERR_OFF_SCREEN',
+        { argument: 'position', value: { x: 1280, y: 10 }, allowed: { x: [0, 1279], y: [0, 799] } },
+      ],
       ['off screen negative', (a) => a.mouseClick({ position: { x: -1, y: 5 } }), 'ACTION_ERR_OFF_SCREEN', { argument: 'position', value: { x: -1, y: 5 } }],
       ['drag end off screen', (a) => a.mouseDrag({ start: p, end: { x: 10, y: 800 } }), 'ACTION_ERR_OFF_SCREEN', { argument: 'end' }],
       ['position not a point', (a) => a.mouseMove({ x: Number.NaN, y: 1 }), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'position' }],
-      ['unknown button', (a) => a.mouseClick({ position: p, button: 'top' as never }), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'button', value: 'top', allowed: ['left', 'middle', 'right'] }],
-      ['unknown click type', (a) => a.mouseClick({ position: p, clickType: 'quadruple' as never }), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'clickType', allowed: ['single', 'double', 'triple'] }],
-      ['unknown option', (a) => a.mouseClick({ position: p, modifiers: ['ctrl'] } as never), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'modifiers', allowed: ['position', 'button', 'clickType'] }],
-      ['unknown direction', (a) => a.mouseScroll({ position: p, direction: 'sideways' as never }), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'direction', allowed: ['up', 'down', 'left', 'right'] }],
+      [
+        'unknown button',
+        (a) => a.mouseClick({ position: p, button: 'top' as never }),
+        'ACTION_ERR_BAD_ARGUMENT',
+        { argument: 'button', value: 'top', allowed: ['left', 'middle', 'right'] },
+      ],
+      [
+        'unknown click type',
+        (a) => a.mouseClick({ position: p, clickType: 'quadruple' as never }),
+        'ACTION_ERR_BAD_ARGUMENT',
+        { argument: 'clickType', allowed: ['single', 'double', 'triple'] },
+      ],
+      [
+        'unknown option',
+        (a) => a.mouseClick({ position: p, modifiers: ['ctrl'] } as never),
+        'ACTION_ERR_BAD_ARGUMENT',
+        { argument: 'modifiers', allowed: ['position', 'button', 'clickType'] },
+      ],
+      [
+        'unknown direction',
+        (a) => a.mouseScroll({ position: p, direction: 'sideways' as never }),
+        'ACTION_ERR_BAD_ARGUMENT',
+        { argument: 'direction', allowed: ['up', 'down', 'left', 'right'] },
+      ],
       ['zero repeat', (a) => a.mouseScroll({ position: p, direction: 'down', repeat: 0 }), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'repeat', value: 0, allowed: [1, 100] }],
-      ['unknown key', (a) => a.pressKeys('ctrl+Retrun'), 'ACTION_ERR_UNKNOWN_KEY', { argument: 'keys', value: 'ctrl+Retrun', suggestions: expect.arrayContaining(['Return']), allowed: expect.arrayContaining(['Return', 'Escape']) }],
+      [
+        'unknown key',
+        (a) => a.pressKeys('ctrl+Retrun'),
+        'ACTION_ERR_UNKNOWN_KEY',
+        { argument: 'keys', value: 'ctrl+Retrun', suggestions: expect.arrayContaining(['Return']), allowed: expect.arrayContaining(['Return', 'Escape']) },
+      ],
       ['empty keys', (a) => a.pressKeys(''), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'keys' }],
       ['control character in text', (a) => a.typeText('a\u0007b'), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'text' }],
       ['negative wait', (a) => a.wait(-1), 'ACTION_ERR_BAD_ARGUMENT', { argument: 'seconds', value: -1, allowed: [0, 3600] }],
@@ -78,7 +111,10 @@ describe('bad actions', () => {
     const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }, async (a) => {
       await a.mouseMove({ x: 30, y: 30 });
       for (const [name, call] of cases) {
-        const error = await call(a).then(() => null, (e: unknown) => e);
+        const error = await call(a).then(
+          () => null,
+          (e: unknown) => e,
+        );
         seen.push({ name, error, onDisk: await partial(out.dir) });
       }
       await a.mouseClick({ position: { x: 40, y: 50 } });

@@ -42,7 +42,10 @@ const NO_CHECK = { success: null, success_at: null, evidence: null };
 /** An agent whose act() is the given function. */
 class FnAgent extends Agent {
   calls = 0;
-  constructor(opts: AgentOptions, private readonly fn: (a: FnAgent, call: number) => Promise<boolean>) {
+  constructor(
+    opts: AgentOptions,
+    private readonly fn: (a: FnAgent, call: number) => Promise<boolean>,
+  ) {
     super(opts);
   }
   override act(): Promise<boolean> {
@@ -251,7 +254,15 @@ describe('Agent.run', () => {
     const failing = new FnAgent(b, async () => true);
     const err = new VncuaError('PAGE_ERR_HTTP_STATUS', 'the task page http://127.0.0.1:1/x answered HTTP 404', { details: { url: 'http://127.0.0.1:1/x', status: 404 } });
     const r = await failing.run({ ready: Promise.reject(err) });
-    expect(r).toEqual({ status: 'error', steps: 0, durationMs: r.durationMs, error: { code: 'PAGE_ERR_HTTP_STATUS', message: err.message }, success: null, success_at: null, evidence: null });
+    expect(r).toEqual({
+      status: 'error',
+      steps: 0,
+      durationMs: r.durationMs,
+      error: { code: 'PAGE_ERR_HTTP_STATUS', message: err.message },
+      success: null,
+      success_at: null,
+      evidence: null,
+    });
     expect(failing.calls).toBe(0);
     expect(await expectFiles(b.outputDir, r)).toEqual([]);
 

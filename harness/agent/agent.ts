@@ -236,15 +236,11 @@ export abstract class Agent {
     const state: RunState = {
       controller,
       meta: undefined,
-      recorder: new ActionRecorder(
-        writer,
-        verdict.actionChecks(controller.signal),
-        () => {
-          const m = state.meta;
-          state.meta = undefined;
-          return m;
-        },
-      ),
+      recorder: new ActionRecorder(writer, verdict.actionChecks(controller.signal), () => {
+        const m = state.meta;
+        state.meta = undefined;
+        return m;
+      }),
       verdict,
       inFlight: new Set(),
       finished: false,
@@ -273,17 +269,32 @@ export abstract class Agent {
       const recorder = this.options.record ? this.options.recorder : null;
       if (recorder) {
         try {
-          recording = await recorder({ upstreamUrl: this.options.vncUrl, dir: join(this.options.outputDir, 'recording'), signal: controller.signal, timeoutMs: RECORDER_START_TIMEOUT_MS });
+          recording = await recorder({
+            upstreamUrl: this.options.vncUrl,
+            dir: join(this.options.outputDir, 'recording'),
+            signal: controller.signal,
+            timeoutMs: RECORDER_START_TIMEOUT_MS,
+          });
         } catch (e) {
           if (isVncuaError(e)) throw e;
-          throw new VncuaError('RECORDER_ERR_NOT_STARTED', `The recording proxy could not be started: ${(e as Error)?.message ?? String(e)}. Pass record: false to run without recording.`, { cause: e });
+          throw new VncuaError(
+            'RECORDER_ERR_NOT_STARTED',
+            `The recording proxy could not be started: ${(e as Error)?.message ?? String(e)}. Pass record: false to run without recording.`,
+            { cause: e },
+          );
         }
         this.#connection.redirect(recording.url, recording);
       }
       // Record from the start of the run, not from the first action that needs the screen (a first
       // `wait` would have no "before" frame); with `ready`, connect while the desktop gets ready. A
       // failure here shows again at the first action.
-      connecting = recorder || run.ready ? this.#connection.driver(controller.signal).then(() => {}, () => {}) : null;
+      connecting =
+        recorder || run.ready
+          ? this.#connection.driver(controller.signal).then(
+              () => {},
+              () => {},
+            )
+          : null;
       user = run.signal;
       unfollowUser = follow(user, controller, (reason) => cancelledError('the run', reason));
       if (run.ready) await race(run.ready, { signal: controller.signal });
@@ -416,10 +427,15 @@ export abstract class Agent {
 
   /** Move the pointer to `position` (no button held). Recorded as mouse_move. */
   mouseMove(position: Point): Promise<void> {
-    return this.#action('mouse_move', () => ({ position: point(position) }), () => ({ position }), async (signal) => {
-      const d = await this.#driver(signal);
-      await d.move(checkPosition('position', position, d.size), { signal });
-    });
+    return this.#action(
+      'mouse_move',
+      () => ({ position: point(position) }),
+      () => ({ position }),
+      async (signal) => {
+        const d = await this.#driver(signal);
+        await d.move(checkPosition('position', position, d.size), { signal });
+      },
+    );
   }
 
   /** Click (single, double or triple) with a button at `position` (default: where the pointer is). Recorded as mouse_click. */
@@ -442,7 +458,8 @@ export abstract class Agent {
         const check = page ? await pageClickCheck(page, count, signal) : null;
         const r = await d.click(at, BUTTON_BITS[button], count, { signal, landed: check?.landed });
         // A multi-click made again (the page counted separate clicks, or its presses came too far apart): say so in the trace.
-        if (r.attempts > 1) this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs), ...(check ? { click_count_seen: check.lastDetail() } : {}) });
+        if (r.attempts > 1)
+          this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs), ...(check ? { click_count_seen: check.lastDetail() } : {}) });
       },
     );
   }
@@ -486,11 +503,16 @@ export abstract class Agent {
 
   /** Press a key combination ("Enter", "ctrl+shift+p", "alt f"): keys pressed in order, released in reverse. Recorded as press_keys. */
   pressKeys(keys: string): Promise<void> {
-    return this.#action('press_keys', () => ({ keys }), () => ({ keys }), async (signal) => {
-      const combo = parseKeys(keys);
-      const d = await this.#driver(signal);
-      await d.keys(planKeyPress(combo, { alreadyMapped: d.mapped }), { signal });
-    });
+    return this.#action(
+      'press_keys',
+      () => ({ keys }),
+      () => ({ keys }),
+      async (signal) => {
+        const combo = parseKeys(keys);
+        const d = await this.#driver(signal);
+        await d.keys(planKeyPress(combo, { alreadyMapped: d.mapped }), { signal });
+      },
+    );
   }
 
   /**
@@ -499,12 +521,17 @@ export abstract class Agent {
    * type-text.ts; the entry's meta says so).
    */
   typeText(text: string): Promise<void> {
-    return this.#action('type_text', () => ({ text }), () => ({ text }), async (signal) => {
-      planTypeText(checkString('text', text), { prime: false });
-      const d = await this.#driver(signal);
-      const meta = await typeTextChecked(d, text, () => this.#pageInput(signal), { signal });
-      if (meta) this.attachMeta(meta);
-    });
+    return this.#action(
+      'type_text',
+      () => ({ text }),
+      () => ({ text }),
+      async (signal) => {
+        planTypeText(checkString('text', text), { prime: false });
+        const d = await this.#driver(signal);
+        const meta = await typeTextChecked(d, text, () => this.#pageInput(signal), { signal });
+        if (meta) this.attachMeta(meta);
+      },
+    );
   }
 
   /** What the active page received, over CDP (null without a cdpUrl or an answer). */
@@ -517,26 +544,41 @@ export abstract class Agent {
 
   /** Go back or forward in the browser's history (Alt+Left / Alt+Right, as a user would). Recorded as page_navigation. */
   pageNavigation(direction: NavigationDirection): Promise<void> {
-    return this.#action('page_navigation', () => ({ direction }), () => ({ direction }), async (signal) => {
-      const dir = checkChoice('direction', direction, NAVIGATION_DIRECTIONS);
-      const d = await this.#driver(signal);
-      await d.keys(planKeyPress(parseKeys(dir === 'back' ? 'alt+Left' : 'alt+Right')), { signal });
-    });
+    return this.#action(
+      'page_navigation',
+      () => ({ direction }),
+      () => ({ direction }),
+      async (signal) => {
+        const dir = checkChoice('direction', direction, NAVIGATION_DIRECTIONS);
+        const d = await this.#driver(signal);
+        await d.keys(planKeyPress(parseKeys(dir === 'back' ? 'alt+Left' : 'alt+Right')), { signal });
+      },
+    );
   }
 
   /** Wait `seconds` (0..3600; cut short if the run is cancelled). Recorded as wait. */
   wait(seconds: number): Promise<void> {
-    return this.#action('wait', () => ({ seconds }), () => ({ seconds }), async (signal) => {
-      await sleep(checkSeconds(seconds) * 1000, signal);
-    });
+    return this.#action(
+      'wait',
+      () => ({ seconds }),
+      () => ({ seconds }),
+      async (signal) => {
+        await sleep(checkSeconds(seconds) * 1000, signal);
+      },
+    );
   }
 
   /** Declare the task done (the run ends 'finished' after this act()); `params` are recorded as given. Recorded as finish. */
   finish(params: Record<string, unknown> = {}): Promise<void> {
-    return this.#action('finish', () => jsonSafe(params) as Record<string, unknown>, () => params, async () => {
-      checkObject('params', params, Object.keys(params ?? {}));
-      this.#run!.finished = true;
-    });
+    return this.#action(
+      'finish',
+      () => jsonSafe(params) as Record<string, unknown>,
+      () => params,
+      async () => {
+        checkObject('params', params, Object.keys(params ?? {}));
+        this.#run!.finished = true;
+      },
+    );
   }
 
   // ------------------------------------------------------------------ utilities (not recorded)
@@ -674,9 +716,7 @@ export abstract class Agent {
   #action<T>(action: ActionName, params: () => Record<string, unknown>, given: () => unknown, perform: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const run = this.#run;
     if (!run) {
-      return Promise.reject(
-        new VncuaError('AGENT_ERR_ILLEGAL_STATE', `${action} can only be performed from act() while run() is in progress.`, { details: { action } }),
-      );
+      return Promise.reject(new VncuaError('AGENT_ERR_ILLEGAL_STATE', `${action} can only be performed from act() while run() is in progress.`, { details: { action } }));
     }
     const signal = run.controller.signal;
     const refuse = () => Promise.reject(isVncuaError(signal.reason) ? signal.reason : cancelledError(action, signal.reason));
@@ -712,11 +752,10 @@ function point(p: Point): Point {
 /** A connection that closed in the middle of an action becomes AGENT_ERR_CONNECTION_LOST. */
 function connectionLostDuring(action: ActionName, e: unknown): unknown {
   if (!isVncuaError(e, 'RFB_ERR_CLOSED') || isConnectError(e)) return e;
-  return new VncuaError(
-    'AGENT_ERR_CONNECTION_LOST',
-    `The VNC connection dropped during ${action}; part of its input may have been delivered. The next action reconnects.`,
-    { cause: e, details: { action } },
-  );
+  return new VncuaError('AGENT_ERR_CONNECTION_LOST', `The VNC connection dropped during ${action}; part of its input may have been delivered. The next action reconnects.`, {
+    cause: e,
+    details: { action },
+  });
 }
 
 /** Wait until every promise settled, or `ms` passed. */

@@ -25,11 +25,9 @@ export function isKnownAction(name: unknown): name is ActionName {
 
 /** ACTION_ERR_UNKNOWN_ACTION for the entry at `index`, listing the known actions. */
 export function unknownActionError(index: number, action: unknown): VncuaError {
-  return new VncuaError(
-    'ACTION_ERR_UNKNOWN_ACTION',
-    `Entry ${index}: unknown action ${JSON.stringify(action)}; use one of ${ACTION_NAMES.join(', ')}.`,
-    { details: { index, action, known: [...ACTION_NAMES] } },
-  );
+  return new VncuaError('ACTION_ERR_UNKNOWN_ACTION', `Entry ${index}: unknown action ${JSON.stringify(action)}; use one of ${ACTION_NAMES.join(', ')}.`, {
+    details: { index, action, known: [...ACTION_NAMES] },
+  });
 }
 
 /** `obj` without the keys whose value is undefined (so a primitive's defaults apply). */
@@ -49,7 +47,9 @@ export async function applyAction(agent: Agent, step: ActionStep, index: number)
     case 'mouse_move':
       return agent.mouseMove(p.position as Point);
     case 'mouse_click':
-      return agent.mouseClick(defined({ position: p.position as Point | undefined, button: p.button as MouseButton | undefined, clickType: p.click_type as ClickType | undefined }));
+      return agent.mouseClick(
+        defined({ position: p.position as Point | undefined, button: p.button as MouseButton | undefined, clickType: p.click_type as ClickType | undefined }),
+      );
     case 'mouse_drag':
       return agent.mouseDrag(defined({ start: p.start as Point, end: p.end as Point, button: p.button as MouseButton | undefined }));
     case 'mouse_scroll':

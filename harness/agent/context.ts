@@ -29,7 +29,16 @@ export interface AgentContext {
    * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication; successGraceMs by
    * --success-grace-ms; recorder: the recording proxy, so the run is recorded whichever Agent class it builds).
    */
-  agentOptions: { task?: string; outputDir: string; vncUrl: string; cdpUrl: string; successCheck?: Sentinel; password?: string; successGraceMs?: number; recorder?: RecorderFactory | null };
+  agentOptions: {
+    task?: string;
+    outputDir: string;
+    vncUrl: string;
+    cdpUrl: string;
+    successCheck?: Sentinel;
+    password?: string;
+    successGraceMs?: number;
+    recorder?: RecorderFactory | null;
+  };
   /** The task's id (`vncua eval` only). */
   taskId?: string;
   /** Absolute path of the tasks file the task came from (`vncua eval` only; the replay agent finds references beside it). */

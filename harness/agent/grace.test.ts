@@ -137,10 +137,12 @@ describe('GraceMonitor', () => {
   it('the first true answer is reported once; no check follows, whatever the screen does; done waits for onSuccess', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    start({ onSuccess: async (a) => {
-      successes.push(a);
-      await held;
-    } });
+    start({
+      onSuccess: async (a) => {
+        successes.push(a);
+        await held;
+      },
+    });
     screen.emit();
     screen.emit();
     await checks.answer(true, 42);
@@ -154,7 +156,7 @@ describe('GraceMonitor', () => {
     expect(checks.started).toBe(1);
   });
 
-  it('stop() with a check in flight: it is over at once, and the answer is dropped, true or not (the page may have run the check after the next action\'s input)', async () => {
+  it("stop() with a check in flight: it is over at once, and the answer is dropped, true or not (the page may have run the check after the next action's input)", async () => {
     const m = start();
     screen.emit();
     screen.emit(); // would re-check

@@ -1,6 +1,15 @@
 /** The Agent base class users subclass to bring their own model, its options and its primitives' argument types. */
 export { Agent } from './agent.ts';
-export type { AgentRunResult, AgentScreenshotOptions, CaptureScreenOptions, EndRunStatus, MouseClickOptions, MouseDragOptions, MouseScrollOptions, ScreenCapture } from './agent.ts';
+export type {
+  AgentRunResult,
+  AgentScreenshotOptions,
+  CaptureScreenOptions,
+  EndRunStatus,
+  MouseClickOptions,
+  MouseDragOptions,
+  MouseScrollOptions,
+  ScreenCapture,
+} from './agent.ts';
 export type { RecorderFactory, RecorderStartOptions, RecordingHandle } from './recording.ts';
 export { DEFAULT_MAX_STEPS, agentOptionsSchema, resolveAgentOptions } from './options.ts';
 export type { AgentOptions, ResolvedAgentOptions, RunOptions } from './options.ts';

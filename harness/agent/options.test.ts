@@ -53,7 +53,7 @@ describe('resolveAgentOptions', () => {
     expect(resolveAgentOptions({ ...base, successGraceMs: 60_000 }).successGraceMs).toBe(60_000);
   });
 
-  it('takes the recorder option, else the default given (the class\'s defaultRecorder); null records nothing; a non-function is refused', async () => {
+  it("takes the recorder option, else the default given (the class's defaultRecorder); null records nothing; a non-function is refused", async () => {
     const mine = async () => ({ url: 'tcp://127.0.0.1:1', close: async () => {} });
     const theirs = async () => ({ url: 'tcp://127.0.0.1:2', close: async () => {} });
     expect(resolveAgentOptions({ ...base, recorder: mine }).recorder).toBe(mine);
@@ -75,7 +75,7 @@ describe('resolveAgentOptions', () => {
   it('names the bad field', () => {
     expect(badField(undefined)).toBe('(options)');
     expect(badField({ vncUrl: 'ws://h:1' })).toBe('outputDir');
-    expect(badField({ outputDir: '' , vncUrl: 'ws://h:1' })).toBe('outputDir');
+    expect(badField({ outputDir: '', vncUrl: 'ws://h:1' })).toBe('outputDir');
     expect(badField({ outputDir: 'o' })).toBe('vncUrl');
     expect(badField({ outputDir: 'o', vncUrl: 'http://h:1' })).toBe('vncUrl');
     expect(badField({ outputDir: 'o', vncUrl: 'tcp://h' })).toBe('vncUrl');

@@ -111,7 +111,10 @@ export const agentOptionsSchema = z.strictObject({
   cdpPort: port.optional(),
   password: z.string().optional(),
   record: z.boolean().optional(),
-  recorder: z.custom<RecorderFactory>((v) => typeof v === 'function', 'must be a recorder function (options) => Promise<RecordingHandle>, or null').nullable().optional(),
+  recorder: z
+    .custom<RecorderFactory>((v) => typeof v === 'function', 'must be a recorder function (options) => Promise<RecordingHandle>, or null')
+    .nullable()
+    .optional(),
   // Checked by compileSentinel below, for its precise message.
   successCheck: z.unknown().optional(),
   successGraceMs: z.number().int().min(0).max(MAX_SUCCESS_GRACE_MS).optional(),

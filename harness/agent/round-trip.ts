@@ -43,7 +43,7 @@ export function abortReason(signal: AbortSignal): VncuaError {
 
 function cancelledBy(reason: unknown): VncuaError {
   if (reason instanceof VncuaError) return reason;
-  return new VncuaError('AGENT_ERR_CANCELLED', 'the action was cancelled through the run\'s AbortSignal', { cause: reason });
+  return new VncuaError('AGENT_ERR_CANCELLED', "the action was cancelled through the run's AbortSignal", { cause: reason });
 }
 
 /** The agent's error mapper for harness/cancel.ts: an abort becomes abortReason()'s error (sleep has no timeout). */

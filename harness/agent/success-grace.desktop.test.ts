@@ -26,7 +26,10 @@ type Scenario = 'type' | 'click';
 
 /** Click the input and type the wanted text, or click Submit; then finish at once. */
 class InstantFinishAgent extends Agent {
-  constructor(options: AgentOptions, private readonly scenario: Scenario) {
+  constructor(
+    options: AgentOptions,
+    private readonly scenario: Scenario,
+  ) {
     super(options);
   }
   override async act(): Promise<boolean> {
@@ -59,7 +62,10 @@ for (const kind of ['xvnc', 'x11vnc'] as ServerKind[]) {
       desktop = await launchDesktop({ server: kind, url: `${http.url}success.html?mode=never`, timeoutMs: 45_000 });
       browser = await chromium.connectOverCDP(desktop.cdpUrl);
       for (let i = 0; i < 200 && !page; i++) {
-        page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith(http.url))!;
+        page = browser
+          .contexts()
+          .flatMap((c) => c.pages())
+          .find((p) => p.url().startsWith(http.url))!;
         if (!page) await new Promise((r) => setTimeout(r, 50));
       }
       expect(page, 'the test page did not open').toBeDefined();
@@ -94,7 +100,15 @@ for (const kind of ['xvnc', 'x11vnc'] as ServerKind[]) {
       expect(first, label).toBe(cause);
       expect(r.result.success, label).toBe(true);
       const ev = r.result.evidence!;
-      expect(ev).toEqual({ rule: 'text', pattern: '>code#1</', snippet: expect.stringContaining('>code#1</div>'), url: r.url, at: r.result.success_at, entry_index: cause, phase: expect.stringMatching(/^(immediate|grace|final)$/) });
+      expect(ev).toEqual({
+        rule: 'text',
+        pattern: '>code#1</',
+        snippet: expect.stringContaining('>code#1</div>'),
+        url: r.url,
+        at: r.result.success_at,
+        entry_index: cause,
+        phase: expect.stringMatching(/^(immediate|grace|final)$/),
+      });
       const entry = r.entries[cause]!;
       expect(entry.success_check).toEqual({ phase: ev.phase, at: ev.at, rule: 'text', pattern: '>code#1</', snippet: ev.snippet, url: r.url });
       expect(ev.at).toBeGreaterThanOrEqual(entry.ended_at!);
@@ -113,7 +127,10 @@ for (const kind of ['xvnc', 'x11vnc'] as ServerKind[]) {
           phases.push(r.result.evidence!.phase);
         }
         // With the marker 0-period ms after the input, most successes arrive after the immediate check.
-        expect(phases.some((p) => p !== 'immediate'), phases.join()).toBe(true);
+        expect(
+          phases.some((p) => p !== 'immediate'),
+          phases.join(),
+        ).toBe(true);
       }, 180_000);
 
       it(`timer page (${period} ms): click Submit then finish at once, 4 runs: every one succeeds, attributed to the click`, async () => {

@@ -124,11 +124,9 @@ export class CdpConnection {
     try {
       const session = await budget.race(Promise.race([this.session(t), dialog]));
       if (isDialog(session)) return DIALOG;
-      const sent = session
-        .send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true })
-        .catch((e: unknown) => {
-          throw classify(e);
-        });
+      const sent = session.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true }).catch((e: unknown) => {
+        throw classify(e);
+      });
       const res = await budget.race(Promise.race([sent, dialog]));
       if (isDialog(res)) return DIALOG;
       if (res.exceptionDetails) {

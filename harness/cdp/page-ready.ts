@@ -246,7 +246,8 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
     }
   } catch (e) {
     if (user?.aborted) throw aborted();
-    if (dialog) return { href: last && last.href !== 'about:blank' ? last.href : url, status: last?.status ?? 0, loadMs: Math.round(performance.now() - t0), settleMs: 0, dialog: true };
+    if (dialog)
+      return { href: last && last.href !== 'about:blank' ? last.href : url, status: last?.status ?? 0, loadMs: Math.round(performance.now() - t0), settleMs: 0, dialog: true };
     if (isVncuaError(e)) throw e;
     if (loadSignal.aborted) {
       if (!s) {

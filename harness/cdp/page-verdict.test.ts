@@ -12,7 +12,7 @@ describe('judgePage', () => {
     expect(judgePage(probe({ href: 'file:///tmp/t.html', status: 0 }), 'file:///tmp/t.html')).toEqual({ kind: 'loaded' });
   });
 
-  it('an HTTP status >= 400 is an error, on the page itself or on Chromium\'s error page for an empty body', () => {
+  it("an HTTP status >= 400 is an error, on the page itself or on Chromium's error page for an empty body", () => {
     expect(judgePage(probe({ status: 404 }), URL_)).toEqual({ kind: 'http-status', status: 404 });
     expect(judgePage(probe({ status: 503, href: 'chrome-error://chromewebdata/' }), URL_)).toEqual({ kind: 'http-status', status: 503 });
     expect(judgePage(probe({ status: 399 }), URL_)).toEqual({ kind: 'loaded' });

@@ -62,7 +62,8 @@ export function netErrorHint(netError: string): string {
   if (/ERR_CONNECTION_REFUSED/.test(netError)) return 'nothing listens at that address: is the task server up?';
   if (/ERR_NAME_NOT_RESOLVED|ERR_NAME_RESOLUTION_FAILED/.test(netError)) return 'the host name does not resolve: check the task URL (and --base-url)';
   if (/ERR_SSL|ERR_CERT|ERR_TLS/.test(netError)) return 'the TLS handshake failed: an https:// URL to a plain-HTTP server, or a certificate the browser does not trust?';
-  if (/ERR_CONNECTION_(RESET|CLOSED|TIMED_OUT)|ERR_EMPTY_RESPONSE|ERR_TIMED_OUT|ERR_ADDRESS_UNREACHABLE/.test(netError)) return 'the server did not answer properly: is the task server up and reachable from the desktop?';
+  if (/ERR_CONNECTION_(RESET|CLOSED|TIMED_OUT)|ERR_EMPTY_RESPONSE|ERR_TIMED_OUT|ERR_ADDRESS_UNREACHABLE/.test(netError))
+    return 'the server did not answer properly: is the task server up and reachable from the desktop?';
   return 'is the task server up and reachable from the desktop?';
 }
 
@@ -86,7 +87,8 @@ export function httpStatusError(url: string, status: number): VncuaError {
 
 /** What the page looked like when the load timeout passed, and what to check, for PAGE_ERR_BLANK. */
 export function blankReason(last: PageProbe | null): string {
-  if (!last || last.href === 'about:blank' || last.href === '') return 'the browser still showed about:blank: the server took the connection but sent no page; is the task server answering?';
+  if (!last || last.href === 'about:blank' || last.href === '')
+    return 'the browser still showed about:blank: the server took the connection but sent no page; is the task server answering?';
   if (last.readyState !== 'complete') return `its document (${last.href}) was still loading; is the task server (or a resource the page waits for) answering?`;
   return `it loaded (${last.href}) but showed nothing (no text, no element with a size); did its scripts fail to load or run?`;
 }

@@ -50,7 +50,8 @@ beforeAll(async () => {
     '/opener': '<!doctype html><title>opener</title><p>opener page</p>',
     '/nav-loop': '<!doctype html><title>loop</title><p><b>code#1</b></p><script>setTimeout(() => { location.href = "/nav-loop?" + Math.random(); }, 5)</script>',
     '/nav-soon': '<!doctype html><title>soon</title><p>leaving</p><script>setTimeout(() => { location.href = "/code"; }, 150)</script>',
-    '/alert': '<!doctype html><title>alert</title><p id="p">before</p><script>window.showAlert = () => setTimeout(() => { alert("hello"); document.getElementById("p").innerHTML = "<b>code" + "#1</b>"; }, 0);</script>',
+    '/alert':
+      '<!doctype html><title>alert</title><p id="p">before</p><script>window.showAlert = () => setTimeout(() => { alert("hello"); document.getElementById("p").innerHTML = "<b>code" + "#1</b>"; }, 0);</script>',
     '/hidden': '<!doctype html><title>hidden</title><div id="ghost" style="visibility:hidden">x</div><div id="empty"></div><div id="shown">y</div>',
   });
 });

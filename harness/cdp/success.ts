@@ -67,10 +67,18 @@ export function checkCdpUrl(url: string): void {
   }
   // Messages show scheme, host and port only: the path may hold a desktop's token.
   if (!u || !['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) || u.hostname === '') {
-    throw new VncuaError('CDP_ERR_BAD_URL', `CDP URL ${redactUrl(url)} is not http(s)://host:port[/token/] (a desktop's cdpUrl, or a --remote-debugging-port endpoint) or a ws(s):// browser URL`, { details: { url: redactUrl(url) } });
+    throw new VncuaError(
+      'CDP_ERR_BAD_URL',
+      `CDP URL ${redactUrl(url)} is not http(s)://host:port[/token/] (a desktop's cdpUrl, or a --remote-debugging-port endpoint) or a ws(s):// browser URL`,
+      { details: { url: redactUrl(url) } },
+    );
   }
   if (u.username || u.password) {
-    throw new VncuaError('CDP_ERR_BAD_URL', `CDP URL ${redactUrl(url)} holds credentials (user:password@), which are refused so they never end up in logs; CDP endpoints take none`, { details: { url: redactUrl(url) } });
+    throw new VncuaError(
+      'CDP_ERR_BAD_URL',
+      `CDP URL ${redactUrl(url)} holds credentials (user:password@), which are refused so they never end up in logs; CDP endpoints take none`,
+      { details: { url: redactUrl(url) } },
+    );
   }
 }
 

@@ -85,7 +85,12 @@ export async function launchChromium(opts: { url?: string; timeoutMs?: number } 
   );
   killOnExit(proc);
   let exited = false;
-  const exitedP = new Promise<void>((r) => proc.once('exit', () => { exited = true; r(); }));
+  const exitedP = new Promise<void>((r) =>
+    proc.once('exit', () => {
+      exited = true;
+      r();
+    }),
+  );
   const close = async (): Promise<void> => {
     if (!exited) killGroup(proc);
     await Promise.race([exitedP, sleep(5000)]);

@@ -20,7 +20,9 @@ interface Target {
 }
 
 /** A raw CDP WebSocket client: send() resolves with the answer; `events` collects the rest. */
-async function cdpSocket(url: string): Promise<{ send(method: string, params?: object, sessionId?: string): Promise<{ result?: any; error?: { code: number } }>; events: Array<{ method: string }>; close(): void }> {
+async function cdpSocket(
+  url: string,
+): Promise<{ send(method: string, params?: object, sessionId?: string): Promise<{ result?: any; error?: { code: number } }>; events: Array<{ method: string }>; close(): void }> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', resolve);
@@ -64,7 +66,7 @@ afterAll(async () => {
 });
 
 describe('cdp-bridge.py', () => {
-  it("serves json/version, json/list, json/new (PUT), json/activate and json/close under the token; 403 without it; /health", async () => {
+  it('serves json/version, json/list, json/new (PUT), json/activate and json/close under the token; 403 without it; /health', async () => {
     const token = new URL(d.cdpUrl).pathname.split('/')[1]!;
     const base = `127.0.0.1:${d.cdpPort}/${token}`;
     const version = (await (await get('json/version')).json()) as Record<string, string>;
@@ -112,7 +114,8 @@ describe('cdp-bridge.py', () => {
 
     const version = (await (await get('json/version')).json()) as { webSocketDebuggerUrl: string };
     const browser = await cdpSocket(version.webSocketDebuggerUrl);
-    const attached = async () => ((await browser.send('Target.getTargets')).result.targetInfos as Array<{ targetId: string; attached: boolean }>).find((t) => t.targetId === target!.id)!.attached;
+    const attached = async () =>
+      ((await browser.send('Target.getTargets')).result.targetInfos as Array<{ targetId: string; attached: boolean }>).find((t) => t.targetId === target!.id)!.attached;
     expect(await attached()).toBe(true);
     a.close();
     b.close();
@@ -123,8 +126,14 @@ describe('cdp-bridge.py', () => {
   it('Playwright: two connectOverCDP clients at once; one leaving does not disturb the other', async () => {
     const one = await chromium.connectOverCDP(d.cdpUrl);
     const two = await chromium.connectOverCDP(d.cdpUrl);
-    const p1 = one.contexts()[0]!.pages().find((p) => p.url() === page.url)!;
-    const p2 = two.contexts()[0]!.pages().find((p) => p.url() === page.url)!;
+    const p1 = one
+      .contexts()[0]!
+      .pages()
+      .find((p) => p.url() === page.url)!;
+    const p2 = two
+      .contexts()[0]!
+      .pages()
+      .find((p) => p.url() === page.url)!;
     expect(await p1.evaluate(() => document.title)).toBe('first');
     expect(await p2.evaluate(() => 1 + 1)).toBe(2);
     await one.close();

@@ -16,12 +16,7 @@ export function scrubbedEnv(base: NodeJS.ProcessEnv, extra: Record<string, strin
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value === undefined) continue;
-    const allowed =
-      PASSED.includes(name) ||
-      PROGRAMS.includes(name) ||
-      name.startsWith('LC_') ||
-      name.startsWith('XDG_') ||
-      (PROXIES.test(name) && !value.includes('@')); // a proxy URL with user:password@ is a secret
+    const allowed = PASSED.includes(name) || PROGRAMS.includes(name) || name.startsWith('LC_') || name.startsWith('XDG_') || (PROXIES.test(name) && !value.includes('@')); // a proxy URL with user:password@ is a secret
     if (allowed) out[name] = value;
   }
   for (const [name, value] of Object.entries(extra)) {

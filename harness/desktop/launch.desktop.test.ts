@@ -9,18 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isVncuaError, type VncuaError } from '../errors.ts';
 import { launchDesktop, startScriptPath, type Desktop } from './launch.ts';
 import { groupMembers, procStat, taggedProcesses, waitGroupGone } from './procs.ts';
-import {
-  cdpEvaluate,
-  cdpJson,
-  chromiumWindows,
-  eventually,
-  portRefuses,
-  rfbGreeting,
-  rfbSecurityTypes,
-  servePage,
-  xScreenSize,
-  type CdpTarget,
-} from './test-helpers.ts';
+import { cdpEvaluate, cdpJson, chromiumWindows, eventually, portRefuses, rfbGreeting, rfbSecurityTypes, servePage, xScreenSize, type CdpTarget } from './test-helpers.ts';
 
 // Every desktop a test starts, so afterAll can stop what a failed test left behind.
 const started: Desktop[] = [];
@@ -157,9 +146,7 @@ describe('launchDesktop', () => {
       expect(new Set(ds.map((d) => new URL(d.vncUrl).pathname)).size).toBe(8); // eight distinct tokens
       expect(new Set(ds.map((d) => d.display)).size).toBe(8);
       expect(new Set(ds.map((d) => d.pid)).size).toBe(8);
-      const checks = await Promise.all(
-        ds.map(async (d) => [await rfbGreeting(d.vncUrl), (await cdpJson<{ Browser: string }>(d.cdpUrl, '/json/version')).Browser]),
-      );
+      const checks = await Promise.all(ds.map(async (d) => [await rfbGreeting(d.vncUrl), (await cdpJson<{ Browser: string }>(d.cdpUrl, '/json/version')).Browser]));
       for (const [greeting, browser] of checks) {
         expect(greeting).toMatch(/^RFB 003\.00\d\n$/);
         expect(browser).toMatch(/Chrom/);

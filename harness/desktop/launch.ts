@@ -132,9 +132,7 @@ const EXIT_STATUS_CODES: Record<number, ErrorCode> = {
 
 /** Absolute path of docker/start.sh, found relative to this module (source or dist/ build). */
 export function startScriptPath(): string {
-  const candidates = ['../../docker/start.sh', '../../../docker/start.sh'].map((p) =>
-    fileURLToPath(new URL(p, import.meta.url)),
-  );
+  const candidates = ['../../docker/start.sh', '../../../docker/start.sh'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
   return candidates.find((p) => existsSync(p)) ?? candidates[0]!;
 }
 
@@ -245,7 +243,7 @@ function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal |
       try {
         parsed = JSON.parse(line);
       } catch {
-        fail(() => startFailed('The start script printed a line that is not JSON (not shown: it may hold the desktop\'s token).', stderr.text(), exitInfo, pid));
+        fail(() => startFailed("The start script printed a line that is not JSON (not shown: it may hold the desktop's token).", stderr.text(), exitInfo, pid));
         return;
       }
       if (isErrorLine(parsed)) {
@@ -253,7 +251,7 @@ function waitReady(child: ChildProcess, timeoutMs: number, signal: AbortSignal |
         return;
       }
       if (!isReadyLine(parsed)) {
-        fail(() => startFailed('The start script printed an incomplete ready line (not shown: it may hold the desktop\'s token).', stderr.text(), exitInfo, pid));
+        fail(() => startFailed("The start script printed an incomplete ready line (not shown: it may hold the desktop's token).", stderr.text(), exitInfo, pid));
         return;
       }
       finish();
@@ -334,13 +332,7 @@ const EXIT_CODE_NAMES: Record<string, true> = {
   DESKTOP_ERR_BAD_PASSWORD: true,
 };
 
-function startFailed(
-  message: string,
-  stderrText: string,
-  exit: DesktopExit | undefined,
-  pid: number | undefined,
-  cause?: unknown,
-): VncuaError {
+function startFailed(message: string, stderrText: string, exit: DesktopExit | undefined, pid: number | undefined, cause?: unknown): VncuaError {
   return new VncuaError('DESKTOP_ERR_START_FAILED', `${message}\n${stderrText}`.trim(), {
     cause,
     details: { stderr: stderrText, exitCode: exit?.code, signal: exit?.signal, pid },

@@ -26,10 +26,7 @@ function bad(message: string, details: Record<string, unknown>): VncuaError {
  * Read the password of `source`: its file's first line, or its variable; with neither, VNCUA_VNC_PASSWORD
  * if set (undefined if not). `warn` hears about a file other users can read.
  */
-export function readPassword(
-  source: PasswordSource,
-  opts: { env?: NodeJS.ProcessEnv; warn?: (message: string) => void } = {},
-): string | undefined {
+export function readPassword(source: PasswordSource, opts: { env?: NodeJS.ProcessEnv; warn?: (message: string) => void } = {}): string | undefined {
   const env = opts.env ?? process.env;
   if (source.file !== undefined && source.env !== undefined) {
     throw bad('Give the password once: a password file or an environment variable, not both.', { file: source.file, env: source.env });

@@ -27,7 +27,7 @@ const isRoot = process.getuid?.() === 0;
 function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 30_000, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : 1) : 0;
+      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
   });
@@ -76,7 +76,7 @@ function readlinkSafe(path: string): string {
 
 describe.skipIf(!isRoot)('another Unix user', () => {
   const other = `vncua-other-${randomBytes(3).toString('hex')}`;
-  const page = servePage('<!doctype html><title>mine</title><p>the owner\'s page</p>');
+  const page = servePage("<!doctype html><title>mine</title><p>the owner's page</p>");
   const desktops: Desktop[] = [];
 
   /** Run `cmd args` as the other user, with only PATH and `env` in its environment. */
@@ -121,7 +121,8 @@ describe.skipIf(!isRoot)('another Unix user', () => {
 
       // The WebSocket bridge and CDP answer 403 without the token (or with a wrong one).
       const upgrade = ['-H', 'Upgrade: websocket', '-H', 'Connection: Upgrade', '-H', 'Sec-WebSocket-Key: dmluY3VhLXByb2JlLWtleQ==', '-H', 'Sec-WebSocket-Version: 13'];
-      const status = async (url: string, extra: string[] = []) => (await asOther('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', ...extra, url])).stdout;
+      const status = async (url: string, extra: string[] = []) =>
+        (await asOther('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '10', ...extra, url])).stdout;
       const wrong = randomBytes(16).toString('hex');
       expect(await status(`http://127.0.0.1:${d.wsPort}/`, upgrade)).toBe('403');
       expect(await status(`http://127.0.0.1:${d.wsPort}/${wrong}`, upgrade)).toBe('403');
@@ -155,7 +156,12 @@ describe.skipIf(!isRoot)('another Unix user', () => {
       }
       const browser = await chromium.connectOverCDP(d.cdpUrl);
       try {
-        expect(browser.contexts().flatMap((c) => c.pages()).map((p) => p.url())).toContain((await page).url);
+        expect(
+          browser
+            .contexts()
+            .flatMap((c) => c.pages())
+            .map((p) => p.url()),
+        ).toContain((await page).url);
       } finally {
         await browser.close();
       }

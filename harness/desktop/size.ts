@@ -39,11 +39,9 @@ export function parseScreenSize(size: string | ScreenSize): ScreenSize {
   }
   const ok = (n: number) => Number.isInteger(n) && n >= MIN_SCREEN_SIDE && n <= MAX_SCREEN_SIDE;
   if (!ok(width) || !ok(height)) {
-    throw new VncuaError(
-      'DESKTOP_ERR_BAD_SIZE',
-      `Bad screen size ${width}x${height}: each side must be a whole number between ${MIN_SCREEN_SIDE} and ${MAX_SCREEN_SIDE}.`,
-      { details: { width, height } },
-    );
+    throw new VncuaError('DESKTOP_ERR_BAD_SIZE', `Bad screen size ${width}x${height}: each side must be a whole number between ${MIN_SCREEN_SIDE} and ${MAX_SCREEN_SIDE}.`, {
+      details: { width, height },
+    });
   }
   return { width, height };
 }

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  isModifierKeysym,
-  isOnUsKeymap,
-  isShiftedAscii,
-  KEYSYM,
-  keysymForChar,
-  keysymName,
-  shiftedCounterpart,
-} from './keysyms.ts';
+import { isModifierKeysym, isOnUsKeymap, isShiftedAscii, KEYSYM, keysymForChar, keysymName, shiftedCounterpart } from './keysyms.ts';
 
 const SHIFTED = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ~!@#$%^&*()_+{}|:"<>?';
 const ALL_ASCII = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i));

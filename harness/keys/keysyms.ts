@@ -103,9 +103,27 @@ export const UNICODE_KEYSYM_BASE = 0x01000000;
 
 /** The 21 symbols a US keyboard types with Shift, in key order (`1`→`!` ...), with their unshifted key. */
 const US_SHIFT_PAIRS: ReadonlyArray<readonly [unshifted: string, shifted: string]> = [
-  ['`', '~'], ['1', '!'], ['2', '@'], ['3', '#'], ['4', '$'], ['5', '%'], ['6', '^'], ['7', '&'], ['8', '*'],
-  ['9', '('], ['0', ')'], ['-', '_'], ['=', '+'], ['[', '{'], [']', '}'], ['\\', '|'], [';', ':'], ["'", '"'],
-  [',', '<'], ['.', '>'], ['/', '?'],
+  ['`', '~'],
+  ['1', '!'],
+  ['2', '@'],
+  ['3', '#'],
+  ['4', '$'],
+  ['5', '%'],
+  ['6', '^'],
+  ['7', '&'],
+  ['8', '*'],
+  ['9', '('],
+  ['0', ')'],
+  ['-', '_'],
+  ['=', '+'],
+  ['[', '{'],
+  [']', '}'],
+  ['\\', '|'],
+  [';', ':'],
+  ["'", '"'],
+  [',', '<'],
+  ['.', '>'],
+  ['/', '?'],
 ];
 const SHIFTED_OF = new Map<string, string>(US_SHIFT_PAIRS);
 const UNSHIFTED_OF = new Map<string, string>(US_SHIFT_PAIRS.map(([u, s]) => [s, u]));
@@ -143,14 +161,81 @@ export function keysymForChar(ch: string): number | undefined {
 
 /** The named non-character keysyms present in TigerVNC Xvnc's default (evdev, US) keymap, measured with `xmodmap -pk`. */
 const NAMED_ON_US_KEYMAP: ReadonlySet<number> = new Set<number>([
-  ...(['BackSpace', 'Tab', 'Linefeed', 'Return', 'Pause', 'Scroll_Lock', 'Sys_Req', 'Escape', 'Delete', 'Home', 'Left',
-    'Up', 'Right', 'Down', 'Page_Up', 'Page_Down', 'End', 'Print', 'Insert', 'Undo', 'Redo', 'Menu', 'Find', 'Cancel',
-    'Help', 'Break', 'Mode_switch', 'Num_Lock', 'KP_Enter', 'KP_Home', 'KP_Left', 'KP_Up', 'KP_Right', 'KP_Down',
-    'KP_Page_Up', 'KP_Page_Down', 'KP_End', 'KP_Begin', 'KP_Insert', 'KP_Delete', 'KP_Multiply', 'KP_Add',
-    'KP_Subtract', 'KP_Decimal', 'KP_Divide', 'KP_Equal', 'Shift_L', 'Shift_R', 'Control_L', 'Control_R', 'Caps_Lock',
-    'Meta_L', 'Meta_R', 'Alt_L', 'Alt_R', 'Super_L', 'Super_R', 'Hyper_L', 'ISO_Level3_Shift', 'XF86AudioLowerVolume',
-    'XF86AudioMute', 'XF86AudioRaiseVolume', 'XF86AudioPlay', 'XF86AudioStop', 'XF86AudioPrev', 'XF86AudioNext',
-    'XF86HomePage', 'XF86Search', 'XF86Back', 'XF86Forward', 'XF86Reload'] as const).map((n) => KEYSYM[n]),
+  ...(
+    [
+      'BackSpace',
+      'Tab',
+      'Linefeed',
+      'Return',
+      'Pause',
+      'Scroll_Lock',
+      'Sys_Req',
+      'Escape',
+      'Delete',
+      'Home',
+      'Left',
+      'Up',
+      'Right',
+      'Down',
+      'Page_Up',
+      'Page_Down',
+      'End',
+      'Print',
+      'Insert',
+      'Undo',
+      'Redo',
+      'Menu',
+      'Find',
+      'Cancel',
+      'Help',
+      'Break',
+      'Mode_switch',
+      'Num_Lock',
+      'KP_Enter',
+      'KP_Home',
+      'KP_Left',
+      'KP_Up',
+      'KP_Right',
+      'KP_Down',
+      'KP_Page_Up',
+      'KP_Page_Down',
+      'KP_End',
+      'KP_Begin',
+      'KP_Insert',
+      'KP_Delete',
+      'KP_Multiply',
+      'KP_Add',
+      'KP_Subtract',
+      'KP_Decimal',
+      'KP_Divide',
+      'KP_Equal',
+      'Shift_L',
+      'Shift_R',
+      'Control_L',
+      'Control_R',
+      'Caps_Lock',
+      'Meta_L',
+      'Meta_R',
+      'Alt_L',
+      'Alt_R',
+      'Super_L',
+      'Super_R',
+      'Hyper_L',
+      'ISO_Level3_Shift',
+      'XF86AudioLowerVolume',
+      'XF86AudioMute',
+      'XF86AudioRaiseVolume',
+      'XF86AudioPlay',
+      'XF86AudioStop',
+      'XF86AudioPrev',
+      'XF86AudioNext',
+      'XF86HomePage',
+      'XF86Search',
+      'XF86Back',
+      'XF86Forward',
+      'XF86Reload',
+    ] as const
+  ).map((n) => KEYSYM[n]),
   ...Array.from({ length: 12 }, (_, i) => KEYSYM_F1 + i),
   ...Array.from({ length: 10 }, (_, i) => KEYSYM_KP_0 + i),
 ]);
@@ -166,8 +251,11 @@ export function isOnUsKeymap(keysym: number): boolean {
 
 /** True for modifier keysyms (Shift, Control, Alt, Meta, Super, Hyper, AltGr, Mode_switch; not the lock keys). */
 export function isModifierKeysym(keysym: number): boolean {
-  return (keysym >= KEYSYM.Shift_L && keysym <= KEYSYM.Hyper_R && keysym !== KEYSYM.Caps_Lock && keysym !== 0xffe6)
-    || keysym === KEYSYM.ISO_Level3_Shift || keysym === KEYSYM.Mode_switch;
+  return (
+    (keysym >= KEYSYM.Shift_L && keysym <= KEYSYM.Hyper_R && keysym !== KEYSYM.Caps_Lock && keysym !== 0xffe6) ||
+    keysym === KEYSYM.ISO_Level3_Shift ||
+    keysym === KEYSYM.Mode_switch
+  );
 }
 
 /** True for Shift_L / Shift_R. */

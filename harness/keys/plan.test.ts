@@ -105,9 +105,7 @@ describe('planTypeText: Unicode', () => {
   });
 
   it('skips keysyms the caller already primed, and honours settleMs', () => {
-    expect(compact(planTypeText('éü', { alreadyMapped: new Set([0xe9]), settleMs: 7 }))).toEqual([
-      ...primed(0xfc), 'pause7', ...tap(0xe9), ...tap(0xfc),
-    ]);
+    expect(compact(planTypeText('éü', { alreadyMapped: new Set([0xe9]), settleMs: 7 }))).toEqual([...primed(0xfc), 'pause7', ...tap(0xe9), ...tap(0xfc)]);
     expect(compact(planTypeText('é', { alreadyMapped: new Set([0xe9]) }))).toEqual(tap(0xe9));
     expect(compact(planTypeText('é', { settleMs: 0 }))).toEqual([...primed(0xe9), ...tap(0xe9)]);
     expect(failure(() => planTypeText('é', { settleMs: -1 })).code).toBe('ACTION_ERR_BAD_ARGUMENT');
@@ -120,7 +118,13 @@ describe('planTypeText: Unicode', () => {
 
 describe('planTypeText: errors', () => {
   it('rejects control characters other than \\n \\r \\t, naming the code point and index', () => {
-    for (const [text, cp, index] of [['ab\bc', 8, 2], ['\0', 0, 0], ['x\x1b', 0x1b, 1], ['\x7f', 0x7f, 0], ['😀\x85', 0x85, 2]] as const) {
+    for (const [text, cp, index] of [
+      ['ab\bc', 8, 2],
+      ['\0', 0, 0],
+      ['x\x1b', 0x1b, 1],
+      ['\x7f', 0x7f, 0],
+      ['😀\x85', 0x85, 2],
+    ] as const) {
       const e = failure(() => planTypeText(text));
       expect(e.code, JSON.stringify(text)).toBe('ACTION_ERR_BAD_ARGUMENT');
       expect(e.details?.argument).toBe('text');
@@ -139,7 +143,12 @@ describe('planTypeText: errors', () => {
 describe('planKeyPress', () => {
   it('presses a chord in order and releases it in reverse', () => {
     expect(compact(planKeyPress(parseKeys('ctrl+shift+p')))).toEqual([
-      `+${CTRL.toString(16)}`, `+${SHIFT.toString(16)}`, '+50', '-50', `-${SHIFT.toString(16)}`, `-${CTRL.toString(16)}`,
+      `+${CTRL.toString(16)}`,
+      `+${SHIFT.toString(16)}`,
+      '+50',
+      '-50',
+      `-${SHIFT.toString(16)}`,
+      `-${CTRL.toString(16)}`,
     ]);
   });
 
@@ -149,9 +158,7 @@ describe('planKeyPress', () => {
 
   it('primes non-US keys with a modifier the combo does not use', () => {
     expect(compact(planKeyPress(parseKeys('é')))).toEqual([...primed(0xe9), `pause${PRIME_SETTLE_MS}`, ...tap(0xe9)]);
-    expect(compact(planKeyPress(parseKeys('ctrl+é')))).toEqual([
-      ...primed(0xe9, ALT), `pause${PRIME_SETTLE_MS}`, `+${CTRL.toString(16)}`, '+e9', '-e9', `-${CTRL.toString(16)}`,
-    ]);
+    expect(compact(planKeyPress(parseKeys('ctrl+é')))).toEqual([...primed(0xe9, ALT), `pause${PRIME_SETTLE_MS}`, `+${CTRL.toString(16)}`, '+e9', '-e9', `-${CTRL.toString(16)}`]);
     expect(compact(planKeyPress(parseKeys('F13')))).toEqual([...primed(0xffca), `pause${PRIME_SETTLE_MS}`, ...tap(0xffca)]);
     expect(planKeyPress(parseKeys('F12')).some(isPause)).toBe(false);
   });

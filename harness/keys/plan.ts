@@ -68,7 +68,10 @@ export function isPause(step: KeyStroke): step is KeyPause {
 
 /** Press and release `keysym`. */
 function tap(keysym: number): KeyEvent[] {
-  return [{ keysym, down: true }, { keysym, down: false }];
+  return [
+    { keysym, down: true },
+    { keysym, down: false },
+  ];
 }
 
 /** The exact KeyEvents (plus an optional priming block) that type `text` into an X11 app with a US layout. */

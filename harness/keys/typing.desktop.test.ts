@@ -20,7 +20,10 @@ const run = promisify(execFile);
 /** A desktop plus an RFB key client, tracking primed keysyms the way the Agent will. */
 class Typist {
   readonly mapped = new Set<number>();
-  private constructor(readonly desktop: TypingDesktop, readonly keys: KeyClient) {}
+  private constructor(
+    readonly desktop: TypingDesktop,
+    readonly keys: KeyClient,
+  ) {}
 
   static async start(): Promise<Typist> {
     const desktop = await startTypingDesktop();
@@ -33,7 +36,11 @@ class Typist {
   }
 
   async close(): Promise<void> {
-    try { this.keys.close(); } catch { /* already closed */ }
+    try {
+      this.keys.close();
+    } catch {
+      /* already closed */
+    }
     await this.desktop.close();
   }
 
@@ -90,10 +97,14 @@ class Typist {
 
 describe('typing on a real Xvnc + Chromium (first desktop)', () => {
   let t: Typist;
-  beforeAll(async () => { t = await Typist.start(); });
-  afterAll(async () => { await t?.close(); });
+  beforeAll(async () => {
+    t = await Typist.start();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
 
-  it('isOnUsKeymap matches the keysyms in Xvnc\'s default keymap (checked before any typing)', async () => {
+  it("isOnUsKeymap matches the keysyms in Xvnc's default keymap (checked before any typing)", async () => {
     const { stdout } = await run('xmodmap', ['-display', `:${t.desktop.display}`, '-pk'], { env: { ...process.env, XAUTHORITY: t.desktop.xauthority } });
     const present = new Set([...stdout.matchAll(/0x([0-9a-f]{4,8}) \(/g)].map((m) => Number.parseInt(m[1] ?? '0', 16)));
     const candidates = [
@@ -101,7 +112,9 @@ describe('typing on a real Xvnc + Chromium (first desktop)', () => {
       ...Array.from({ length: 35 }, (_, i) => KEYSYM_F1 + i),
       ...Array.from({ length: 10 }, (_, i) => KEYSYM_KP_0 + i),
       ...Array.from({ length: 95 }, (_, i) => 0x20 + i),
-      0xe9, 0xdf, 0x10020ac,
+      0xe9,
+      0xdf,
+      0x10020ac,
     ];
     const wrong = candidates.filter((k) => isOnUsKeymap(k) !== present.has(k)).map((k) => k.toString(16));
     expect(wrong).toEqual([]);
@@ -149,7 +162,7 @@ describe('typing on a real Xvnc + Chromium (first desktop)', () => {
     expect(await t.capsLockOn()).toBe(false);
   });
 
-  it('documents Xvnc\'s limit: once its 19 spare keycodes are used, a new keysym is dropped', async () => {
+  it("documents Xvnc's limit: once its 19 spare keycodes are used, a new keysym is dropped", async () => {
     // Every spare keycode is bound by now; ï (U+00EF) is new. Xvnc logs "Failure adding new keysym".
     expect(await t.type('aïb', 'ab')).toBe('ab');
   });
@@ -157,8 +170,12 @@ describe('typing on a real Xvnc + Chromium (first desktop)', () => {
 
 describe('typing on a real Xvnc + Chromium (second desktop)', () => {
   let t: Typist;
-  beforeAll(async () => { t = await Typist.start(); });
-  afterAll(async () => { await t?.close(); });
+  beforeAll(async () => {
+    t = await Typist.start();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
 
   const secondBatch = ['👨‍👩‍👧', 'e\u0301', '❤️', '🏳️‍🌈', 'naïve café 👨‍👩‍👧 ❤️'];
   for (const text of secondBatch) {

@@ -30,15 +30,30 @@ describe('client message writers (RFC 6143 §7.5 layouts)', () => {
   it('SetPixelFormat: type 0, 3 pad, 32 bpp, depth 24, little-endian, true colour, max 255, shifts 0/8/16', () => {
     // prettier-ignore
     expect(bytes(writeSetPixelFormat())).toEqual([
-      0, 0, 0, 0,          // type, padding
-      32, 24, 0, 1,        // bits-per-pixel, depth, big-endian, true-colour
-      0, 255, 0, 255, 0, 255, // red/green/blue max (U16)
-      0, 8, 16,            // red/green/blue shift
-      0, 0, 0,             // padding
+      0,
+      0,
+      0,
+      0, // type, padding
+      32,
+      24,
+      0,
+      1, // bits-per-pixel, depth, big-endian, true-colour
+      0,
+      255,
+      0,
+      255,
+      0,
+      255, // red/green/blue max (U16)
+      0,
+      8,
+      16, // red/green/blue shift
+      0,
+      0,
+      0, // padding
     ]);
   });
 
-  it('SetEncodings: type 2, pad, U16 count, S32 encodings (negative pseudo-encodings in two\'s complement)', () => {
+  it("SetEncodings: type 2, pad, U16 count, S32 encodings (negative pseudo-encodings in two's complement)", () => {
     expect(bytes(writeSetEncodings([16, 0, -223]))).toEqual([2, 0, 0, 3, 0, 0, 0, 16, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x21]);
   });
 
@@ -57,7 +72,14 @@ describe('client message writers (RFC 6143 §7.5 layouts)', () => {
   it('PointerEvent: type 5, button mask, U16 x, U16 y; out-of-range or fractional values are refused', () => {
     expect(bytes(writePointerEvent(300, 65535, 0b101))).toEqual([5, 5, 1, 44, 255, 255]);
     expect(bytes(writePointerEvent(0, 0, 0))).toEqual([5, 0, 0, 0, 0, 0]);
-    for (const [x, y, m] of [[-1, 0, 0], [65536, 0, 0], [0, 1.5, 0], [0, 0, 256], [0, 0, -1], [Number.NaN, 0, 0]] as const) {
+    for (const [x, y, m] of [
+      [-1, 0, 0],
+      [65536, 0, 0],
+      [0, 1.5, 0],
+      [0, 0, 256],
+      [0, 0, -1],
+      [Number.NaN, 0, 0],
+    ] as const) {
       expect(() => writePointerEvent(x, y, m), `${x},${y},${m}`).toThrow(badArgument);
     }
   });

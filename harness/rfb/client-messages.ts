@@ -78,7 +78,10 @@ export function writeClientInit(shared: boolean): Uint8Array {
  *   U8 red-shift, U8 green-shift, U8 blue-shift, 3 bytes padding
  */
 function writePixelFormatBody(w: ByteWriter, pf: PixelFormat): void {
-  w.u8(pf.bitsPerPixel).u8(pf.depth).u8(pf.bigEndian ? 1 : 0).u8(pf.trueColour ? 1 : 0);
+  w.u8(pf.bitsPerPixel)
+    .u8(pf.depth)
+    .u8(pf.bigEndian ? 1 : 0)
+    .u8(pf.trueColour ? 1 : 0);
   w.u16(pf.redMax).u16(pf.greenMax).u16(pf.blueMax);
   w.u8(pf.redShift).u8(pf.greenShift).u8(pf.blueShift).pad(3);
 }
@@ -118,8 +121,21 @@ export function writeSetEncodings(encodings: readonly number[]): Uint8Array {
  *   +-------+----------------+--------+--------+------------+-------------+
  */
 export function writeFramebufferUpdateRequest(incremental: boolean, x: number, y: number, width: number, height: number): Uint8Array {
-  for (const [name, v] of [['x', x], ['y', y], ['width', width], ['height', height]] as const) check(isInt(v, 0, 0xffff), name, v, 'an integer 0..65535');
-  return new ByteWriter(10).u8(3).u8(incremental ? 1 : 0).u16(x).u16(y).u16(width).u16(height).toBytes();
+  for (const [name, v] of [
+    ['x', x],
+    ['y', y],
+    ['width', width],
+    ['height', height],
+  ] as const)
+    check(isInt(v, 0, 0xffff), name, v, 'an integer 0..65535');
+  return new ByteWriter(10)
+    .u8(3)
+    .u8(incremental ? 1 : 0)
+    .u16(x)
+    .u16(y)
+    .u16(width)
+    .u16(height)
+    .toBytes();
 }
 
 /**
@@ -131,7 +147,12 @@ export function writeFramebufferUpdateRequest(incremental: boolean, x: number, y
 export function writeKeyEvent(keysym: number, down: boolean): Uint8Array {
   check(isInt(keysym, 0, 0xffffffff), 'keysym', keysym, 'an integer 0..0xFFFFFFFF (an X11 keysym)');
   check(typeof down === 'boolean', 'down', down, 'a boolean');
-  return new ByteWriter(8).u8(4).u8(down ? 1 : 0).pad(2).u32(keysym).toBytes();
+  return new ByteWriter(8)
+    .u8(4)
+    .u8(down ? 1 : 0)
+    .pad(2)
+    .u32(keysym)
+    .toBytes();
 }
 
 /**
@@ -159,7 +180,8 @@ export function writeClientCutText(text: string): Uint8Array {
   check(typeof text === 'string', 'text', typeof text, 'a string');
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c > 0xff) check(false, 'text', `a string with U+${c.toString(16).toUpperCase().padStart(4, '0')} at index ${i}`, 'ISO 8859-1 (Latin-1) text, as RFC 6143 ClientCutText requires');
+    if (c > 0xff)
+      check(false, 'text', `a string with U+${c.toString(16).toUpperCase().padStart(4, '0')} at index ${i}`, 'ISO 8859-1 (Latin-1) text, as RFC 6143 ClientCutText requires');
   }
   const body = Buffer.from(text, 'latin1');
   return new ByteWriter(8 + body.length).u8(6).pad(3).u32(body.length).bytes(body).toBytes();

@@ -13,16 +13,7 @@ import {
   writeSetPixelFormat,
 } from './client-messages.ts';
 import { ClientStreamParser, inputEvents, isClientPixelFormat, type ClientMessage, type ClientStreamOptions } from './client-stream.ts';
-import {
-  clientFence,
-  concatBytes,
-  enableContinuousUpdates,
-  extendedCutText,
-  qemuKeyEvent,
-  setDesktopSize,
-  setPixelFormatWith,
-  xvpMessage,
-} from './test-helpers/client-stream.ts';
+import { clientFence, concatBytes, enableContinuousUpdates, extendedCutText, qemuKeyEvent, setDesktopSize, setPixelFormatWith, xvpMessage } from './test-helpers/client-stream.ts';
 
 /** Parse `data` cut at `cuts`, every chunk stamped with its index; returns the messages (and the error, if any). */
 function parse(data: Uint8Array, cuts: number[] = [], opts: ClientStreamOptions = {}): { messages: ClientMessage[]; error: unknown } {
@@ -43,7 +34,11 @@ function expectSameAtEverySplit(data: Uint8Array, opts: ClientStreamOptions = {}
     expect(r.error, `split at ${cut}`).toBeNull();
     expect(JSON.stringify(r.messages), `split at ${cut}`).toBe(want);
   }
-  const bytewise = parse(data, Array.from({ length: data.length }, (_, i) => i), opts);
+  const bytewise = parse(
+    data,
+    Array.from({ length: data.length }, (_, i) => i),
+    opts,
+  );
   expect(JSON.stringify(bytewise.messages), 'byte by byte').toBe(want);
   return whole.messages;
 }
@@ -70,7 +65,18 @@ describe('ClientStreamParser', () => {
   it('parses what vncua sends, at every split', () => {
     const messages = expectSameAtEverySplit(vncuaSession());
     expect(messages.map((m) => m.kind)).toEqual([
-      'version', 'security', 'clientInit', 'pixelFormat', 'encodings', 'updateRequest', 'pointer', 'pointer', 'key', 'key', 'cutText', 'updateRequest',
+      'version',
+      'security',
+      'clientInit',
+      'pixelFormat',
+      'encodings',
+      'updateRequest',
+      'pointer',
+      'pointer',
+      'key',
+      'key',
+      'cutText',
+      'updateRequest',
     ]);
     expect(messages[0]).toMatchObject({ version: '003.008' });
     expect(messages[1]).toMatchObject({ type: 1 });
@@ -106,7 +112,10 @@ describe('ClientStreamParser', () => {
       writeClientInit(true),
       enableContinuousUpdates(true, 0, 0, 640, 480),
       clientFence(0x80000003, [1, 2, 3, 4]),
-      setDesktopSize(800, 600, [{ id: 7, x: 0, y: 0, width: 800, height: 600 }, { id: 8, x: 800, y: 0, width: 10, height: 10 }]),
+      setDesktopSize(800, 600, [
+        { id: 7, x: 0, y: 0, width: 800, height: 600 },
+        { id: 8, x: 800, y: 0, width: 10, height: 10 },
+      ]),
       xvpMessage(1, 2),
       qemuKeyEvent(0x41, 38, true),
       extendedCutText([0x10, 0, 0, 1]),
@@ -114,7 +123,13 @@ describe('ClientStreamParser', () => {
     ]);
     const messages = expectSameAtEverySplit(data);
     expect(messages.slice(3).map((m) => (m.kind === 'other' ? `other:${m.type}:${m.size}` : m.kind))).toEqual([
-      'other:150:10', 'other:248:13', 'other:251:40', 'other:250:4', 'key', 'cutText', 'pointer',
+      'other:150:10',
+      'other:248:13',
+      'other:251:40',
+      'other:250:4',
+      'key',
+      'cutText',
+      'pointer',
     ]);
     expect(messages[7]).toMatchObject({ kind: 'key', keysym: 0x41, down: true });
     expect(messages[8]).toMatchObject({ kind: 'cutText', length: 4 });
@@ -125,7 +140,11 @@ describe('ClientStreamParser', () => {
     const p = new ClientStreamParser();
     const first = p.push(data.slice(0, 14 + 3), 1000); // version, security, init, and half of the first pointer event
     const second = p.push(data.slice(17), 2000.5);
-    expect(first.map((m) => [m.kind, m.t])).toEqual([['version', 1000], ['security', 1000], ['clientInit', 1000]]);
+    expect(first.map((m) => [m.kind, m.t])).toEqual([
+      ['version', 1000],
+      ['security', 1000],
+      ['clientInit', 1000],
+    ]);
     expect(inputEvents(second)).toEqual([
       { kind: 'pointer', t: 2000.5, x: 10, y: 20, mask: 0 },
       { kind: 'pointer', t: 2000.5, x: 30, y: 40, mask: 1 },

@@ -149,7 +149,10 @@ export class ClientStreamParser {
       }
     } catch (e) {
       this.phase = 'failed';
-      this.error = e instanceof VncuaError ? e : new VncuaError('RECORDING_ERR_CLIENT_STREAM', `The recorded client stream cannot be parsed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+      this.error =
+        e instanceof VncuaError
+          ? e
+          : new VncuaError('RECORDING_ERR_CLIENT_STREAM', `The recorded client stream cannot be parsed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     }
     return out;
   }

@@ -7,14 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VncuaError } from '../errors.ts';
 import { connectVnc, type VncClient } from './client.ts';
 import { type FakeServer, type ScriptedConnection, fakeTcpServer, fakeWsServer } from './test-helpers/fake-server.ts';
-import {
-  framebufferUpdate,
-  rawRect,
-  securityResult,
-  securityTypes,
-  serverInit,
-  serverVersion,
-} from './test-helpers/server-stream.ts';
+import { framebufferUpdate, rawRect, securityResult, securityTypes, serverInit, serverVersion } from './test-helpers/server-stream.ts';
 import { tightPng } from './test-helpers/fixtures-tight.ts';
 import { freePort } from './test-helpers/xvnc.ts';
 import sharp from 'sharp';
@@ -27,7 +20,10 @@ beforeAll(() => {
 });
 afterAll(() => {
   process.off('unhandledRejection', onUnhandled);
-  expect(unhandled.map((e) => (e instanceof Error ? e.stack : String(e))), 'unhandled promise rejections during this file').toEqual([]);
+  expect(
+    unhandled.map((e) => (e instanceof Error ? e.stack : String(e))),
+    'unhandled promise rejections during this file',
+  ).toEqual([]);
 });
 
 /** The client's handshake as the server reads it (3.8, None) up to its first FramebufferUpdateRequest. */
@@ -80,7 +76,15 @@ async function expectFailure(server: FakeServer | null, attempt: () => Promise<u
 
 describe('connectVnc against bad input', () => {
   it('a malformed URL is RFB_ERR_BAD_URL', async () => {
-    for (const url of ['http://127.0.0.1:5900', 'tcp://127.0.0.1', 'tcp://127.0.0.1:0', 'tcp://127.0.0.1:5900/path', 'not a url', 'vnc://127.0.0.1:5900', 'ws://user:pw@127.0.0.1/']) {
+    for (const url of [
+      'http://127.0.0.1:5900',
+      'tcp://127.0.0.1',
+      'tcp://127.0.0.1:0',
+      'tcp://127.0.0.1:5900/path',
+      'not a url',
+      'vnc://127.0.0.1:5900',
+      'ws://user:pw@127.0.0.1/',
+    ]) {
       await expectFailure(null, () => connectVnc(url), 'RFB_ERR_BAD_URL');
     }
   });
@@ -264,7 +268,9 @@ describe('a connected client', () => {
     });
     try {
       const closeEvent = new Promise<VncuaError | null>((r) => client.once('close', r));
-      const pending = [client.waitForUpdate({ timeoutMs: 5000 }), client.waitForUpdate({ timeoutMs: 5000 })].map((p) => expect(p).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED' }));
+      const pending = [client.waitForUpdate({ timeoutMs: 5000 }), client.waitForUpdate({ timeoutMs: 5000 })].map((p) =>
+        expect(p).rejects.toMatchObject({ code: 'RFB_ERR_CLOSED' }),
+      );
       hangUp();
       await Promise.all(pending);
       expect((await closeEvent)?.code).toBe('RFB_ERR_CLOSED');
@@ -363,7 +369,9 @@ describe('a connected client', () => {
 describe('asynchronously decoded images (TightPNG)', () => {
   /** A TightPNG rectangle of one colour. */
   async function pngRect(x: number, y: number, width: number, height: number, rgb: [number, number, number]) {
-    const png = await sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } }).png().toBuffer();
+    const png = await sharp({ create: { width, height, channels: 3, background: { r: rgb[0], g: rgb[1], b: rgb[2] } } })
+      .png()
+      .toBuffer();
     return { header: { x, y, width, height, encoding: ENC.TIGHT_PNG }, payload: tightPng(png) };
   }
 
@@ -391,7 +399,9 @@ describe('asynchronously decoded images (TightPNG)', () => {
         expect(await next).toBeGreaterThan(v);
         expect(client.framebuffer.pixel(7, 3)).toEqual([250, 5, 5, 255]);
         expect(client.framebuffer.pixel(1, 0)).toEqual([1, 2, 3, 255]);
-        const shot = await sharp((await client.screenshot()).png).raw().toBuffer();
+        const shot = await sharp((await client.screenshot()).png)
+          .raw()
+          .toBuffer();
         expect(Array.from(shot.subarray(0, 3))).toEqual([1, 2, 3]);
         expect(Array.from(shot.subarray(7 * 3, 8 * 3))).toEqual([250, 5, 5]);
       } finally {

@@ -358,14 +358,16 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
         this.releaseInput();
         throw e;
       }
-      this.encoding = shot.then(
-        () => {},
-        () => {},
-      ).then(() => {
-        undo();
-        this.encoding = null;
-        this.releaseInput();
-      });
+      this.encoding = shot
+        .then(
+          () => {},
+          () => {},
+        )
+        .then(() => {
+          undo();
+          this.encoding = null;
+          this.releaseInput();
+        });
       const entry = { version: fb.version, fb: fb.data, shape, pointer, shot: shot as Promise<unknown> };
       this.shotCache.set(key, entry);
       shot.catch(() => {
@@ -417,7 +419,9 @@ export class VncClient extends TypedEmitter<VncClientEvents> {
 
   private assertOpen(action: string): void {
     if (!this.live) {
-      throw new VncuaError('RFB_ERR_CLOSED', `cannot ${action}: the connection to ${redactUrl(this.url)} is closed${this.#error ? ` (${this.#error.message})` : ''}`, { cause: this.#error ?? undefined });
+      throw new VncuaError('RFB_ERR_CLOSED', `cannot ${action}: the connection to ${redactUrl(this.url)} is closed${this.#error ? ` (${this.#error.message})` : ''}`, {
+        cause: this.#error ?? undefined,
+      });
     }
   }
 
@@ -617,7 +621,8 @@ export async function connectVnc(url: string | URL, options: ConnectOptions = {}
   try {
     await withDeadline(`connecting to ${redactUrl(target.href)}`, options, DEFAULT_TIMEOUT_MS, (signal) => client.start(target, options, signal));
   } catch (e) {
-    const err = e instanceof VncuaError ? e : new VncuaError('RFB_ERR_CONNECT', `connecting to ${redactUrl(target.href)} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+    const err =
+      e instanceof VncuaError ? e : new VncuaError('RFB_ERR_CONNECT', `connecting to ${redactUrl(target.href)} failed: ${(e as Error)?.message ?? String(e)}`, { cause: e });
     client.abortWith(err);
     throw err;
   }

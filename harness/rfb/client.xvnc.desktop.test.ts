@@ -162,7 +162,7 @@ describe('Xvnc over tcp:// and ws://', () => {
   });
 });
 
-describe('input and cursor (own Xvnc: TigerVNC draws the cursor into other viewers\' pictures)', () => {
+describe("input and cursor (own Xvnc: TigerVNC draws the cursor into other viewers' pictures)", () => {
   let scratch: XvncServer;
   beforeAll(async () => {
     scratch = await startXvnc({ geometry: '320x200' });
@@ -195,8 +195,12 @@ describe('input and cursor (own Xvnc: TigerVNC draws the cursor into other viewe
       for (let i = 0; i < 100 && !client.framebuffer.cursorShape; i++) await new Promise((r) => setTimeout(r, 20));
       const shape = client.framebuffer.cursorShape!;
       expect(shape.width).toBeGreaterThan(0);
-      const plain = await sharp((await client.screenshot()).png).raw().toBuffer();
-      const withCursor = await sharp((await client.screenshot({ cursor: true })).png).raw().toBuffer();
+      const plain = await sharp((await client.screenshot()).png)
+        .raw()
+        .toBuffer();
+      const withCursor = await sharp((await client.screenshot({ cursor: true })).png)
+        .raw()
+        .toBuffer();
       // Pixels differ only inside the cursor's box around the pointer, and some do differ there.
       let inside = 0;
       for (let i = 0; i < plain.length; i += 3) {
@@ -213,7 +217,9 @@ describe('input and cursor (own Xvnc: TigerVNC draws the cursor into other viewe
       // The cursor was drawn into the framebuffer's RGB plane only for the encode: it is gone again.
       await client.screenshot({ cursor: true, cache: false });
       expectPlanesInStep(client.framebuffer);
-      const again = await sharp((await client.screenshot({ cache: false })).png).raw().toBuffer();
+      const again = await sharp((await client.screenshot({ cache: false })).png)
+        .raw()
+        .toBuffer();
       expect(again.equals(plain)).toBe(true);
     } finally {
       await client.close();
@@ -277,11 +283,29 @@ describe('wss:// through a local TLS WebSocket bridge', () => {
   let port: number;
   let cert: string;
   beforeAll(async () => {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert });
     const wss = new WebSocketServer({ server, handleProtocols: (p) => (p.has('binary') ? 'binary' : false) });

@@ -17,7 +17,9 @@ export interface Cancellable {
 /** Throw RFB_ERR_BAD_ARGUMENT unless `timeoutMs` is a positive number (or Infinity). */
 export function checkTimeout(timeoutMs: unknown, what: string): void {
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0)) {
-    throw new VncuaError('RFB_ERR_BAD_ARGUMENT', `${what}: timeoutMs must be a positive number of milliseconds (or Infinity), got ${String(timeoutMs)}`, { details: { timeoutMs } });
+    throw new VncuaError('RFB_ERR_BAD_ARGUMENT', `${what}: timeoutMs must be a positive number of milliseconds (or Infinity), got ${String(timeoutMs)}`, {
+      details: { timeoutMs },
+    });
   }
 }
 
@@ -29,7 +31,10 @@ function abortError(what: string, reason: unknown): VncuaError {
 
 /** The error mapper of the operation `what`: RFB_ERR_ABORTED or RFB_ERR_TIMEOUT. */
 export function rfbCancel(what: string): MapError {
-  return (c) => (c.kind === 'timeout' ? new VncuaError('RFB_ERR_TIMEOUT', `${what} did not finish within ${c.timeoutMs} ms`, { details: { timeoutMs: c.timeoutMs } }) : abortError(what, c.reason));
+  return (c) =>
+    c.kind === 'timeout'
+      ? new VncuaError('RFB_ERR_TIMEOUT', `${what} did not finish within ${c.timeoutMs} ms`, { details: { timeoutMs: c.timeoutMs } })
+      : abortError(what, c.reason);
 }
 
 /**

@@ -4,7 +4,6 @@ import { packRgb } from './sink.ts';
 import { expectPlanesInStep } from './test-helpers/decode.ts';
 import { mulberry32 } from '../prng.ts';
 
-
 describe('Framebuffer RGB plane', () => {
   it('stays equal to the RGBA pixels through fills, blits, copies and resizes, synced at random moments', () => {
     const rnd = mulberry32(42);

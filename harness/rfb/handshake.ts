@@ -21,8 +21,23 @@ export const SECURITY_NONE = 1;
 export const SECURITY_VNC_AUTH = 2;
 
 const SECURITY_NAMES: Record<number, string> = {
-  0: 'Invalid', 1: 'None', 2: 'VNC Authentication', 5: 'RA2', 6: 'RA2ne', 13: 'RA2 two-step', 16: 'Tight', 17: 'Ultra', 18: 'TLS',
-  19: 'VeNCrypt', 20: 'SASL', 21: 'MD5', 22: 'xvp', 30: 'Apple Diffie-Hellman (ARD)', 35: 'Apple', 129: 'RA256', 130: 'RA256ne',
+  0: 'Invalid',
+  1: 'None',
+  2: 'VNC Authentication',
+  5: 'RA2',
+  6: 'RA2ne',
+  13: 'RA2 two-step',
+  16: 'Tight',
+  17: 'Ultra',
+  18: 'TLS',
+  19: 'VeNCrypt',
+  20: 'SASL',
+  21: 'MD5',
+  22: 'xvp',
+  30: 'Apple Diffie-Hellman (ARD)',
+  35: 'Apple',
+  129: 'RA256',
+  130: 'RA256ne',
 };
 
 /** A security type's number with its registered name, for error messages. */
@@ -62,9 +77,13 @@ export function negotiateVersion(announced: string, max: RfbVersion = '3.8'): Rf
   if (!m) {
     const printable = JSON.stringify(announced);
     const hint = announced.startsWith('HTTP/') ? ' (that is an HTTP server: use the ws:// URL of its WebSocket, or the VNC port with tcp://)' : '';
-    throw new VncuaError('RFB_ERR_UNSUPPORTED_VERSION', `the server did not start with an RFB ProtocolVersion ("RFB xxx.yyy\\n") but sent ${printable}${hint}; is this a VNC server?`, {
-      details: { announced },
-    });
+    throw new VncuaError(
+      'RFB_ERR_UNSUPPORTED_VERSION',
+      `the server did not start with an RFB ProtocolVersion ("RFB xxx.yyy\\n") but sent ${printable}${hint}; is this a VNC server?`,
+      {
+        details: { announced },
+      },
+    );
   }
   const major = Number(m[1]);
   const minor = Number(m[2]);
@@ -73,7 +92,9 @@ export function negotiateVersion(announced: string, max: RfbVersion = '3.8'): Rf
   else if (major === 3 && minor === 7) v = '3.7';
   else if (major === 3 && minor >= 3) v = '3.3';
   else {
-    throw new VncuaError('RFB_ERR_UNSUPPORTED_VERSION', `the server speaks RFB ${major}.${minor}, older than 3.3, the oldest version this client speaks`, { details: { announced } });
+    throw new VncuaError('RFB_ERR_UNSUPPORTED_VERSION', `the server speaks RFB ${major}.${minor}, older than 3.3, the oldest version this client speaks`, {
+      details: { announced },
+    });
   }
   return RANK[v] <= RANK[max] ? v : max;
 }
@@ -236,7 +257,9 @@ export function tryReadServerInit(q: ByteQueue): ServerInit | null {
   assertSaneSize(width, height, 'ServerInit');
   const nameLength = q.peekU32(20);
   if (nameLength > MAX_NAME_LENGTH) {
-    throw new VncuaError('RFB_ERR_PROTOCOL', `ServerInit announced a ${nameLength}-byte desktop name (limit ${MAX_NAME_LENGTH}); the stream is corrupt`, { details: { nameLength } });
+    throw new VncuaError('RFB_ERR_PROTOCOL', `ServerInit announced a ${nameLength}-byte desktop name (limit ${MAX_NAME_LENGTH}); the stream is corrupt`, {
+      details: { nameLength },
+    });
   }
   if (!q.has(24 + nameLength)) return null;
   q.skip(24);

@@ -125,12 +125,19 @@ for (const kind of ['xvnc', 'x11vnc'] as VncServerKind[]) {
             expect(meanError(got, truth), detail).toBeLessThanOrEqual(c.meanError);
             expect(d.maxError, `${detail}: a lossy case must really have gone through JPEG`).toBeGreaterThan(0);
           }
-          expect(c.used.some((name) => (stats[name] ?? 0) > 0), `${detail}: expected rectangles in ${c.used.join(' or ')}`).toBe(true);
+          expect(
+            c.used.some((name) => (stats[name] ?? 0) > 0),
+            `${detail}: expected rectangles in ${c.used.join(' or ')}`,
+          ).toBe(true);
           // Whatever arrived, nothing outside what was asked for (plus Raw, which every server may fall back to, and pseudo-encodings).
           const allowed = new Set([...c.used, 'Raw', 'Cursor', 'DesktopSize', 'ExtendedDesktopSize', 'LastRect']);
-          if (c.options.encodings) for (const e of c.options.encodings) allowed.add({ raw: 'Raw', copyrect: 'CopyRect', hextile: 'Hextile', zrle: 'ZRLE', tight: 'Tight', tightpng: 'TightPNG' }[e]);
+          if (c.options.encodings)
+            for (const e of c.options.encodings) allowed.add({ raw: 'Raw', copyrect: 'CopyRect', hextile: 'Hextile', zrle: 'ZRLE', tight: 'Tight', tightpng: 'TightPNG' }[e]);
           else for (const n of ['CopyRect', 'ZRLE', 'Hextile']) allowed.add(n);
-          expect(Object.keys(stats).filter((n) => !allowed.has(n)), detail).toEqual([]);
+          expect(
+            Object.keys(stats).filter((n) => !allowed.has(n)),
+            detail,
+          ).toEqual([]);
         } finally {
           await client.close();
         }

@@ -56,7 +56,13 @@ describe('QEMU VNC server, lossy=on', () => {
   });
 
   it('the ground truth is the gradient the guest painted', () => {
-    for (const [x, y] of [[0, 0], [100, 50], [319, 0], [0, 199], [200, 150]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [100, 50],
+      [319, 0],
+      [0, 199],
+      [200, 150],
+    ] as const) {
       const o = (y * truth.width + x) * 4;
       expect([truth.data[o], truth.data[o + 1], truth.data[o + 2]], `(${x},${y})`).toEqual(gradientPixel(x, y));
     }

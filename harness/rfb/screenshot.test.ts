@@ -34,18 +34,41 @@ describe('blendCursor', () => {
 
   it('blends partial alpha', () => {
     const img = image(2, 2, [0, 0, 0]);
-    blendCursor(img, 2, 2, cursor(1, 1, 0, 0, () => [255, 100, 50, 128]), 1, 1);
+    blendCursor(
+      img,
+      2,
+      2,
+      cursor(1, 1, 0, 0, () => [255, 100, 50, 128]),
+      1,
+      1,
+    );
     expect(at(img, 2, 1, 1)).toEqual([128, 50, 25, 255]);
   });
 
   it('clips at every edge without writing outside the image', () => {
-    for (const [x, y] of [[0, 0], [9, 7], [-3, 2], [12, 12], [0, 7]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [9, 7],
+      [-3, 2],
+      [12, 12],
+      [0, 7],
+    ] as const) {
       const img = image(10, 8, [1, 1, 1]);
       const guard = new Uint8Array(img.length + 64);
       guard.set(img);
       const view = guard.subarray(0, img.length);
-      blendCursor(view, 10, 8, cursor(4, 4, 2, 2, () => [9, 9, 9, 255]), x, y);
-      expect(Array.from(guard.subarray(img.length)).every((b) => b === 0), `no write past the end for ${x},${y}`).toBe(true);
+      blendCursor(
+        view,
+        10,
+        8,
+        cursor(4, 4, 2, 2, () => [9, 9, 9, 255]),
+        x,
+        y,
+      );
+      expect(
+        Array.from(guard.subarray(img.length)).every((b) => b === 0),
+        `no write past the end for ${x},${y}`,
+      ).toBe(true);
       let painted = 0;
       for (let py = 0; py < 8; py++) {
         for (let px = 0; px < 10; px++) {

@@ -30,7 +30,6 @@ import {
 } from './test-helpers/server-stream.ts';
 import { mulberry32 } from '../prng.ts';
 
-
 const W = 16;
 const H = 12;
 const colour = (px: number, py: number): Rgb => [px * 15, py * 20, (px ^ py) * 16];
@@ -43,9 +42,18 @@ function baseStreams(): Array<{ name: string; opts: SessionOptions; data: Uint8A
     bell(),
     framebufferUpdate([cursorRect(2, 3, 5, 4, colour, (px, py) => (px + py) % 2 === 0), rawRect(1, 1, 3, 2, colour), lastRect()], 0xffff),
     serverCutText('clipboard ✓ text'.replace('✓', 'x')),
-    setColourMapEntries(3, [[1, 2, 3], [250, 251, 252]]),
+    setColourMapEntries(3, [
+      [1, 2, 3],
+      [250, 251, 252],
+    ]),
     framebufferUpdate([desktopSizeRect(20, 14), rawRect(16, 10, 4, 4, colour)]),
-    framebufferUpdate([extendedDesktopSizeRect(W, H), { header: { x: 0, y: 0, width: 16, height: 12, encoding: ENC.HEXTILE }, payload: hextileRect([hextileTile({ bg: [9, 8, 7], fg: [1, 2, 3], subrects: [{ x: 1, y: 2, w: 3, h: 4 }] })]) }]),
+    framebufferUpdate([
+      extendedDesktopSizeRect(W, H),
+      {
+        header: { x: 0, y: 0, width: 16, height: 12, encoding: ENC.HEXTILE },
+        payload: hextileRect([hextileTile({ bg: [9, 8, 7], fg: [1, 2, 3], subrects: [{ x: 1, y: 2, w: 3, h: 4 }] })]),
+      },
+    ]),
     framebufferUpdate([{ header: { x: 0, y: 0, width: 4, height: 4, encoding: ENC.HEXTILE }, payload: hextileRect([hextileRawTile(4, 4, colour)]) }]),
   );
   const img = new Uint8Array(W * H * 3).map((_, i) => (i * 37) & 0xff);

@@ -2,18 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isVncuaError } from '../errors.ts';
 import { ENC, type RectHeader } from './encodings/types.ts';
 import { RfbSession, type ReplayChoices, type SessionEvent } from './session.ts';
-import {
-  copyRect,
-  cursorRect,
-  framebufferUpdate,
-  handshake,
-  lastRect,
-  rawRect,
-  securityTypes,
-  serverVersion,
-  stream,
-  type Rgb,
-} from './test-helpers/server-stream.ts';
+import { copyRect, cursorRect, framebufferUpdate, handshake, lastRect, rawRect, securityTypes, serverVersion, stream, type Rgb } from './test-helpers/server-stream.ts';
 
 const OURS: ReplayChoices = { version: '3.8', securityType: 1, encodings: [ENC.COPYRECT, ENC.HEXTILE, ENC.RAW, ENC.DESKTOP_SIZE, ENC.LAST_RECT, ENC.CURSOR] };
 const red: Rgb = [255, 0, 0];
@@ -34,7 +23,21 @@ function replay(choices: ReplayChoices, data: Uint8Array, cuts: number[] = []): 
 
 const updates = stream(
   framebufferUpdate([rawRect(0, 0, 4, 4, () => red), rawRect(4, 0, 4, 4, (x, y) => [x * 40, y * 40, 9])]),
-  framebufferUpdate([copyRect(0, 4, 4, 4, 4, 0), cursorRect(1, 2, 3, 3, () => blue, (x) => x > 0), lastRect()], 0xffff),
+  framebufferUpdate(
+    [
+      copyRect(0, 4, 4, 4, 4, 0),
+      cursorRect(
+        1,
+        2,
+        3,
+        3,
+        () => blue,
+        (x) => x > 0,
+      ),
+      lastRect(),
+    ],
+    0xffff,
+  ),
 );
 
 describe('RfbSession replay mode', () => {

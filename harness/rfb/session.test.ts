@@ -26,14 +26,7 @@ import {
   vncChallenge,
   type Rgb,
 } from './test-helpers/server-stream.ts';
-import {
-  writeClientInit,
-  writeFramebufferUpdateRequest,
-  writeProtocolVersion,
-  writeSecurityType,
-  writeSetEncodings,
-  writeSetPixelFormat,
-} from './client-messages.ts';
+import { writeClientInit, writeFramebufferUpdateRequest, writeProtocolVersion, writeSecurityType, writeSetEncodings, writeSetPixelFormat } from './client-messages.ts';
 
 const RAW_ONLY: SessionOptions = { encodings: [ENC.RAW] };
 const CHALLENGE = Array.from({ length: 16 }, (_, i) => i * 0x11); // 00 11 22 .. ff
@@ -77,7 +70,10 @@ async function expectSameAtEverySplit(opts: SessionOptions, data: Uint8Array): P
     if (wantFb) expect(Buffer.compare(Buffer.from(r.session.framebuffer!.data), wantFb), `${label}: framebuffer`).toBe(0);
   };
   for (let cut = 1; cut < data.length; cut++) await check([cut], `split at ${cut}`);
-  await check(Array.from({ length: data.length }, (_, i) => i), 'byte by byte');
+  await check(
+    Array.from({ length: data.length }, (_, i) => i),
+    'byte by byte',
+  );
   return whole;
 }
 
@@ -244,7 +240,13 @@ describe('handshake', () => {
   });
 
   it('rejects bad options with RFB_ERR_BAD_ARGUMENT', () => {
-    for (const bad of [{ encodings: [ENC.CURSOR] }, { encodings: [12345] }, { encodings: [0], jpegQuality: 10 }, { encodings: [0], compressLevel: -1 }, { encodings: [0], pseudoEncodings: [-32] }]) {
+    for (const bad of [
+      { encodings: [ENC.CURSOR] },
+      { encodings: [12345] },
+      { encodings: [0], jpegQuality: 10 },
+      { encodings: [0], compressLevel: -1 },
+      { encodings: [0], pseudoEncodings: [-32] },
+    ]) {
       expect(() => new RfbSession(bad)).toThrow(expect.objectContaining({ code: 'RFB_ERR_BAD_ARGUMENT' }));
     }
   });
@@ -259,7 +261,10 @@ describe('after ServerInit', () => {
       init,
       framebufferUpdate([rawRect(0, 0, 12, 10, gradient), copyRect(6, 5, 6, 5, 0, 0)]),
       bell(),
-      setColourMapEntries(0, [[1, 2, 3], [4, 5, 6]]),
+      setColourMapEntries(0, [
+        [1, 2, 3],
+        [4, 5, 6],
+      ]),
       serverCutText('héllo'),
       framebufferUpdate([rawRect(1, 1, 2, 2, () => [9, 9, 9]), lastRect()], 0xffff),
       framebufferUpdate([]),
@@ -292,7 +297,22 @@ describe('after ServerInit', () => {
   });
 
   it('stores the Cursor pseudo-encoding shape without touching the framebuffer', async () => {
-    const { session } = await expectSameAtEverySplit(opts, stream(init, framebufferUpdate([cursorRect(1, 2, 3, 4, () => [255, 0, 0], (px) => px !== 1)])));
+    const { session } = await expectSameAtEverySplit(
+      opts,
+      stream(
+        init,
+        framebufferUpdate([
+          cursorRect(
+            1,
+            2,
+            3,
+            4,
+            () => [255, 0, 0],
+            (px) => px !== 1,
+          ),
+        ]),
+      ),
+    );
     const shape = session.framebuffer!.cursorShape!;
     expect(shape).toMatchObject({ hotX: 1, hotY: 2, width: 3, height: 4 });
     expect(Array.from(shape.rgba.subarray(0, 8))).toEqual([255, 0, 0, 255, 255, 0, 0, 0]);

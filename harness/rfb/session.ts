@@ -38,15 +38,7 @@ import {
   tryReadServerInit,
   type SecurityOffer,
 } from './handshake.ts';
-import {
-  SERVER_MSG,
-  tryReadBell,
-  tryReadColourMapHeader,
-  tryReadCutTextHeader,
-  tryReadFramebufferUpdateHeader,
-  tryReadRectHeader,
-  unknownMessage,
-} from './server-messages.ts';
+import { SERVER_MSG, tryReadBell, tryReadColourMapHeader, tryReadCutTextHeader, tryReadFramebufferUpdateHeader, tryReadRectHeader, unknownMessage } from './server-messages.ts';
 import { type ConnectionState, assertState, isFinalState, transition } from './state.ts';
 import { InflateStream } from './zlib.ts';
 
@@ -348,9 +340,13 @@ export class RfbSession {
     const r = this.replay!;
     const chosen = v33 ? offered[0]! : (r.securityType ?? (offered.includes(SECURITY_NONE) ? SECURITY_NONE : SECURITY_VNC_AUTH));
     if (chosen !== SECURITY_NONE && chosen !== SECURITY_VNC_AUTH) {
-      throw new VncuaError('RFB_ERR_UNSUPPORTED_SECURITY', `the recorded connection used security type ${chosen}, whose handshake cannot be replayed (only None and VNC Authentication)`, {
-        details: { chosen, offered: [...offered] },
-      });
+      throw new VncuaError(
+        'RFB_ERR_UNSUPPORTED_SECURITY',
+        `the recorded connection used security type ${chosen}, whose handshake cannot be replayed (only None and VNC Authentication)`,
+        {
+          details: { chosen, offered: [...offered] },
+        },
+      );
     }
     return chosen;
   }
@@ -388,7 +384,9 @@ export class RfbSession {
         const tooMany = r.status === 2 ? ' (too many attempts: wait before retrying)' : '';
         throw new VncuaError('RFB_ERR_AUTH_FAILED', `the server rejected the VNC password${tooMany}${reason}`, { details: { status: r.status, reason: r.reason } });
       }
-      throw new VncuaError('RFB_ERR_SERVER_REFUSED', `the server refused the connection after the security handshake${reason}`, { details: { status: r.status, reason: r.reason } });
+      throw new VncuaError('RFB_ERR_SERVER_REFUSED', `the server refused the connection after the security handshake${reason}`, {
+        details: { status: r.status, reason: r.reason },
+      });
     }
     this.enterServerInit(out);
     return true;

@@ -12,15 +12,7 @@
 import { VncuaError } from '../errors.ts';
 
 /** Where a connection is in its life. `failed` and `closed` are final. */
-export type ConnectionState =
-  | 'awaitingVersion'
-  | 'awaitingSecurity'
-  | 'awaitingChallenge'
-  | 'awaitingSecurityResult'
-  | 'awaitingServerInit'
-  | 'connected'
-  | 'failed'
-  | 'closed';
+export type ConnectionState = 'awaitingVersion' | 'awaitingSecurity' | 'awaitingChallenge' | 'awaitingSecurityResult' | 'awaitingServerInit' | 'connected' | 'failed' | 'closed';
 
 const ENDINGS = ['failed', 'closed'] as const;
 

@@ -11,9 +11,7 @@ import { race } from '../cancel.ts';
 import { rfbCancel } from './deadline.ts';
 
 /** A parsed VNC URL. */
-export type VncTarget =
-  | { kind: 'tcp'; host: string; port: number; href: string }
-  | { kind: 'ws'; secure: boolean; href: string; host: string; origin: string };
+export type VncTarget = { kind: 'tcp'; host: string; port: number; href: string } | { kind: 'ws'; secure: boolean; href: string; host: string; origin: string };
 
 /** TLS options for wss://. */
 export interface TlsOptions {
@@ -28,7 +26,9 @@ export function parseVncUrl(url: string | URL): VncTarget {
   const text = String(url);
   // The message shows scheme, host and port only: the path may hold a desktop's token, the URL a password.
   const bad = (why: string): never => {
-    throw new VncuaError('RFB_ERR_BAD_URL', `${redactUrl(text)} is not a usable VNC URL: ${why}; use ws://host:port/path, wss://host:port/path or tcp://host:port`, { details: { url: redactUrl(text) } });
+    throw new VncuaError('RFB_ERR_BAD_URL', `${redactUrl(text)} is not a usable VNC URL: ${why}; use ws://host:port/path, wss://host:port/path or tcp://host:port`, {
+      details: { url: redactUrl(text) },
+    });
   };
   let u: URL;
   try {
@@ -38,7 +38,10 @@ export function parseVncUrl(url: string | URL): VncTarget {
   }
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
   if (!host) bad('it has no host');
-  if (u.username || u.password) bad('it holds credentials (user:password@), which are refused so they never end up in logs; pass the password with { password }, or --password-file / VNCUA_VNC_PASSWORD on the command line');
+  if (u.username || u.password)
+    bad(
+      'it holds credentials (user:password@), which are refused so they never end up in logs; pass the password with { password }, or --password-file / VNCUA_VNC_PASSWORD on the command line',
+    );
   if (u.protocol === 'tcp:') {
     const port = Number(u.port);
     if (!u.port || !Number.isInteger(port) || port < 1 || port > 65535) bad('tcp:// needs an explicit port 1..65535');
@@ -118,58 +121,63 @@ class Inbox implements TransportHandlers {
 export function connectError(target: VncTarget, cause: unknown): VncuaError {
   const msg = cause instanceof Error ? cause.message : String(cause);
   const where = redactUrl(target.href);
-  return new VncuaError('RFB_ERR_CONNECT', `could not connect to ${where}: ${redactSecretsIn(msg, target.href)}; check the URL and that the VNC server (or its WebSocket bridge) is running`, { cause, details: { url: where } });
+  return new VncuaError(
+    'RFB_ERR_CONNECT',
+    `could not connect to ${where}: ${redactSecretsIn(msg, target.href)}; check the URL and that the VNC server (or its WebSocket bridge) is running`,
+    { cause, details: { url: where } },
+  );
 }
 
 function openTcp(target: Extract<VncTarget, { kind: 'tcp' }>, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   let dialing: net.Socket | undefined;
-  const connected = () => new Promise<Transport>((resolve, reject) => {
-    const socket = (dialing = net.connect({ host: target.host, port: target.port }));
-    const onConnectError = (e: Error) => {
-      cleanupConnect();
-      socket.destroy();
-      reject(connectError(target, e));
-    };
-    const cleanupConnect = () => {
-      socket.off('error', onConnectError);
-      socket.off('connect', onConnect);
-    };
-    const onConnect = () => {
-      cleanupConnect();
-      socket.setNoDelay(true);
-      socket.setKeepAlive(true, 30_000);
-      let error: Error | null = null;
-      let closed = false;
-      let done: Promise<void> | null = null;
-      const closedPromise = new Promise<void>((res) => {
-        socket.once('close', () => {
-          closed = true;
-          res();
-          handlers.onClose(error);
+  const connected = () =>
+    new Promise<Transport>((resolve, reject) => {
+      const socket = (dialing = net.connect({ host: target.host, port: target.port }));
+      const onConnectError = (e: Error) => {
+        cleanupConnect();
+        socket.destroy();
+        reject(connectError(target, e));
+      };
+      const cleanupConnect = () => {
+        socket.off('error', onConnectError);
+        socket.off('connect', onConnect);
+      };
+      const onConnect = () => {
+        cleanupConnect();
+        socket.setNoDelay(true);
+        socket.setKeepAlive(true, 30_000);
+        let error: Error | null = null;
+        let closed = false;
+        let done: Promise<void> | null = null;
+        const closedPromise = new Promise<void>((res) => {
+          socket.once('close', () => {
+            closed = true;
+            res();
+            handlers.onClose(error);
+          });
         });
-      });
-      socket.on('data', (chunk: Buffer) => handlers.onData(chunk));
-      socket.on('error', (e) => {
-        error ??= e;
-      });
-      resolve({
-        start: (h) => handlers.start(h),
-        send(bytes) {
-          if (!closed && !socket.destroyed) socket.write(bytes);
-        },
-        close() {
-          done ??= (socket.destroy(), closedPromise);
-          return done;
-        },
-        destroy() {
-          socket.destroy();
-        },
-      });
-    };
-    socket.once('connect', onConnect);
-    socket.once('error', onConnectError);
-  });
+        socket.on('data', (chunk: Buffer) => handlers.onData(chunk));
+        socket.on('error', (e) => {
+          error ??= e;
+        });
+        resolve({
+          start: (h) => handlers.start(h),
+          send(bytes) {
+            if (!closed && !socket.destroyed) socket.write(bytes);
+          },
+          close() {
+            done ??= (socket.destroy(), closedPromise);
+            return done;
+          },
+          destroy() {
+            socket.destroy();
+          },
+        });
+      };
+      socket.once('connect', onConnect);
+      socket.once('error', onConnectError);
+    });
   return race(connected, { signal, mapError: rfbCancel(`connecting to ${redactUrl(target.href)}`), onAbort: () => dialing?.destroy() });
 }
 
@@ -195,73 +203,74 @@ export function newVncWebSocket(target: Extract<VncTarget, { kind: 'ws' }>, opts
 function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, signal: AbortSignal): Promise<Transport> {
   const handlers = new Inbox();
   let dialing: WebSocket | undefined;
-  const opened = () => new Promise<Transport>((resolve, reject) => {
-    let ws: WebSocket;
-    try {
-      ws = dialing = newVncWebSocket(target, opts);
-    } catch (e) {
-      return reject(connectError(target, e));
-    }
-    const onConnectError = (e: Error) => {
-      cleanupConnect();
-      ws.on('error', () => {});
-      ws.terminate();
-      reject(connectError(target, e));
-    };
-    const cleanupConnect = () => {
-      ws.off('error', onConnectError);
-      ws.off('open', onOpen);
-    };
-    const onOpen = () => {
-      cleanupConnect();
-      // (ws turns Nagle off on its socket itself.)
-      let error: Error | null = null;
-      let closed = false;
-      let graceTimer: NodeJS.Timeout | undefined;
-      let done: Promise<void> | null = null;
-      const closedPromise = new Promise<void>((res) => {
-        ws.once('close', () => {
-          closed = true;
-          if (graceTimer) clearTimeout(graceTimer);
-          res();
-          handlers.onClose(error);
+  const opened = () =>
+    new Promise<Transport>((resolve, reject) => {
+      let ws: WebSocket;
+      try {
+        ws = dialing = newVncWebSocket(target, opts);
+      } catch (e) {
+        return reject(connectError(target, e));
+      }
+      const onConnectError = (e: Error) => {
+        cleanupConnect();
+        ws.on('error', () => {});
+        ws.terminate();
+        reject(connectError(target, e));
+      };
+      const cleanupConnect = () => {
+        ws.off('error', onConnectError);
+        ws.off('open', onOpen);
+      };
+      const onOpen = () => {
+        cleanupConnect();
+        // (ws turns Nagle off on its socket itself.)
+        let error: Error | null = null;
+        let closed = false;
+        let graceTimer: NodeJS.Timeout | undefined;
+        let done: Promise<void> | null = null;
+        const closedPromise = new Promise<void>((res) => {
+          ws.once('close', () => {
+            closed = true;
+            if (graceTimer) clearTimeout(graceTimer);
+            res();
+            handlers.onClose(error);
+          });
         });
-      });
-      ws.on('error', (e) => {
-        error ??= e;
-      });
-      ws.on('message', (data, isBinary) => {
-        if (!isBinary) {
-          error ??= new VncuaError('RFB_ERR_PROTOCOL', 'the WebSocket server sent a text frame; RFB needs binary frames (is the bridge in base64 mode?)');
-          ws.terminate();
-          return;
-        }
-        const chunk = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-        handlers.onData(chunk);
-      });
-      resolve({
-        start: (h) => handlers.start(h),
-        send(bytes) {
-          if (!closed && ws.readyState === WebSocket.OPEN) ws.send(bytes, { binary: true });
-        },
-        close(graceMs = 500) {
-          if (!done) {
-            done = closedPromise;
-            if (ws.readyState === WebSocket.OPEN) {
-              ws.close(1000);
-              graceTimer = setTimeout(() => ws.terminate(), graceMs);
-            } else ws.terminate();
+        ws.on('error', (e) => {
+          error ??= e;
+        });
+        ws.on('message', (data, isBinary) => {
+          if (!isBinary) {
+            error ??= new VncuaError('RFB_ERR_PROTOCOL', 'the WebSocket server sent a text frame; RFB needs binary frames (is the bridge in base64 mode?)');
+            ws.terminate();
+            return;
           }
-          return done;
-        },
-        destroy() {
-          ws.terminate();
-        },
-      });
-    };
-    ws.once('open', onOpen);
-    ws.on('error', onConnectError);
-  });
+          const chunk = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+          handlers.onData(chunk);
+        });
+        resolve({
+          start: (h) => handlers.start(h),
+          send(bytes) {
+            if (!closed && ws.readyState === WebSocket.OPEN) ws.send(bytes, { binary: true });
+          },
+          close(graceMs = 500) {
+            if (!done) {
+              done = closedPromise;
+              if (ws.readyState === WebSocket.OPEN) {
+                ws.close(1000);
+                graceTimer = setTimeout(() => ws.terminate(), graceMs);
+              } else ws.terminate();
+            }
+            return done;
+          },
+          destroy() {
+            ws.terminate();
+          },
+        });
+      };
+      ws.once('open', onOpen);
+      ws.on('error', onConnectError);
+    });
   const abort = () => {
     dialing?.removeAllListeners('error');
     dialing?.on('error', () => {});

@@ -40,7 +40,10 @@ export class InflateStream {
       this.inflater = null;
       this.out = [];
       if (e instanceof OutputLimitError) {
-        throw new VncuaError('RFB_ERR_DECODE', `${this.name}: zlib data inflates to more than the ${maxOutput} bytes the rectangle can hold; the stream cannot continue, reconnect`);
+        throw new VncuaError(
+          'RFB_ERR_DECODE',
+          `${this.name}: zlib data inflates to more than the ${maxOutput} bytes the rectangle can hold; the stream cannot continue, reconnect`,
+        );
       }
       throw new VncuaError('RFB_ERR_DECODE', `${this.name}: corrupt zlib data (${(e as Error).message}); the stream cannot continue, reconnect`, { cause: e });
     }

@@ -49,11 +49,10 @@ export async function removeFile(path: string, options: AtomicWriteOptions = {})
 /** A `TRACE_ERR_WRITE` for `path`. */
 export function writeError(path: string, cause: unknown, details: Record<string, unknown> = {}): VncuaError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new VncuaError(
-    'TRACE_ERR_WRITE',
-    `Could not write trace file ${path}: ${reason}. Check that the output directory exists, is writable and the disk is not full.`,
-    { cause, details: { path, ...details } },
-  );
+  return new VncuaError('TRACE_ERR_WRITE', `Could not write trace file ${path}: ${reason}. Check that the output directory exists, is writable and the disk is not full.`, {
+    cause,
+    details: { path, ...details },
+  });
 }
 
 async function writeAndSync(path: string, data: string): Promise<void> {

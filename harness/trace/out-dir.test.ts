@@ -70,8 +70,11 @@ for (const p of process.argv.slice(1)) codes.push(await checkOutputDir(p).then((
 process.stdout.write(JSON.stringify(codes));`;
       // In a child process, so that it can run as nobody when that is how the directory is unwritable.
       const stdout = await new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe, '--', ro.dir, join(ro.dir, 'run')], { cwd: REPO, timeout: 60_000, ...(ro.runAs ?? {}) }, (err, out) =>
-          err ? reject(err) : resolve(out),
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', probe, '--', ro.dir, join(ro.dir, 'run')],
+          { cwd: REPO, timeout: 60_000, ...(ro.runAs ?? {}) },
+          (err, out) => (err ? reject(err) : resolve(out)),
         ),
       );
       expect(JSON.parse(stdout), ro.how).toEqual(['OUTPUT_ERR_NOT_WRITABLE', 'OUTPUT_ERR_NOT_WRITABLE']);

@@ -61,10 +61,14 @@ async function nearestExisting(abs: string): Promise<{ path: string; isDirectory
     } catch (e) {
       const code = errnoOf(e);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') {
-        throw new VncuaError('OUTPUT_ERR_NOT_WRITABLE', `Cannot use ${abs} as an output directory: ${p} cannot be looked at (${code ?? (e as Error).message}); choose a directory you can write to.`, {
-          cause: e,
-          details: { path: abs, at: p, errno: code },
-        });
+        throw new VncuaError(
+          'OUTPUT_ERR_NOT_WRITABLE',
+          `Cannot use ${abs} as an output directory: ${p} cannot be looked at (${code ?? (e as Error).message}); choose a directory you can write to.`,
+          {
+            cause: e,
+            details: { path: abs, at: p, errno: code },
+          },
+        );
       }
       if (p === dirname(p)) throw e;
     }
@@ -72,9 +76,13 @@ async function nearestExisting(abs: string): Promise<{ path: string; isDirectory
 }
 
 function pseudoFsError(abs: string, fs: string, at: string): VncuaError {
-  return new VncuaError('OUTPUT_ERR_PSEUDO_FS', `Cannot use ${abs} as an output directory: ${at} is on the ${fs} pseudo-filesystem; choose a directory on a real disk (e.g. under runs/ or /tmp).`, {
-    details: { path: abs, at, fs },
-  });
+  return new VncuaError(
+    'OUTPUT_ERR_PSEUDO_FS',
+    `Cannot use ${abs} as an output directory: ${at} is on the ${fs} pseudo-filesystem; choose a directory on a real disk (e.g. under runs/ or /tmp).`,
+    {
+      details: { path: abs, at, fs },
+    },
+  );
 }
 
 /** OUTPUT_ERR_PSEUDO_FS when `path` is (or would be created) on a pseudo-filesystem; touches nothing. */
@@ -83,7 +91,10 @@ export async function assertNotPseudoFs(path: string): Promise<void> {
   if (isPseudoFsPath(abs)) throw pseudoFsError(abs, abs.split('/')[1]!, abs);
   const near = await nearestExisting(abs).catch(() => null);
   if (!near) return;
-  const type = await statfs(near.path).then((s) => PSEUDO_FS_TYPES.get(Number(s.type)), () => undefined);
+  const type = await statfs(near.path).then(
+    (s) => PSEUDO_FS_TYPES.get(Number(s.type)),
+    () => undefined,
+  );
   if (type) throw pseudoFsError(abs, type, near.path);
 }
 
@@ -116,7 +127,14 @@ export async function checkOutputDir(path: string, label = 'output directory'): 
 
 async function existing(dir: string, names: readonly string[]): Promise<string[]> {
   const found: string[] = [];
-  for (const n of names) if (await stat(join(dir, n)).then(() => true, () => false)) found.push(n);
+  for (const n of names)
+    if (
+      await stat(join(dir, n)).then(
+        () => true,
+        () => false,
+      )
+    )
+      found.push(n);
   return found;
 }
 

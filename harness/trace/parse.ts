@@ -17,7 +17,10 @@ export type TraceSource = 'vncua' | 'uitask';
 export function issueField(issue: Issue, prefix: readonly PropertyKey[] = []): string {
   const path: PropertyKey[] = [...prefix, ...issue.path];
   if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 /** What a TRACE_ERR_INVALID message ends with for a vncua trace. */
@@ -28,11 +31,7 @@ const UITASK_HINT = 'The trace has no "index" / "started_at" (a vncua trace has 
 /** A `TRACE_ERR_INVALID` naming the file, entry index and field. */
 export function invalidTrace(file: string, index: number | undefined, field: string, problem: string, hint = VNCUA_HINT): VncuaError {
   const where = [index === undefined ? '' : `entry ${index}`, field ? `field "${field}"` : ''].filter(Boolean).join(', ');
-  return new VncuaError(
-    'TRACE_ERR_INVALID',
-    `${file}${where ? ` (${where})` : ''}: ${problem}. ${hint}`,
-    { details: { path: file, index, field, problem } },
-  );
+  return new VncuaError('TRACE_ERR_INVALID', `${file}${where ? ` (${where})` : ''}: ${problem}. ${hint}`, { details: { path: file, index, field, problem } });
 }
 
 /** The first zod issue of a vncua entry (strict when no `error`, lenient params when `error`), or undefined if valid. */

@@ -76,7 +76,7 @@ describe('readTrace: vncua traces', () => {
       ['failed entry without code', (e) => ((e[4]!.error = { message: 'x' }), e), 4, 'error.code'],
       ['failed entry without params', (e) => (delete e[4]!.params, (e[4]!.error = { code: 'E', message: 'x' }), e), 4, 'params'],
       ['unknown action', (e) => ((e[0]!.action = 'teleport'), e), 0, 'action'],
-      ['not an object', (e) => ((e[3] as unknown) = 'x', e), 3, ''],
+      ['not an object', (e) => (((e[3] as unknown) = 'x'), e), 3, ''],
       ['not an array', () => ({ entries }), undefined, ''],
     ];
     for (const [name, corrupt, index, field] of cases) {
@@ -105,7 +105,7 @@ describe('readTrace: vncua traces', () => {
 });
 
 describe('readTrace: uitask traces', () => {
-  it('normalizes uitask\'s execution.json to flat params', async () => {
+  it("normalizes uitask's execution.json to flat params", async () => {
     await writeFile(join(dir, 'execution.json'), UITASK_TRACE);
     const t = await readTrace(dir);
     expect(t).toMatchObject({ source: 'uitask', partial: false });
@@ -134,16 +134,16 @@ describe('readTrace: uitask traces', () => {
     ]);
   });
 
-  it('names the bad entry and field of a trace that is neither vncua\'s nor uitask\'s', async () => {
+  it("names the bad entry and field of a trace that is neither vncua's nor uitask's", async () => {
     const cases: [string, (e: Record<string, any>[]) => void, number, string][] = [
       ['unknown action', (e) => (e[2]!.action = 'teleport'), 2, 'action'],
       ['bad coordinate', (e) => (e[0]!.params.action.position.x = 'left'), 0, 'params.action.position.x'],
       ['bad direction', (e) => (e[3]!.params.action.direction = 'sideways'), 3, 'params.action.direction'],
       ['bad task_marked_complete', (e) => (e[1]!.task_marked_complete = 'yes'), 1, 'task_marked_complete'],
-      ['vncua\'s flat click', (e) => (e[0]!.params = { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' }), 0, 'params.action'],
-      ['vncua\'s keys string', (e) => (e[2]!.params = { keys: 'enter' }), 2, 'params.keys'],
-      ['vncua\'s wait seconds', (e) => (e[4]!.params = { seconds: 2 }), 4, 'params.duration'],
-      ['vncua\'s finish params', (e) => (e[5]!.params = {}), 5, 'params.params'],
+      ["vncua's flat click", (e) => (e[0]!.params = { position: { x: 1, y: 2 }, button: 'left', click_type: 'single' }), 0, 'params.action'],
+      ["vncua's keys string", (e) => (e[2]!.params = { keys: 'enter' }), 2, 'params.keys'],
+      ["vncua's wait seconds", (e) => (e[4]!.params = { seconds: 2 }), 4, 'params.duration'],
+      ["vncua's finish params", (e) => (e[5]!.params = {}), 5, 'params.params'],
       ['a middle click', (e) => (e[0]!.params.action.button = 'middle'), 0, 'params.action.button'],
       ['an argument uitask does not take', (e) => (e[3]!.params.action.smooth = true), 3, 'params.action.smooth'],
       ['no params', (e) => delete e[1]!.params, 1, 'params'],

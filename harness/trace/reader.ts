@@ -52,11 +52,9 @@ async function resolveTraceFile(path: string): Promise<string> {
     const candidate = join(path, name);
     if (await exists(candidate)) return candidate;
   }
-  throw new VncuaError(
-    'TRACE_ERR_NOT_FOUND',
-    `No ${TRACE_FILES.execution} or ${TRACE_FILES.partial} in ${path}; pass a run's output directory or a trace file.`,
-    { details: { path } },
-  );
+  throw new VncuaError('TRACE_ERR_NOT_FOUND', `No ${TRACE_FILES.execution} or ${TRACE_FILES.partial} in ${path}; pass a run's output directory or a trace file.`, {
+    details: { path },
+  });
 }
 
 async function readJson(file: string): Promise<unknown> {

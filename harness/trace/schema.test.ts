@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { entryIssue, issueField } from './parse.ts';
-import {
-  ACTION_NAMES,
-  ACTION_PARAMS,
-  RUN_STATUSES,
-  executionEntrySchema,
-  failedEntrySchema,
-  okEntrySchema,
-  runResultSchema,
-  type TraceEntryInput,
-} from './schema.ts';
+import { ACTION_NAMES, ACTION_PARAMS, RUN_STATUSES, executionEntrySchema, failedEntrySchema, okEntrySchema, runResultSchema, type TraceEntryInput } from './schema.ts';
 import { sampleEntry } from './test-fixtures/entries.ts';
 
 /** A full entry as the writer would produce it. */
@@ -60,7 +51,14 @@ describe('trace entry schema', () => {
   });
 
   it('keeps finish params lenient and meta free-form', () => {
-    const fin = full(0, { action: 'finish', params: { params: { answer: 42 }, status: 'success' }, task_marked_complete: true, started_at: 1, ended_at: 1, meta: { model: { usage: { input_tokens: 10 } } } });
+    const fin = full(0, {
+      action: 'finish',
+      params: { params: { answer: 42 }, status: 'success' },
+      task_marked_complete: true,
+      started_at: 1,
+      ended_at: 1,
+      meta: { model: { usage: { input_tokens: 10 } } },
+    });
     expect(badField(fin)).toBeUndefined();
     expect(badField({ ...fin, params: {} })).toBeUndefined();
     expect(badField({ ...fin, meta: 'x' })).toBe('meta');

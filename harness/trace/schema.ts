@@ -13,17 +13,7 @@
 import { z } from 'zod';
 
 /** Snake_case action names, as uitask writes them. */
-export const ACTION_NAMES = [
-  'mouse_move',
-  'mouse_click',
-  'mouse_drag',
-  'mouse_scroll',
-  'press_keys',
-  'type_text',
-  'page_navigation',
-  'wait',
-  'finish',
-] as const;
+export const ACTION_NAMES = ['mouse_move', 'mouse_click', 'mouse_drag', 'mouse_scroll', 'press_keys', 'type_text', 'page_navigation', 'wait', 'finish'] as const;
 
 /** One of `ACTION_NAMES`. */
 export type ActionName = (typeof ACTION_NAMES)[number];
@@ -84,10 +74,7 @@ const epochMs = z.number().min(0).describe('Epoch milliseconds (fractional) from
 /** Fields every vncua entry has besides action and params, in file order. */
 const ENTRY_FIELDS = {
   index: z.number().int().min(0).describe('0-based position of the entry in the trace.'),
-  task_marked_complete: z
-    .boolean()
-    .nullable()
-    .describe('Result of the success check after the action; null when no check was available.'),
+  task_marked_complete: z.boolean().nullable().describe('Result of the success check after the action; null when no check was available.'),
   started_at: epochMs,
   ended_at: epochMs,
   duration_ms: z.number().min(0).describe('ended_at - started_at, in milliseconds.'),
@@ -109,7 +96,10 @@ const evidenceFields = {
 
 /** Evidence of a success check on a trace entry (set only when the check said true). */
 export const entrySuccessSchema = z
-  .strictObject({ phase: z.enum(SUCCESS_PHASES).describe('immediate: the check right after the action; grace: a re-check while the screen settled; final: the check after the run ended.'), ...evidenceFields })
+  .strictObject({
+    phase: z.enum(SUCCESS_PHASES).describe('immediate: the check right after the action; grace: a re-check while the screen settled; final: the check after the run ended.'),
+    ...evidenceFields,
+  })
   .describe('What the success check saw when it marked this entry complete (task_marked_complete true).');
 
 /** What `success_check` on an entry holds. */
@@ -166,7 +156,7 @@ export const executionEntrySchema = z.union([okEntrySchema, failedEntrySchema]);
 export const executionSchema = z.array(executionEntrySchema).meta({
   title: 'vncua execution trace',
   description:
-    'execution.json / partial_execution.json: one entry per action, in order. Action names as the uitask harness writes them; params flat (vncua export-trace --format uitask writes uitask\'s nested params).',
+    "execution.json / partial_execution.json: one entry per action, in order. Action names as the uitask harness writes them; params flat (vncua export-trace --format uitask writes uitask's nested params).",
 });
 
 /** One entry of a vncua trace. */
@@ -191,17 +181,7 @@ export type TraceEntry = DistributiveOmit<ExecutionEntry, keyof EntryTiming> & P
 export type TraceEntryInput = DistributiveOmit<ExecutionEntry, 'index' | 'duration_ms'>;
 
 /** How a run can end (safety_check, stuck, parse_error and timeout are set by adapters; infra_error by the eval runner). */
-export const RUN_STATUSES = [
-  'finished',
-  'max_steps',
-  'cancelled',
-  'error',
-  'safety_check',
-  'stuck',
-  'parse_error',
-  'infra_error',
-  'timeout',
-] as const;
+export const RUN_STATUSES = ['finished', 'max_steps', 'cancelled', 'error', 'safety_check', 'stuck', 'parse_error', 'infra_error', 'timeout'] as const;
 
 /** One of `RUN_STATUSES`. */
 export type RunStatus = (typeof RUN_STATUSES)[number];

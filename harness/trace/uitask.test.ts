@@ -57,12 +57,12 @@ function thrown(f: () => unknown): VncuaError {
 }
 
 describe('uitask execution.json: reading', () => {
-  it('normalizes every shape record_action writes to vncua\'s flat params', () => {
+  it("normalizes every shape record_action writes to vncua's flat params", () => {
     const data = JSON.parse(uitaskExecutionJson(PAIRS.map(([u]) => u))) as unknown;
     expect(parseUitaskExecution(data, 'execution.json')).toEqual(PAIRS.map(([, o]) => o));
   });
 
-  it('parses press_keys\' keys the way uitask\'s press_keys does, into one held chord', () => {
+  it("parses press_keys' keys the way uitask's press_keys does, into one held chord", () => {
     const cases: [string[], string[], string][] = [
       [['ctrl+a'], ['ctrl', 'a'], 'ctrl+a'],
       [['ctrl', 'a'], ['ctrl', 'a'], 'ctrl+a'],
@@ -92,7 +92,7 @@ describe('uitask execution.json: reading', () => {
     expect(held(['ctrl', '+'])).toEqual([['Control_L', 'Shift_L', '+']]);
   });
 
-  it('tells uitask\'s shapes from vncua\'s flat ones', () => {
+  it("tells uitask's shapes from vncua's flat ones", () => {
     for (const [u] of PAIRS) {
       const marked = ['mouse_click', 'mouse_drag', 'mouse_scroll', 'press_keys', 'wait', 'finish'].includes(u.action);
       expect(hasUitaskShape(u), u.action).toBe(marked);
@@ -102,7 +102,7 @@ describe('uitask execution.json: reading', () => {
 });
 
 describe('uitask execution.json: writing (vncua export-trace --format uitask)', () => {
-  it('writes each vncua entry in uitask\'s exact shape', () => {
+  it("writes each vncua entry in uitask's exact shape", () => {
     for (const [u, o] of PAIRS) {
       const r = toUitaskEntry({ ...o, started_at: 1, ended_at: 2, duration_ms: 1, meta: { model: 'x' } } as TraceEntry);
       expect(r, o.action).toEqual({ entry: u });
@@ -111,14 +111,22 @@ describe('uitask execution.json: writing (vncua export-trace --format uitask)', 
     }
   });
 
-  it('writes the file as Python\'s json.dump does', () => {
+  it("writes the file as Python's json.dump does", () => {
     // Expected text printed by python3: json.dumps([{"action": "type_text", "params": {"text": "né\x7f😀\n\""}, "task_marked_complete": None}, {"a": [], "b": {}, "c": 2.5}])
     const py = '[{"action": "type_text", "params": {"text": "n\\u00e9\\u007f\\ud83d\\ude00\\n\\""}, "task_marked_complete": null}, {"a": [], "b": {}, "c": 2.5}]';
-    expect(pythonJson([{ action: 'type_text', params: { text: 'né\x7f😀\n"' }, task_marked_complete: null }, { a: [], b: {}, c: 2.5 }])).toBe(py);
-    expect(JSON.parse(py)).toEqual([{ action: 'type_text', params: { text: 'né\x7f😀\n"' }, task_marked_complete: null }, { a: [], b: {}, c: 2.5 }]);
+    expect(
+      pythonJson([
+        { action: 'type_text', params: { text: 'né\x7f😀\n"' }, task_marked_complete: null },
+        { a: [], b: {}, c: 2.5 },
+      ]),
+    ).toBe(py);
+    expect(JSON.parse(py)).toEqual([
+      { action: 'type_text', params: { text: 'né\x7f😀\n"' }, task_marked_complete: null },
+      { a: [], b: {}, c: 2.5 },
+    ]);
   });
 
-  it('round trip: a vncua trace exported and read back as uitask\'s has the same actions, params and task_marked_complete', () => {
+  it("round trip: a vncua trace exported and read back as uitask's has the same actions, params and task_marked_complete", () => {
     const entries = Array.from({ length: 60 }, (_, i) => ({ ...sampleEntry(i), index: i, duration_ms: 1 }) as TraceEntry);
     const ex = exportUitaskTrace(entries);
     // sampleEntry's failed attempts are waits with a negative duration: uitask records those too (time.sleep raises).
@@ -130,7 +138,7 @@ describe('uitask execution.json: writing (vncua export-trace --format uitask)', 
     expect(back.map((e) => e.index)).toEqual(entries.map((e) => e.index));
   });
 
-  it('writes keys as the one-element list uitask\'s press_keys receives; read back they press the same keys', () => {
+  it("writes keys as the one-element list uitask's press_keys receives; read back they press the same keys", () => {
     for (const keys of ['Return', 'ctrl + a', 'alt f', 'ctrl+shift+p', 'F5', 'ctrl+plus']) {
       const r = toUitaskEntry(ours(0, 'press_keys', { keys }));
       expect(r).toEqual({ entry: { action: 'press_keys', params: { keys: [keys] }, task_marked_complete: false } });
@@ -160,11 +168,7 @@ describe('uitask execution.json: writing (vncua export-trace --format uitask)', 
   });
 
   it('refuses a successful entry uitask cannot express (a middle click) with TRACE_ERR_EXPORT, unless told to skip it', () => {
-    const entries = [
-      ours(0, 'type_text', { text: 'a' }),
-      ours(1, 'mouse_click', { position: { x: 1, y: 1 }, button: 'middle', click_type: 'single' }),
-      ours(2, 'finish', {}),
-    ];
+    const entries = [ours(0, 'type_text', { text: 'a' }), ours(1, 'mouse_click', { position: { x: 1, y: 1 }, button: 'middle', click_type: 'single' }), ours(2, 'finish', {})];
     const err = thrown(() => exportUitaskTrace(entries, { file: 'run/execution.json' }));
     expect(err.code).toBe('TRACE_ERR_EXPORT');
     expect(err.details).toMatchObject({ path: 'run/execution.json', index: 1, field: 'params.button' });

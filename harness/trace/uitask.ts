@@ -265,7 +265,10 @@ export function pythonJson(value: unknown): string {
 
 /** A zod path as a dotted field name (`params.action.position.x`, `params.keys[1]`). */
 function dotted(path: readonly PropertyKey[]): string {
-  return path.map((k) => (typeof k === 'number' ? `[${k}]` : String(k))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((k) => (typeof k === 'number' ? `[${k}]` : String(k)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: uitask's JSON, shapes checked field by field

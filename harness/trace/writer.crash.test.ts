@@ -22,7 +22,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-
 /** Starts the append loop in `out`, kills it with SIGKILL `delayMs` after it printed "ready"; returns the highest "appended N" it printed. */
 async function runAndKill(out: string, delayMs: number): Promise<number> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });

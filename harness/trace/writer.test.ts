@@ -175,9 +175,7 @@ describe('TraceWriter', () => {
     await w.open();
     await w.append({ action: 'wait', params: { seconds: -5 }, task_marked_complete: null, started_at: 1, ended_at: 2 });
     const text = await readFile(w.paths.partial, 'utf8');
-    expect(JSON.parse(text)).toEqual([
-      { index: 0, action: 'wait', params: { seconds: -5 }, task_marked_complete: null, started_at: 1, ended_at: 2, duration_ms: 1 },
-    ]);
+    expect(JSON.parse(text)).toEqual([{ index: 0, action: 'wait', params: { seconds: -5 }, task_marked_complete: null, started_at: 1, ended_at: 2, duration_ms: 1 }]);
   });
 
   it('rejects append before open and after finalize with TRACE_ERR_ILLEGAL_STATE; finalize is idempotent', async () => {

@@ -129,7 +129,13 @@ describe('a recorded run whose success comes after the last action', () => {
       await processRun(outputDir);
       const j = JSON.parse(await readFile(join(outputDir, 'action_screenshots.json'), 'utf8')) as ActionScreenshotsFile;
       expect(j.warnings).toEqual([]);
-      expect(j.success).toMatchObject({ index: 1, at: result.success_at, phase: result.evidence!.phase, url: `${pages.url}success.html?mode=timer&period=500`, image: 'action_screenshots/success.png' });
+      expect(j.success).toMatchObject({
+        index: 1,
+        at: result.success_at,
+        phase: result.evidence!.phase,
+        url: `${pages.url}success.html?mode=timer&period=500`,
+        image: 'action_screenshots/success.png',
+      });
       const meta = await sharp(join(outputDir, 'action_screenshots/success.png')).metadata();
       expect([meta.width, meta.height]).toEqual([desktop.width, desktop.height]);
       expect((await stat(join(outputDir, 'action_screenshots.html'))).size).toBeGreaterThan(0);

@@ -20,10 +20,14 @@ export async function findRuns(root: string): Promise<string[]> {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (cause) {
       if (isRoot) {
-        throw new VncuaError('RECORDING_ERR_NOT_FOUND', `Cannot read ${dir} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}); give the directory that holds the runs.`, {
-          cause,
-          details: { dir },
-        });
+        throw new VncuaError(
+          'RECORDING_ERR_NOT_FOUND',
+          `Cannot read ${dir} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}); give the directory that holds the runs.`,
+          {
+            cause,
+            details: { dir },
+          },
+        );
       }
       return;
     }

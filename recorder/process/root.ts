@@ -35,7 +35,9 @@ export interface ProcessRootResult {
 export async function processRoot(root: string, options: ProcessRootOptions = {}): Promise<ProcessRootResult> {
   const runs = await findRuns(root);
   if (runs.length === 0) {
-    throw new VncuaError('PROCESS_ERR_NO_RUNS', `No run under ${root}: a run directory holds execution.json (or partial_execution.json) and a recording/ directory.`, { details: { root } });
+    throw new VncuaError('PROCESS_ERR_NO_RUNS', `No run under ${root}: a run directory holds execution.json (or partial_execution.json) and a recording/ directory.`, {
+      details: { root },
+    });
   }
   const jobs = Math.max(1, Math.min(options.jobs ?? 1, runs.length));
   const { jobs: _j, onOutcome, signal, ...runOptions } = options;
@@ -59,7 +61,6 @@ export async function processRoot(root: string, options: ProcessRootOptions = {}
   const ordered = runs.filter((r) => outcomes.has(r)).map((r) => outcomes.get(r)!);
   return { runs: ordered, failed: ordered.filter((o) => !o.ok).length };
 }
-
 
 /** The worker module and the node flags that load it (.ts sources need tsx's loader). */
 function workerEntry(): { path: string; execArgv: string[] } {
@@ -123,7 +124,11 @@ async function runInWorkers(runs: string[], jobs: number, options: ProcessRunOpt
       if (!ready && ++startFailures > jobs) {
         // Workers cannot even start (e.g. the module fails to load): fail what is left rather than loop.
         for (const dir of queue.splice(0)) {
-          settle({ runDir: dir, ok: false, error: { code: 'PROCESS_ERR_WORKER', message: `No worker process could start (${sig ?? `exit code ${code}`}${stderrNote ? `: ${stderrNote}` : ''}).` } });
+          settle({
+            runDir: dir,
+            ok: false,
+            error: { code: 'PROCESS_ERR_WORKER', message: `No worker process could start (${sig ?? `exit code ${code}`}${stderrNote ? `: ${stderrNote}` : ''}).` },
+          });
         }
       } else if (!ready) {
         start();
@@ -135,7 +140,10 @@ async function runInWorkers(runs: string[], jobs: number, options: ProcessRunOpt
         settle({
           runDir: dir,
           ok: false,
-          error: { code: 'PROCESS_ERR_WORKER', message: `The worker process processing ${dir} died (${sig ?? `exit code ${code}`}${stderrNote ? `: ${stderrNote}` : ''}); the other runs go on.` },
+          error: {
+            code: 'PROCESS_ERR_WORKER',
+            message: `The worker process processing ${dir} died (${sig ?? `exit code ${code}`}${stderrNote ? `: ${stderrNote}` : ''}); the other runs go on.`,
+          },
         });
         start(); // replace it while runs remain
       }

@@ -209,7 +209,7 @@ describe('processRun', () => {
     expect((await processRun(dir)).status).toBe('processed');
   });
 
-  it("evidence only in result.json (naming the entry) is used; without a time there is no success image; no complete step: success null", async () => {
+  it('evidence only in result.json (naming the entry) is used; without a time there is no success image; no complete step: success null', async () => {
     const a = await writeVncuaRun(join(root, 'a'), { success: { index: 0, dt: 200, phase: 'immediate', inTrace: false } });
     await processRun(a);
     expect((await readJson(a)).success).toMatchObject({ index: 0, at: T + 200, phase: 'immediate', image: 'action_screenshots/success.png' });

@@ -22,7 +22,17 @@ import type { DistributiveOmit, EntryTiming, RunResult, TraceEntry } from '../..
 import { Replayer, type Frame } from '../replay/replayer.ts';
 import { writeStepReport } from '../report/index.ts';
 import { alignUitaskTrace } from '../uitask/index.ts';
-import { ACTION_SCREENSHOTS_DIR, ACTION_SCREENSHOTS_JSON, SUCCESS_IMAGE, imagePath, isComplete, type ActionScreenshotsFile, type ActionShot, type ShotWarning, type SuccessShot } from './output.ts';
+import {
+  ACTION_SCREENSHOTS_DIR,
+  ACTION_SCREENSHOTS_JSON,
+  SUCCESS_IMAGE,
+  imagePath,
+  isComplete,
+  type ActionScreenshotsFile,
+  type ActionShot,
+  type ShotWarning,
+  type SuccessShot,
+} from './output.ts';
 import { PngWriter } from './png.ts';
 import { QUIET_MS, settleAfter } from './settle.ts';
 import { writeRunVideo } from './video.ts';
@@ -226,7 +236,8 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
     }
     if (untimed.length > 0) warnings.push({ code: 'PROCESS_ERR_ALIGNMENT', message: `Action(s) ${untimed.join(', ')} have no known time: they have no images.` });
     size = firstSize ?? { width: 1280, height: 800 };
-    if (!firstSize) warnings.push({ code: 'RECORDING_ERR_NOT_REACHED', message: 'The recording holds no complete frame at any action; width and height are the default 1280x800.' });
+    if (!firstSize)
+      warnings.push({ code: 'RECORDING_ERR_NOT_REACHED', message: 'The recording holds no complete frame at any action; width and height are the default 1280x800.' });
 
     const out: ActionScreenshotsFile = {
       version: 1,
@@ -299,10 +310,14 @@ async function mkdirOrFail(path: string): Promise<void> {
 
 function writeError(path: string, cause: unknown): VncuaError {
   if (isVncuaError(cause)) return cause;
-  return new VncuaError('PROCESS_ERR_WRITE', `Could not write ${path}: ${(cause as Error)?.message ?? String(cause)}. Check that the run directory is writable and the disk is not full.`, {
-    cause,
-    details: { path },
-  });
+  return new VncuaError(
+    'PROCESS_ERR_WRITE',
+    `Could not write ${path}: ${(cause as Error)?.message ?? String(cause)}. Check that the run directory is writable and the disk is not full.`,
+    {
+      cause,
+      details: { path },
+    },
+  );
 }
 
 async function readOptionalResult(dir: string, warnings: ShotWarning[]): Promise<RunResult | null> {

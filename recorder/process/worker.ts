@@ -13,9 +13,7 @@ export interface WorkerJob {
 }
 
 /** A worker's answer. */
-export type WorkerAnswer =
-  | { id: number; ok: true; result: Awaited<ReturnType<typeof processRun>> }
-  | { id: number; ok: false; error: { code: string; message: string } };
+export type WorkerAnswer = { id: number; ok: true; result: Awaited<ReturnType<typeof processRun>> } | { id: number; ok: false; error: { code: string; message: string } };
 
 /** Send to the parent if it is still there (it may have gone while a run was processed). */
 function answer(m: WorkerAnswer | { ready: true }): void {

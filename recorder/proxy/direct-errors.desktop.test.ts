@@ -93,7 +93,7 @@ describe('through the recording proxy, an unreachable VNC endpoint fails as a di
     });
   }
 
-  it('a ws:// upstream that refuses the WebSocket upgrade is RFB_ERR_CONNECT naming the user\'s URL', async () => {
+  it("a ws:// upstream that refuses the WebSocket upgrade is RFB_ERR_CONNECT naming the user's URL", async () => {
     const server = http.createServer((_q, res) => res.writeHead(404).end());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
@@ -104,14 +104,14 @@ describe('through the recording proxy, an unreachable VNC endpoint fails as a di
     expect(viaProxy.message).toContain('404');
   });
 
-  it('a tcp:// upstream that accepts and never speaks is RFB_ERR_TIMEOUT naming the user\'s URL', async () => {
+  it("a tcp:// upstream that accepts and never speaks is RFB_ERR_TIMEOUT naming the user's URL", async () => {
     const upstream = `tcp://127.0.0.1:${await silentServer()}`;
     const { direct, viaProxy, proxy } = await bothWays(upstream, 1000);
     expect([direct.code, viaProxy.code]).toEqual(['RFB_ERR_TIMEOUT', 'RFB_ERR_TIMEOUT']);
     expectNamesUpstream(viaProxy, upstream, proxy);
   });
 
-  it('a ws:// upstream that never answers the upgrade is RFB_ERR_TIMEOUT naming the user\'s URL, whoever gives up first', async () => {
+  it("a ws:// upstream that never answers the upgrade is RFB_ERR_TIMEOUT naming the user's URL, whoever gives up first", async () => {
     const upstream = `ws://127.0.0.1:${await silentServer()}`;
     // The client gives up first (the proxy would wait 10 s).
     const a = await bothWays(upstream, 1000);
@@ -126,7 +126,7 @@ describe('through the recording proxy, an unreachable VNC endpoint fails as a di
 });
 
 describe('an Agent run with recording on', () => {
-  it('ends with RFB_ERR_CONNECT naming the desktop\'s VNC URL when it refuses (result.json)', async () => {
+  it("ends with RFB_ERR_CONNECT naming the desktop's VNC URL when it refuses (result.json)", async () => {
     const vncUrl = `ws://127.0.0.1:${await closedPort()}`;
     const outputDir = join(dir, 'agent-run');
     const agent = new ScriptAgent({ outputDir, vncUrl, cdpUrl: `http://127.0.0.1:${await closedPort()}`, task: 'look', recorder }, async (a) => a.screenshot());

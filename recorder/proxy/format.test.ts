@@ -95,7 +95,13 @@ describe('time records', () => {
   });
 
   it('decode damaged f64 timestamps as they are (NaN, negative, infinite) for the reader to reject', () => {
-    const { records } = parseTimeIndex(timeFile([[Number.NaN, 1], [-1, 2], [Number.POSITIVE_INFINITY, 3]]));
+    const { records } = parseTimeIndex(
+      timeFile([
+        [Number.NaN, 1],
+        [-1, 2],
+        [Number.POSITIVE_INFINITY, 3],
+      ]),
+    );
     expect(records.map((r) => r.end)).toEqual([1, 2, 3]);
     expect(records[0]!.t).toBeNaN();
     expect(records[1]!.t).toBe(-1);
@@ -139,6 +145,7 @@ describe('file names', () => {
 
   it('isStreamFileName accepts exactly those names', () => {
     for (const n of ['client.rfb.bin', 'server.time.bin', 'client.1.rfb.bin', 'server.42.time.bin']) expect(isStreamFileName(n)).toBe(true);
-    for (const n of ['client.0.rfb.bin', 'client.01.rfb.bin', 'viewer.rfb.bin', 'client.rfb.bin.tmp', 'recording.json', 'client.x.rfb.bin']) expect(isStreamFileName(n)).toBe(false);
+    for (const n of ['client.0.rfb.bin', 'client.01.rfb.bin', 'viewer.rfb.bin', 'client.rfb.bin.tmp', 'recording.json', 'client.x.rfb.bin'])
+      expect(isStreamFileName(n)).toBe(false);
   });
 });

@@ -41,10 +41,14 @@ export class ManifestFile {
     const next = this.chain.then(() => {
       this.next = null;
       return writeFileAtomic(this.path, `${JSON.stringify(this.snapshot(), null, 2)}\n`).catch((cause: unknown) => {
-        throw new VncuaError('RECORDER_ERR_WRITE', `could not write ${this.path}: ${cause instanceof Error ? cause.message : String(cause)}; check that the recording directory still exists and the disk is not full`, {
-          cause,
-          details: { path: this.path },
-        });
+        throw new VncuaError(
+          'RECORDER_ERR_WRITE',
+          `could not write ${this.path}: ${cause instanceof Error ? cause.message : String(cause)}; check that the recording directory still exists and the disk is not full`,
+          {
+            cause,
+            details: { path: this.path },
+          },
+        );
       });
     });
     this.next = next;

@@ -444,7 +444,15 @@ describe('starting', () => {
     expect(existsSync(join(rec, 'client.3.rfb.bin'))).toBe(false);
     expect(existsSync(join(rec, 'server.time.bin'))).toBe(false);
     expect(readFileSync(join(rec, 'notes.txt'), 'utf8')).toBe('mine');
-    expect(readManifest(rec)).toEqual({ format: 'vncua-recording', version: 2, time_unit: 'ms', time_encoding: 'f64', clock: 'epoch', upstream: 'tcp://127.0.0.1:5900', connections: [] });
+    expect(readManifest(rec)).toEqual({
+      format: 'vncua-recording',
+      version: 2,
+      time_unit: 'ms',
+      time_encoding: 'f64',
+      clock: 'epoch',
+      upstream: 'tcp://127.0.0.1:5900',
+      connections: [],
+    });
     expect(proxy.url).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
     expect(proxy.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
   });

@@ -89,10 +89,14 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
   try {
     target = parseVncUrl(options.upstream);
   } catch (cause) {
-    throw new VncuaError('RECORDER_ERR_BAD_UPSTREAM', `the recording proxy cannot relay to ${redactUrl(options.upstream)}: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-      details: { upstream: redactUrl(options.upstream) },
-    });
+    throw new VncuaError(
+      'RECORDER_ERR_BAD_UPSTREAM',
+      `the recording proxy cannot relay to ${redactUrl(options.upstream)}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+        details: { upstream: redactUrl(options.upstream) },
+      },
+    );
   }
   const signal = options.signal;
   if (signal?.aborted) throw abortedError(signal.reason);
@@ -125,10 +129,14 @@ function abortedError(reason: unknown): VncuaError {
 }
 
 function dirError(dir: string, cause: unknown): VncuaError {
-  return new VncuaError('RECORDER_ERR_DIR', `cannot record into ${dir}: ${cause instanceof Error ? cause.message : String(cause)}; pass a directory that can be created and written`, {
-    cause,
-    details: { dir },
-  });
+  return new VncuaError(
+    'RECORDER_ERR_DIR',
+    `cannot record into ${dir}: ${cause instanceof Error ? cause.message : String(cause)}; pass a directory that can be created and written`,
+    {
+      cause,
+      details: { dir },
+    },
+  );
 }
 
 class RecordingProxyServer implements RecordingProxy {
@@ -266,10 +274,14 @@ class RecordingProxyServer implements RecordingProxy {
     const onError = (e: Error) => {
       entry.write_error ??= `${direction}: ${e.message}`;
       this.report(
-        new VncuaError('RECORDER_ERR_WRITE', `could not record the ${direction} stream of connection ${entry.index} into ${this.dir}: ${e.message}; relaying goes on without recording it`, {
-          cause: e,
-          details: { dir: this.dir, index: entry.index, direction },
-        }),
+        new VncuaError(
+          'RECORDER_ERR_WRITE',
+          `could not record the ${direction} stream of connection ${entry.index} into ${this.dir}: ${e.message}; relaying goes on without recording it`,
+          {
+            cause: e,
+            details: { dir: this.dir, index: entry.index, direction },
+          },
+        ),
       );
     };
     try {

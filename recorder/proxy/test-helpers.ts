@@ -109,7 +109,15 @@ export function parseClientStream(bytes: Uint8Array): { version: string; securit
       o += 4 + 4 * n;
     } else if (type === 3) {
       if (!need(10)) break;
-      messages.push({ type: 'FramebufferUpdateRequest', offset: o, incremental: b[o + 1] !== 0, x: b.readUInt16BE(o + 2), y: b.readUInt16BE(o + 4), width: b.readUInt16BE(o + 6), height: b.readUInt16BE(o + 8) });
+      messages.push({
+        type: 'FramebufferUpdateRequest',
+        offset: o,
+        incremental: b[o + 1] !== 0,
+        x: b.readUInt16BE(o + 2),
+        y: b.readUInt16BE(o + 4),
+        width: b.readUInt16BE(o + 6),
+        height: b.readUInt16BE(o + 8),
+      });
       o += 10;
     } else if (type === 4) {
       if (!need(8)) break;
@@ -275,7 +283,14 @@ export const CLICK_PAGE = `<!doctype html><html><body style="margin:0;overflow:h
  * client stream holds the PointerEvents sent (stamped between clock readings taken around them),
  * and both time indexes are sound, complete and inside the session's time span.
  */
-export async function checkSessionThroughProxy(opts: { viewerUrl: string; upstream: string; dir: string; index: number; cdpUrl: string; at: { x: number; y: number } }): Promise<void> {
+export async function checkSessionThroughProxy(opts: {
+  viewerUrl: string;
+  upstream: string;
+  dir: string;
+  index: number;
+  cdpUrl: string;
+  at: { x: number; y: number };
+}): Promise<void> {
   const { dir, index, at } = opts;
   const greeting = await serverGreeting(opts.upstream);
   const direct = await connectVnc(opts.upstream);

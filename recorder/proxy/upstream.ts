@@ -47,56 +47,62 @@ export function directError(err: VncuaError, target: VncTarget): VncuaError | nu
 /** Connect to `target`; rejects with RECORDER_ERR_UPSTREAM_CONNECT (details: upstream, reason), leaving nothing open. */
 export function dialUpstream(target: VncTarget, opts: DialOptions): Promise<Endpoint> {
   const dialError = (why: string, cause?: unknown, reason: DialFailure = 'failed') =>
-    new VncuaError('RECORDER_ERR_UPSTREAM_CONNECT', `the recording proxy could not connect to the upstream ${redactUrl(target.href)}: ${redactSecretsIn(why, target.href)}; check that the VNC server (or its WebSocket bridge) is running`, {
-      cause,
-      details: { upstream: redactUrl(target.href), reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
-    });
+    new VncuaError(
+      'RECORDER_ERR_UPSTREAM_CONNECT',
+      `the recording proxy could not connect to the upstream ${redactUrl(target.href)}: ${redactSecretsIn(why, target.href)}; check that the VNC server (or its WebSocket bridge) is running`,
+      {
+        cause,
+        details: { upstream: redactUrl(target.href), reason, ...(reason === 'timeout' ? { timeoutMs: opts.timeoutMs } : {}) },
+      },
+    );
   let cancel: () => void = () => {};
-  const dial = () => new Promise<Endpoint>((resolve, reject) => {
-    const fail = (why: string, cause?: unknown) => {
-      cancel();
-      reject(dialError(why, cause));
-    };
-    if (target.kind === 'tcp') {
-      const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
-      const onError = (e: Error) => fail(e.message, e);
-      cancel = () => socket.destroy();
-      socket.once('error', onError);
-      socket.once('connect', () => {
-        socket.off('error', onError);
-        resolve(tcpEndpoint(socket));
-      });
-      return;
-    }
+  const dial = () =>
+    new Promise<Endpoint>((resolve, reject) => {
+      const fail = (why: string, cause?: unknown) => {
+        cancel();
+        reject(dialError(why, cause));
+      };
+      if (target.kind === 'tcp') {
+        const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+        const onError = (e: Error) => fail(e.message, e);
+        cancel = () => socket.destroy();
+        socket.once('error', onError);
+        socket.once('connect', () => {
+          socket.off('error', onError);
+          resolve(tcpEndpoint(socket));
+        });
+        return;
+      }
 
-    let ws: WebSocket;
-    try {
-      ws = newVncWebSocket(target, opts);
-    } catch (e) {
-      fail(e instanceof Error ? e.message : String(e), e);
-      return;
-    }
-    let raw: Duplex | null = null;
-    ws.on('upgrade', (res) => {
-      raw = res.socket;
+      let ws: WebSocket;
+      try {
+        ws = newVncWebSocket(target, opts);
+      } catch (e) {
+        fail(e instanceof Error ? e.message : String(e), e);
+        return;
+      }
+      let raw: Duplex | null = null;
+      ws.on('upgrade', (res) => {
+        raw = res.socket;
+      });
+      const onError = (e: Error) => fail(e.message, e);
+      ws.on('error', onError);
+      cancel = () => {
+        ws.off('error', onError);
+        ws.on('error', () => {});
+        ws.terminate();
+      };
+      ws.once('open', () => {
+        ws.off('error', onError);
+        // 'message' must be listened to within this tick: the server may already have spoken.
+        resolve(wsEndpoint(ws, raw!));
+      });
     });
-    const onError = (e: Error) => fail(e.message, e);
-    ws.on('error', onError);
-    cancel = () => {
-      ws.off('error', onError);
-      ws.on('error', () => {});
-      ws.terminate();
-    };
-    ws.once('open', () => {
-      ws.off('error', onError);
-      // 'message' must be listened to within this tick: the server may already have spoken.
-      resolve(wsEndpoint(ws, raw!));
-    });
-  });
   return race(dial, {
     signal: opts.signal,
     timeoutMs: opts.timeoutMs,
-    mapError: (c) => (c.kind === 'timeout' ? dialError(`no connection within ${c.timeoutMs} ms`, undefined, 'timeout') : dialError('the proxy was closed while connecting', undefined, 'aborted')),
+    mapError: (c) =>
+      c.kind === 'timeout' ? dialError(`no connection within ${c.timeoutMs} ms`, undefined, 'timeout') : dialError('the proxy was closed while connecting', undefined, 'aborted'),
     onAbort: () => cancel(),
   });
 }

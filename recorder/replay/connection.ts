@@ -47,7 +47,10 @@ export interface ClientChoices {
 }
 
 /** Parse a whole client stream: every message, and the parse error if any. */
-export function parseClientStream(stream: { data: Uint8Array; times: Float64Array; ends: Float64Array }, security33?: number): { messages: ClientMessage[]; error: VncuaError | null } {
+export function parseClientStream(
+  stream: { data: Uint8Array; times: Float64Array; ends: Float64Array },
+  security33?: number,
+): { messages: ClientMessage[]; error: VncuaError | null } {
   const p = new ClientStreamParser(security33 === undefined ? {} : { security33 });
   const messages: ClientMessage[] = [];
   let start = 0;
@@ -370,7 +373,10 @@ export class ConnectionReplayer {
   private asyncError(err: VncuaError): void {
     this.asyncErrors++;
     if (this.asyncErrors === 1) {
-      this.warn({ code: 'RECORDING_ERR_DECODE', message: `connection ${this.index}: an image rectangle could not be decoded (${err.message}); that area keeps its previous pixels.` });
+      this.warn({
+        code: 'RECORDING_ERR_DECODE',
+        message: `connection ${this.index}: an image rectangle could not be decoded (${err.message}); that area keeps its previous pixels.`,
+      });
     }
   }
 }

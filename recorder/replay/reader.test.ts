@@ -37,8 +37,24 @@ function expectTimes(times: Float64Array, want: number[], unit: 'ms' | 'us' | 'n
 describe('readRecording', () => {
   it('reads a sound vncua recording: f64 epoch-ms timestamps exactly as written, every connection, no warnings', async () => {
     await writeRecording(dir, [
-      { client: chunks([[0, 12], [1.5, 1]]), server: chunks([[0.25, 12], [2, 100], [2, 7]]) },
-      { client: chunks([[50, 12]]), server: chunks([[49, 12], [60, 3]]) },
+      {
+        client: chunks([
+          [0, 12],
+          [1.5, 1],
+        ]),
+        server: chunks([
+          [0.25, 12],
+          [2, 100],
+          [2, 7],
+        ]),
+      },
+      {
+        client: chunks([[50, 12]]),
+        server: chunks([
+          [49, 12],
+          [60, 3],
+        ]),
+      },
     ]);
     const r = await readRecording(dir);
     expect(r.source).toBe('vncua');
@@ -55,7 +71,7 @@ describe('readRecording', () => {
     expect(r.bytes).toBe(12 + 1 + 12 + 100 + 7 + 12 + 12 + 3 + 16 * 8);
   });
 
-  it('gives back the very double now() returned, fractional ms included (directly comparable with a trace\'s started_at)', async () => {
+  it("gives back the very double now() returned, fractional ms included (directly comparable with a trace's started_at)", async () => {
     const t = 1795574049502.512;
     await writeRecording(dir, [{ client: [{ t, bytes: bytes(12, 1) }], server: [{ t: t + 0.001, bytes: bytes(12, 2) }] }]);
     const r = await readRecording(dir);
@@ -68,8 +84,24 @@ describe('readRecording', () => {
     await writeRecording(
       dir,
       [
-        { client: chunks([[0, 12], [1.5, 1]]), server: chunks([[0.25, 12], [2, 100], [2, 7]]) },
-        { client: chunks([[50, 12]]), server: chunks([[49, 12], [60, 3]]) },
+        {
+          client: chunks([
+            [0, 12],
+            [1.5, 1],
+          ]),
+          server: chunks([
+            [0.25, 12],
+            [2, 100],
+            [2, 7],
+          ]),
+        },
+        {
+          client: chunks([[50, 12]]),
+          server: chunks([
+            [49, 12],
+            [60, 3],
+          ]),
+        },
       ],
       { source: 'vncua-v1' },
     );
@@ -98,7 +130,20 @@ describe('readRecording', () => {
   for (const { source, unit } of SOURCES) {
     describe(`damage, ${source} (${unit})`, () => {
       it('drops a partial last time record with RECORDING_ERR_TRUNCATED, keeping the rest', async () => {
-        await writeRecording(dir, [{ client: chunks([[0, 12]]), server: chunks([[1, 10], [2, 10], [3, 10]]) }], { source });
+        await writeRecording(
+          dir,
+          [
+            {
+              client: chunks([[0, 12]]),
+              server: chunks([
+                [1, 10],
+                [2, 10],
+                [3, 10],
+              ]),
+            },
+          ],
+          { source },
+        );
         // The crash happened after the third chunk's data and 9 bytes of its record.
         await truncate(join(dir, 'server.time.bin'), 16 * 2 + 9);
         const r = await readRecording(dir);
@@ -111,7 +156,20 @@ describe('readRecording', () => {
       });
 
       it('clamps a record pointing past the data to the bytes that exist', async () => {
-        await writeRecording(dir, [{ client: chunks([[0, 12]]), server: chunks([[1, 10], [2, 10], [3, 10]]) }], { source });
+        await writeRecording(
+          dir,
+          [
+            {
+              client: chunks([[0, 12]]),
+              server: chunks([
+                [1, 10],
+                [2, 10],
+                [3, 10],
+              ]),
+            },
+          ],
+          { source },
+        );
         await truncate(join(dir, 'server.rfb.bin'), 25);
         const r = await readRecording(dir);
         expect(r.warnings.map((w) => w.code)).toEqual(['RECORDING_ERR_TRUNCATED']);
@@ -122,7 +180,12 @@ describe('readRecording', () => {
       });
 
       it('stops at a timestamp that goes backwards, and at an offset that goes backwards', async () => {
-        const server: Chunk[] = chunks([[1, 10], [5, 10], [4, 10], [6, 10]]);
+        const server: Chunk[] = chunks([
+          [1, 10],
+          [5, 10],
+          [4, 10],
+          [6, 10],
+        ]);
         await writeRecording(dir, [{ client: chunks([[0, 12]]), server }], { source });
         let r = await readRecording(dir);
         expect(r.warnings.map((w) => w.code)).toEqual(['RECORDING_ERR_TIME_ORDER']);
@@ -130,7 +193,14 @@ describe('readRecording', () => {
         expect(Array.from(r.connections[0]!.server!.ends)).toEqual([10, 20]);
         expect(r.connections[0]!.server!.data.length).toBe(20);
 
-        const index = timeIndex(chunks([[1, 10], [2, 10], [3, 10]]), ENCODING[unit]);
+        const index = timeIndex(
+          chunks([
+            [1, 10],
+            [2, 10],
+            [3, 10],
+          ]),
+          ENCODING[unit],
+        );
         new DataView(index.buffer).setBigUint64(2 * 16 + 8, 15n); // third record: cumulative 15 < 20
         await writeFile(join(dir, 'server.time.bin'), index);
         r = await readRecording(dir);
@@ -151,7 +221,16 @@ describe('readRecording', () => {
 
   it('treats a NaN, infinite or negative f64 timestamp as damage: stops there with RECORDING_ERR_TIME_ORDER, keeps what came before', async () => {
     for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1]) {
-      await writeRecording(dir, [{ client: chunks([[0, 12]]), server: chunks([[1, 10], [2, 10], [3, 10]]) }]);
+      await writeRecording(dir, [
+        {
+          client: chunks([[0, 12]]),
+          server: chunks([
+            [1, 10],
+            [2, 10],
+            [3, 10],
+          ]),
+        },
+      ]);
       const index = await readFile(join(dir, 'server.time.bin'));
       new DataView(index.buffer, index.byteOffset, index.byteLength).setFloat64(2 * 16, bad); // third record
       await writeFile(join(dir, 'server.time.bin'), index);

@@ -113,10 +113,14 @@ export async function readRecording(dir: string): Promise<Recording> {
   try {
     names = await readdir(dir);
   } catch (cause) {
-    throw new VncuaError('RECORDING_ERR_NOT_FOUND', `No recording directory at ${dir} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}); a run records into <run>/recording/.`, {
-      cause,
-      details: { dir },
-    });
+    throw new VncuaError(
+      'RECORDING_ERR_NOT_FOUND',
+      `No recording directory at ${dir} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}); a run records into <run>/recording/.`,
+      {
+        cause,
+        details: { dir },
+      },
+    );
   }
   const warnings: RecordingWarning[] = [];
   const indices = new Set<number>();
@@ -125,7 +129,9 @@ export async function readRecording(dir: string): Promise<Recording> {
     if (m) indices.add(m[2] ? Number(m[2]) : 0);
   }
   if (indices.size === 0) {
-    throw new VncuaError('RECORDING_ERR_NOT_FOUND', `${dir} holds no recorded stream (client.rfb.bin, server.rfb.bin, *.time.bin); is it a recording/ directory?`, { details: { dir } });
+    throw new VncuaError('RECORDING_ERR_NOT_FOUND', `${dir} holds no recorded stream (client.rfb.bin, server.rfb.bin, *.time.bin); is it a recording/ directory?`, {
+      details: { dir },
+    });
   }
   let manifest: Manifest | null = null;
   const hasManifest = names.includes(MANIFEST);
@@ -163,7 +169,10 @@ export async function readRecording(dir: string): Promise<Recording> {
       if (!data || !time) {
         if (data || time) {
           const missing = data ? timeName : rfbName;
-          warnings.push({ code: 'RECORDING_ERR_MISSING_FILE', message: `${missing} is missing beside ${data ? rfbName : timeName}: the ${d} stream of connection ${index} cannot be used.` });
+          warnings.push({
+            code: 'RECORDING_ERR_MISSING_FILE',
+            message: `${missing} is missing beside ${data ? rfbName : timeName}: the ${d} stream of connection ${index} cannot be used.`,
+          });
         } else {
           warnings.push({ code: 'RECORDING_ERR_MISSING_FILE', message: `${rfbName} and ${timeName} are missing: connection ${index} has no ${d} stream.` });
         }
@@ -246,7 +255,11 @@ export function validateStream(rfbName: string, timeName: string, data: Uint8Arr
     const { t, end } = readTimeRecord(view, i * TIME_RECORD_BYTES, encoding);
     const badTime = !Number.isFinite(t) || t < 0;
     if (badTime || t < prevT || end < prevEnd) {
-      const what = badTime ? `its timestamp is not a valid time (${t})` : t < prevT ? `its timestamp goes back ${(prevT - t).toFixed(3)} ms` : `its cumulative length goes back from ${prevEnd} to ${end}`;
+      const what = badTime
+        ? `its timestamp is not a valid time (${t})`
+        : t < prevT
+          ? `its timestamp goes back ${(prevT - t).toFixed(3)} ms`
+          : `its cumulative length goes back from ${prevEnd} to ${end}`;
       warnings.push({
         code: 'RECORDING_ERR_TIME_ORDER',
         message: `${timeName} record ${i} of ${n}: ${what}; the stream is used up to byte ${prevEnd} (record ${i - 1}).`,

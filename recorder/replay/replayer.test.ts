@@ -24,7 +24,17 @@ const black: Rgb = [0, 0, 0];
 const rgbAt = (f: Frame, x: number, y: number): number[] => Array.from(f.rgb.subarray((y * f.width + x) * 3, (y * f.width + x) * 3 + 3));
 
 /** U1 (red screen + white 3x3 cursor, hotspot 1,1) at T+10; U2 (green left, blue right) arriving at T+20 (partly) and T+30. */
-const U1 = framebufferUpdate([rawRect(0, 0, W, H, () => red), cursorRect(1, 1, 3, 3, () => white, () => true)]);
+const U1 = framebufferUpdate([
+  rawRect(0, 0, W, H, () => red),
+  cursorRect(
+    1,
+    1,
+    3,
+    3,
+    () => white,
+    () => true,
+  ),
+]);
 const U2 = framebufferUpdate([rawRect(0, 0, W / 2, H, () => green), rawRect(W / 2, 0, W / 2, H, () => blue)]);
 
 let dir: string;
@@ -42,9 +52,7 @@ async function open(conns: Parameters<typeof writeRecording>[1]): Promise<Replay
 
 describe('Replayer', () => {
   it('shows the state after the last update whose bytes ALL arrived by t (an update in flight is not shown)', async () => {
-    const r = await open([
-      syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 10, bytes: U1 }, ...splitChunks(U2, [100 + 16 * 4 * 10], [T + 20, T + 30])] }),
-    ]);
+    const r = await open([syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 10, bytes: U1 }, ...splitChunks(U2, [100 + 16 * 4 * 10], [T + 20, T + 30])] })]);
     expect(await r.frameAt(T + 5)).toBeNull(); // handshake only
     const f10 = (await r.frameAt(T + 10))!;
     expect([f10.width, f10.height]).toEqual([W, H]);
@@ -68,7 +76,17 @@ describe('Replayer', () => {
   });
 
   it('draws the cursor at the pointer position the client had sent by t, with the shape of the shown state', async () => {
-    const U3 = framebufferUpdate([cursorRect(0, 0, 2, 2, () => black, () => true), rawRect(0, 0, W, H, () => blue)]);
+    const U3 = framebufferUpdate([
+      cursorRect(
+        0,
+        0,
+        2,
+        2,
+        () => black,
+        () => true,
+      ),
+      rawRect(0, 0, W, H, () => blue),
+    ]);
     const r = await open([
       syntheticConnection({
         t0: T,
@@ -101,10 +119,21 @@ describe('Replayer', () => {
   });
 
   it('applies async image rectangles (TightPNG) before showing the update', async () => {
-    const png = await sharp(Buffer.alloc(8 * 8 * 3, 77), { raw: { width: 8, height: 8, channels: 3 } }).png().toBuffer();
+    const png = await sharp(Buffer.alloc(8 * 8 * 3, 77), { raw: { width: 8, height: 8, channels: 3 } })
+      .png()
+      .toBuffer();
     const U5 = framebufferUpdate([{ header: { x: 4, y: 4, width: 8, height: 8, encoding: ENC.TIGHT_PNG }, payload: tightPng(png) }]);
     const r = await open([
-      syntheticConnection({ t0: T, width: W, height: H, encodings: [ENC.TIGHT_PNG, ...VNCUA_ENCODINGS], server: [{ t: T + 10, bytes: U1 }, { t: T + 20, bytes: U5 }] }),
+      syntheticConnection({
+        t0: T,
+        width: W,
+        height: H,
+        encodings: [ENC.TIGHT_PNG, ...VNCUA_ENCODINGS],
+        server: [
+          { t: T + 10, bytes: U1 },
+          { t: T + 20, bytes: U5 },
+        ],
+      }),
     ]);
     expect(rgbAt((await r.frameAt(T + 19))!, 6, 6)).toEqual(red);
     expect(rgbAt((await r.frameAt(T + 20))!, 6, 6)).toEqual([77, 77, 77]);
@@ -132,7 +161,17 @@ describe('Replayer', () => {
   });
 
   it('replays corrupt data up to the damage, with RECORDING_ERR_DECODE', async () => {
-    const r = await open([syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 10, bytes: U1 }, { t: T + 20, bytes: Uint8Array.of(0, 0, 0, 1, 0, 0, 0, 0, 0, 64, 0, 64, 0, 0, 0, 0) }] })]);
+    const r = await open([
+      syntheticConnection({
+        t0: T,
+        width: W,
+        height: H,
+        server: [
+          { t: T + 10, bytes: U1 },
+          { t: T + 20, bytes: Uint8Array.of(0, 0, 0, 1, 0, 0, 0, 0, 0, 64, 0, 64, 0, 0, 0, 0) },
+        ],
+      }),
+    ]);
     const f = (await r.frameAt(T + 50))!;
     expect(rgbAt(f, 5, 5)).toEqual(red);
     expect(r.warnings.map((w) => w.code)).toEqual(['RECORDING_ERR_DECODE']);
@@ -150,14 +189,35 @@ describe('Replayer', () => {
   });
 
   it('answers an earlier instant after a later one (by replaying again)', async () => {
-    const r = await open([syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 10, bytes: U1 }, { t: T + 30, bytes: U2 }] })]);
+    const r = await open([
+      syntheticConnection({
+        t0: T,
+        width: W,
+        height: H,
+        server: [
+          { t: T + 10, bytes: U1 },
+          { t: T + 30, bytes: U2 },
+        ],
+      }),
+    ]);
     expect(rgbAt((await r.frameAt(T + 40))!, 5, 5)).toEqual(green);
     expect(rgbAt((await r.frameAt(T + 15))!, 5, 5)).toEqual(red);
   });
 
   it('iterates frames at a fixed rate, sharing unchanged buffers', async () => {
     const U6 = framebufferUpdate([rawRect(0, 0, 4, 4, () => green), lastRect()], 0xffff);
-    await writeRecording(dir, [syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 10, bytes: U1 }, { t: T + 35, bytes: U6 }, { t: T + 61, bytes: U2 }] })]);
+    await writeRecording(dir, [
+      syntheticConnection({
+        t0: T,
+        width: W,
+        height: H,
+        server: [
+          { t: T + 10, bytes: U1 },
+          { t: T + 35, bytes: U6 },
+          { t: T + 61, bytes: U2 },
+        ],
+      }),
+    ]);
     const frames = [];
     for await (const f of iterateFrames(dir, { fps: 100 })) frames.push(f);
     expect(frames.map((f) => f.t - T)).toEqual([10, 20, 30, 40, 50, 60]);
@@ -168,9 +228,27 @@ describe('Replayer', () => {
 
   it('iterates from the first frame with pixels to the end of the data, past the last server byte (a still screen sends nothing)', async () => {
     // The first update is a cursor only (no pixels yet); the screen is still after T+30, and the client's last input is at T+95.
-    const cursorOnly = framebufferUpdate([cursorRect(1, 1, 3, 3, () => white, () => true)]);
+    const cursorOnly = framebufferUpdate([
+      cursorRect(
+        1,
+        1,
+        3,
+        3,
+        () => white,
+        () => true,
+      ),
+    ]);
     await writeRecording(dir, [
-      syntheticConnection({ t0: T, width: W, height: H, server: [{ t: T + 5, bytes: cursorOnly }, { t: T + 30, bytes: U2 }], client: [pointerChunk(T + 95, 3, 3)] }),
+      syntheticConnection({
+        t0: T,
+        width: W,
+        height: H,
+        server: [
+          { t: T + 5, bytes: cursorOnly },
+          { t: T + 30, bytes: U2 },
+        ],
+        client: [pointerChunk(T + 95, 3, 3)],
+      }),
     ]);
     const frames = [];
     for await (const f of iterateFrames(dir, { fps: 50 })) frames.push(f);

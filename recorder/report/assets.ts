@@ -138,11 +138,6 @@ export const REPORT_JS = `(function () {
 export const REPORT_JS_HASH = `'sha256-${createHash('sha256').update(REPORT_JS, 'utf8').digest('base64')}'`;
 
 /** The page's Content-Security-Policy: no network, only this script, inline styles, local images. */
-export const REPORT_CSP = [
-  "default-src 'none'",
-  "img-src 'self' file:",
-  "style-src 'unsafe-inline'",
-  `script-src ${REPORT_JS_HASH}`,
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
+export const REPORT_CSP = ["default-src 'none'", "img-src 'self' file:", "style-src 'unsafe-inline'", `script-src ${REPORT_JS_HASH}`, "base-uri 'none'", "form-action 'none'"].join(
+  '; ',
+);

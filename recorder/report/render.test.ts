@@ -23,7 +23,18 @@ async function codeOf(p: Promise<unknown>): Promise<{ code?: ErrorCode; details?
 }
 
 function minimal(actions: unknown[] = []): ActionScreenshotsInput {
-  return { version: 1, source: 'vncua', alignment: 'timestamps', task: 't', outcome: null, width: 10, height: 10, settle_ms: 1000, warnings: [], actions } as ActionScreenshotsInput;
+  return {
+    version: 1,
+    source: 'vncua',
+    alignment: 'timestamps',
+    task: 't',
+    outcome: null,
+    width: 10,
+    height: 10,
+    settle_ms: 1000,
+    warnings: [],
+    actions,
+  } as ActionScreenshotsInput;
 }
 
 describe('renderStepReport', () => {
@@ -43,10 +54,26 @@ describe('renderStepReport', () => {
   });
 
   it('marks the first successful step with what its check saw (escaped) and the frame of that moment', () => {
-    const step = (index: number, tmc: boolean) => ({ index, action: 'mouse_click', params: {}, started_at: 1000 + index * 100, ended_at: 1010 + index * 100, task_marked_complete: tmc });
+    const step = (index: number, tmc: boolean) => ({
+      index,
+      action: 'mouse_click',
+      params: {},
+      started_at: 1000 + index * 100,
+      ended_at: 1010 + index * 100,
+      task_marked_complete: tmc,
+    });
     const data = {
       ...minimal([step(0, false), step(1, true), step(2, true)]),
-      success: { index: 1, at: 1250, phase: 'grace', rule: 'text', pattern: '>code#1</', snippet: '<img src=x onerror="alert(1)">code#1</b>', url: 'http://h/?q=<script>', image: 'action_screenshots/success.png' },
+      success: {
+        index: 1,
+        at: 1250,
+        phase: 'grace',
+        rule: 'text',
+        pattern: '>code#1</',
+        snippet: '<img src=x onerror="alert(1)">code#1</b>',
+        url: 'http://h/?q=<script>',
+        image: 'action_screenshots/success.png',
+      },
     } as ActionScreenshotsInput;
     const html = renderStepReport(data);
     const sections = html.match(/<section [^>]*>/g)!;

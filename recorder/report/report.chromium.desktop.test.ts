@@ -52,11 +52,9 @@ async function openReport(htmlPath: string, viewport = { width: 1280, height: 90
 /** Waits until every image of step `pos` has loaded (after scrolling it into view); returns their natural widths. */
 async function loadStepImages(page: Page, pos: number): Promise<number[]> {
   await page.evaluate((p) => document.getElementById(`step-${p}`)!.scrollIntoView({ block: 'start' }), pos);
-  await page.waitForFunction(
-    (p) => Array.from(document.querySelectorAll<HTMLImageElement>(`#step-${p} img`)).every((i) => i.complete && i.naturalWidth > 0),
-    pos,
-    { timeout: 10_000 },
-  );
+  await page.waitForFunction((p) => Array.from(document.querySelectorAll<HTMLImageElement>(`#step-${p} img`)).every((i) => i.complete && i.naturalWidth > 0), pos, {
+    timeout: 10_000,
+  });
   return page.evaluate((p) => Array.from(document.querySelectorAll<HTMLImageElement>(`#step-${p} img`)).map((i) => i.naturalWidth), pos);
 }
 

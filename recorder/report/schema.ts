@@ -92,7 +92,10 @@ export type ActionScreenshotsInput = z.input<typeof actionScreenshotsSchema>;
 
 /** Dotted path of a zod issue (`actions[3].before`). */
 function issuePath(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 /** Validates parsed JSON as action_screenshots.json; throws `REPORT_ERR_INVALID` naming the first bad field. */

@@ -79,7 +79,7 @@ describe('alignUitaskTrace', () => {
     expect(r.matches[3]!.events).toBe(7); // motion + 3 press/release pairs
   });
 
-  it('accepts other clients\' forms of the same input without warnings', () => {
+  it("accepts other clients' forms of the same input without warnings", () => {
     const s = new InputScript();
     const spans: Span[] = [];
     const act = (build: () => void) => {
@@ -94,13 +94,7 @@ describe('alignUitaskTrace', () => {
     act(() => s.tap(KEYSYM.XF86Back)); // the browser's Back key
     act(() => s.click(70, 80, { lead: false })); // no motion before the press
     const r = alignUitaskTrace(
-      trace([
-        uitaskType('Go Home'),
-        uitaskType('né'),
-        uitaskScroll({ x: 50, y: 60 }, 'right', 2),
-        uitaskNavigate('back'),
-        uitaskClick({ x: 70, y: 80 }),
-      ]),
+      trace([uitaskType('Go Home'), uitaskType('né'), uitaskScroll({ x: 50, y: 60 }, 'right', 2), uitaskNavigate('back'), uitaskClick({ x: 70, y: 80 })]),
       s.events,
     );
     expect(r.warnings).toEqual([]);
@@ -110,7 +104,15 @@ describe('alignUitaskTrace', () => {
   it('leaves motion the client sent on its own out of the actions, and keeps an animated move whole', () => {
     const s = new InputScript();
     s.move(5, 5).pause(THINK); // the client parks the pointer
-    const move = s.span(() => s.move(400, 300, { path: [[100, 100], [200, 180], [300, 250]] }));
+    const move = s.span(() =>
+      s.move(400, 300, {
+        path: [
+          [100, 100],
+          [200, 180],
+          [300, 250],
+        ],
+      }),
+    );
     s.pause(THINK).move(401, 301).pause(400).move(0, 0).pause(THINK); // stray motion
     const click = s.span(() => s.click(500, 500));
     s.pause(50).move(510, 520).pause(THINK); // motion right after the click
@@ -121,13 +123,7 @@ describe('alignUitaskTrace', () => {
     const scroll = s.span(() => s.scroll(100, 100, 'up', 2));
     s.pause(30).move(120, 100).pause(30).move(140, 100);
     const r = alignUitaskTrace(
-      trace([
-        uitaskMove({ x: 400, y: 300 }),
-        uitaskClick({ x: 500, y: 500 }),
-        uitaskType('abc'),
-        uitaskKeys(['Enter']),
-        uitaskScroll({ x: 100, y: 100 }, 'up', 2),
-      ]),
+      trace([uitaskMove({ x: 400, y: 300 }), uitaskClick({ x: 500, y: 500 }), uitaskType('abc'), uitaskKeys(['Enter']), uitaskScroll({ x: 100, y: 100 }, 'up', 2)]),
       s.events,
     );
     expect(r.warnings).toEqual([]);
@@ -139,21 +135,18 @@ describe('alignUitaskTrace', () => {
     const a = s.span(() => s.click(10, 10));
     s.pause(THINK * 3); // the second click's events were never recorded
     const c = s.span(() => s.type('x'));
-    const r = alignUitaskTrace(
-      trace([
-        uitaskClick({ x: 10, y: 10 }),
-        uitaskClick({ x: 900, y: 700 }),
-        uitaskType('x'),
-      ]),
-      s.events,
-    );
+    const r = alignUitaskTrace(trace([uitaskClick({ x: 10, y: 10 }), uitaskClick({ x: 900, y: 700 }), uitaskType('x')]), s.events);
     expect(codes(r)).toEqual(['UITASK_ALIGN_MISSING']);
     expect(r.warnings[0]!.message).toContain('entry 1');
-    expect(timesOf(r)).toEqual([[a.t0, a.t1], [a.t1, c.t0], [c.t0, c.t1]]);
+    expect(timesOf(r)).toEqual([
+      [a.t0, a.t1],
+      [a.t1, c.t0],
+      [c.t0, c.t1],
+    ]);
     expect(r.matches.map((m) => m.placement)).toEqual(['input', 'between', 'input']);
   });
 
-  it('does not take part of a neighbour\'s input for an action whose own input is missing', () => {
+  it("does not take part of a neighbour's input for an action whose own input is missing", () => {
     const s = new InputScript();
     const typed = s.span(() => s.type('hello'));
     s.pause(THINK * 2); // press_keys Tab: not recorded
@@ -182,18 +175,15 @@ describe('alignUitaskTrace', () => {
     const a = s.span(() => s.click(10, 10));
     s.pause(3000);
     const b = s.span(() => s.click(20, 20));
-    const r = alignUitaskTrace(
-      trace([
-        uitaskClick({ x: 10, y: 10 }),
-        uitaskWait(1),
-        uitaskWait(1),
-        uitaskClick({ x: 20, y: 20 }),
-      ]),
-      s.events,
-    );
+    const r = alignUitaskTrace(trace([uitaskClick({ x: 10, y: 10 }), uitaskWait(1), uitaskWait(1), uitaskClick({ x: 20, y: 20 })]), s.events);
     expect(r.warnings).toEqual([]);
     const mid = a.t1 + (b.t0 - a.t1) / 2;
-    expect(timesOf(r)).toEqual([[a.t0, a.t1], [a.t1, mid], [mid, b.t0], [b.t0, b.t1]]);
+    expect(timesOf(r)).toEqual([
+      [a.t0, a.t1],
+      [a.t1, mid],
+      [mid, b.t0],
+      [b.t0, b.t1],
+    ]);
   });
 
   it('gives repeated identical clicks one press each, in order', () => {
@@ -220,7 +210,12 @@ describe('alignUitaskTrace', () => {
     const r = alignUitaskTrace(trace([click, click, click, uitaskFinish()]), s.events, { endAt: end });
     expect(codes(r)).toEqual(['UITASK_ALIGN_MISSING', 'UITASK_ALIGN_AMBIGUOUS']);
     expect(r.warnings.every((w) => w.message.includes('entry 2'))).toBe(true);
-    expect(timesOf(r)).toEqual([[a.t0, a.t1], [b.t0, b.t1], [b.t1, end], [end, end]]);
+    expect(timesOf(r)).toEqual([
+      [a.t0, a.t1],
+      [b.t0, b.t1],
+      [b.t1, end],
+      [end, end],
+    ]);
   });
 
   it('tells a double click from two single clicks at the same place', () => {
@@ -231,14 +226,7 @@ describe('alignUitaskTrace', () => {
     s.pause(THINK);
     const two = s.span(() => s.click(50, 50));
     const at = { x: 50, y: 50 };
-    const r = alignUitaskTrace(
-      trace([
-        uitaskClick(at),
-        uitaskClick(at, { clickType: 'double' }),
-        uitaskClick(at),
-      ]),
-      s.events,
-    );
+    const r = alignUitaskTrace(trace([uitaskClick(at), uitaskClick(at, { clickType: 'double' }), uitaskClick(at)]), s.events);
     expect(r.warnings).toEqual([]);
     expect(timesOf(r)).toEqual([one, dbl, two].map((x) => [x.t0, x.t1]));
     expect(r.matches.map((m) => m.events)).toEqual([3, 5, 3]);
@@ -250,15 +238,7 @@ describe('alignUitaskTrace', () => {
     const t2 = s.span(() => s.type('ab'));
     const k = s.span(() => s.keys('ctrl+shift+p'));
     const t3 = s.span(() => s.type('Zz\n'));
-    const r = alignUitaskTrace(
-      trace([
-        uitaskType('ab'),
-        uitaskType('ab'),
-        uitaskKeys(['ctrl+shift+p']),
-        uitaskType('Zz\n'),
-      ]),
-      s.events,
-    );
+    const r = alignUitaskTrace(trace([uitaskType('ab'), uitaskType('ab'), uitaskKeys(['ctrl+shift+p']), uitaskType('Zz\n')]), s.events);
     expect(r.warnings).toEqual([]);
     expect(timesOf(r)).toEqual([t1, t2, k, t3].map((x) => [x.t0, x.t1]));
   });
@@ -270,14 +250,7 @@ describe('alignUitaskTrace', () => {
     const typed = s.span(() => s.type('hellp'));
     s.pause(THINK);
     const scroll = s.span(() => s.scroll(10, 10, 'down', 2));
-    const r = alignUitaskTrace(
-      trace([
-        uitaskClick({ x: 100, y: 100 }),
-        uitaskType('hello'),
-        uitaskScroll({ x: 10, y: 10 }, 'down', 5),
-      ]),
-      s.events,
-    );
+    const r = alignUitaskTrace(trace([uitaskClick({ x: 100, y: 100 }), uitaskType('hello'), uitaskScroll({ x: 10, y: 10 }, 'down', 5)]), s.events);
     expect(codes(r)).toEqual(['UITASK_ALIGN_POSITION_MISMATCH', 'UITASK_ALIGN_INPUT_MISMATCH', 'UITASK_ALIGN_PARTIAL']);
     expect(timesOf(r)).toEqual([click, typed, scroll].map((x) => [x.t0, x.t1]));
   });
@@ -287,13 +260,7 @@ describe('alignUitaskTrace', () => {
     const a = s.span(() => s.click(10, 10));
     s.pause(THINK).tap(KEYSYM.Escape).pause(THINK).click(700, 700).pause(THINK);
     const b = s.span(() => s.type('ok'));
-    const r = alignUitaskTrace(
-      trace([
-        uitaskClick({ x: 10, y: 10 }),
-        uitaskType('ok'),
-      ]),
-      s.events,
-    );
+    const r = alignUitaskTrace(trace([uitaskClick({ x: 10, y: 10 }), uitaskType('ok')]), s.events);
     expect(codes(r)).toEqual(['UITASK_ALIGN_EXTRA_INPUT']);
     expect(timesOf(r)).toEqual([a, b].map((x) => [x.t0, x.t1]));
   });
@@ -301,12 +268,11 @@ describe('alignUitaskTrace', () => {
   it('gives the same result whatever order the events come in', () => {
     const s = new InputScript();
     s.click(1, 1).pause(THINK).type('Hi').pause(THINK).drag([5, 5], [50, 50]);
-    const steps = trace([
-      uitaskClick({ x: 1, y: 1 }),
-      uitaskType('Hi'),
-      uitaskDrag({ x: 5, y: 5 }, { x: 50, y: 50 }),
-    ]);
-    const shuffled = s.events.map((e, i) => ({ e, k: (i * 7919) % 101 })).sort((x, y) => x.k - y.k).map((x) => x.e);
+    const steps = trace([uitaskClick({ x: 1, y: 1 }), uitaskType('Hi'), uitaskDrag({ x: 5, y: 5 }, { x: 50, y: 50 })]);
+    const shuffled = s.events
+      .map((e, i) => ({ e, k: (i * 7919) % 101 }))
+      .sort((x, y) => x.k - y.k)
+      .map((x) => x.e);
     expect(alignUitaskTrace(steps, shuffled)).toEqual(alignUitaskTrace(steps, s.events));
   });
 
@@ -321,7 +287,11 @@ describe('alignUitaskTrace', () => {
     entries[1] = { ...entries[1]!, error } as TraceEntry;
     const r = alignUitaskTrace(entries, s.events);
     expect(r.warnings).toEqual([]);
-    expect(timesOf(r)).toEqual([[a.t0, a.t1], [a.t1, b.t0], [b.t0, b.t1]]);
+    expect(timesOf(r)).toEqual([
+      [a.t0, a.t1],
+      [a.t1, b.t0],
+      [b.t0, b.t1],
+    ]);
     expect((r.entries[1] as { error?: unknown }).error).toEqual(error);
   });
 
@@ -332,18 +302,30 @@ describe('alignUitaskTrace', () => {
     const b = s.span(() => s.click(20, 20));
     const r = alignUitaskTrace(trace([uitaskClick({ x: 10, y: 10 }), uitaskKeys(['none']), uitaskClick({ x: 20, y: 20 })]), s.events);
     expect(r.warnings).toEqual([]);
-    expect(timesOf(r)).toEqual([[a.t0, a.t1], [a.t1, b.t0], [b.t0, b.t1]]);
+    expect(timesOf(r)).toEqual([
+      [a.t0, a.t1],
+      [a.t1, b.t0],
+      [b.t0, b.t1],
+    ]);
   });
 
   it('spreads actions over the recording when the client sent no input, and says so', () => {
     const steps = trace([uitaskWait(1), uitaskWait(1), uitaskFinish()]);
     const placed = alignUitaskTrace(steps, [], { startAt: 1000, endAt: 3000 });
     expect(codes(placed)).toEqual(['UITASK_ALIGN_NO_INPUT']);
-    expect(timesOf(placed)).toEqual([[1000, 2000], [2000, 3000], [3000, 3000]]);
+    expect(timesOf(placed)).toEqual([
+      [1000, 2000],
+      [2000, 3000],
+      [3000, 3000],
+    ]);
     const unknown = alignUitaskTrace(steps, []);
     expect(codes(unknown)).toEqual(['UITASK_ALIGN_NO_INPUT']);
     expect(unknown.matches.map((m) => m.placement)).toEqual(['unknown', 'unknown', 'unknown']);
-    expect(timesOf(unknown)).toEqual([[0, 0], [0, 0], [0, 0]]);
+    expect(timesOf(unknown)).toEqual([
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ]);
   });
 
   it('gives every action of a long session with a chatty client its own input', () => {

@@ -29,7 +29,7 @@ export const ALIGN_WARNINGS = {
   UITASK_ALIGN_MISSING: 'An action that sends input matched no input events; it was placed between its neighbours.',
   UITASK_ALIGN_AMBIGUOUS: 'Identical consecutive actions found input for only some of them; which one got it is a guess (the earlier one).',
   UITASK_ALIGN_PARTIAL: 'An action matched only part of the input it should have sent (fewer presses, notches, characters or strokes).',
-  UITASK_ALIGN_POSITION_MISMATCH: 'The matched pointer input is farther than POSITION_TOLERANCE_PX from the action\'s position.',
+  UITASK_ALIGN_POSITION_MISMATCH: "The matched pointer input is farther than POSITION_TOLERANCE_PX from the action's position.",
   UITASK_ALIGN_INPUT_MISMATCH: 'The matched input differs from the action (other button, keysyms or direction).',
   UITASK_ALIGN_EXTRA_INPUT: 'Button presses or key strokes matched no action.',
 } as const;

@@ -82,7 +82,10 @@ export function isShiftOnly(a: KeysAtom): boolean {
 
 /** Cut events (any order; sorted stably by time here) into atoms, in the order of their first event. */
 export function toAtoms(events: readonly ClientInputEvent[]): Atom[] {
-  const sorted = events.map((e, i) => ({ e, i })).sort((a, b) => a.e.t - b.e.t || a.i - b.i).map((x) => x.e);
+  const sorted = events
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => a.e.t - b.e.t || a.i - b.i)
+    .map((x) => x.e);
   const atoms: Atom[] = [];
   let mask = 0;
   const open = new Map<number, ButtonAtom>();

@@ -356,7 +356,10 @@ class ScrollScorer extends BaseScorer {
   protected override finalIssues(): SpanIssue[] {
     const out: SpanIssue[] = [];
     if (this.notches !== this.repeat) {
-      out.push({ code: this.notches < this.repeat ? 'UITASK_ALIGN_PARTIAL' : 'UITASK_ALIGN_INPUT_MISMATCH', message: `found ${this.notches} wheel notches, expected ${this.repeat}` });
+      out.push({
+        code: this.notches < this.repeat ? 'UITASK_ALIGN_PARTIAL' : 'UITASK_ALIGN_INPUT_MISMATCH',
+        message: `found ${this.notches} wheel notches, expected ${this.repeat}`,
+      });
     }
     if (this.wrong > 0) out.push({ code: 'UITASK_ALIGN_INPUT_MISMATCH', message: `${this.wrong} notch(es) in another direction than ${this.direction}` });
     if (this.worst > POSITION_TOLERANCE_PX) out.push({ code: 'UITASK_ALIGN_POSITION_MISMATCH', message: `scrolled ${this.worst.toFixed(1)} px from the action's position` });
@@ -400,7 +403,9 @@ class MoveScorer extends BaseScorer {
   protected override finalIssues(): SpanIssue[] {
     if (!this.end || !this.at) return [];
     const d = dist(this.end.x, this.end.y, this.at);
-    return d > POSITION_TOLERANCE_PX ? [{ code: 'UITASK_ALIGN_POSITION_MISMATCH', message: `moved to ${this.end.x},${this.end.y}, ${d.toFixed(1)} px from the action's position` }] : [];
+    return d > POSITION_TOLERANCE_PX
+      ? [{ code: 'UITASK_ALIGN_POSITION_MISMATCH', message: `moved to ${this.end.x},${this.end.y}, ${d.toFixed(1)} px from the action's position` }]
+      : [];
   }
 }
 
@@ -507,7 +512,10 @@ class TypeTextScorer extends KeyScorer {
   protected override finalIssues(): SpanIssue[] {
     const out: SpanIssue[] = [];
     if (this.typed !== this.expected.length) {
-      out.push({ code: this.typed < this.expected.length ? 'UITASK_ALIGN_PARTIAL' : 'UITASK_ALIGN_INPUT_MISMATCH', message: `found ${this.typed} typed characters, expected ${this.expected.length}` });
+      out.push({
+        code: this.typed < this.expected.length ? 'UITASK_ALIGN_PARTIAL' : 'UITASK_ALIGN_INPUT_MISMATCH',
+        message: `found ${this.typed} typed characters, expected ${this.expected.length}`,
+      });
     }
     if (this.differ > 0) out.push({ code: 'UITASK_ALIGN_INPUT_MISMATCH', message: `${this.differ} typed character(s) differ from the text` });
     return out;
@@ -556,7 +564,10 @@ class ChordScorer extends KeyScorer {
   protected override finalIssues(): SpanIssue[] {
     const out: SpanIssue[] = [];
     if (this.strokes !== this.expectedCount) {
-      out.push({ code: this.strokes < this.expectedCount ? 'UITASK_ALIGN_PARTIAL' : 'UITASK_ALIGN_INPUT_MISMATCH', message: `found ${this.strokes} key stroke(s), expected ${this.expectedCount}` });
+      out.push({
+        code: this.strokes < this.expectedCount ? 'UITASK_ALIGN_PARTIAL' : 'UITASK_ALIGN_INPUT_MISMATCH',
+        message: `found ${this.strokes} key stroke(s), expected ${this.expectedCount}`,
+      });
     }
     if (this.differ > 0) out.push({ code: 'UITASK_ALIGN_INPUT_MISMATCH', message: `${this.differ} key stroke(s) differ from the keys` });
     return out;

@@ -70,7 +70,10 @@ describe('uitask import: a real session recorded like uitask', () => {
     desktop = await launchDesktop({ url, size: '800x600', timeoutMs: 45_000 });
     browser = await chromium.connectOverCDP(desktop.cdpUrl);
     for (let i = 0; i < 200; i++) {
-      const p = browser.contexts().flatMap((c) => c.pages()).find((x) => x.url() === url);
+      const p = browser
+        .contexts()
+        .flatMap((c) => c.pages())
+        .find((x) => x.url() === url);
       if (p) {
         page = p;
         break;
@@ -85,7 +88,13 @@ describe('uitask import: a real session recorded like uitask', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const step of [() => browser?.close(), () => tcp?.close(), () => desktop?.close(), () => new Promise<void>((r) => server?.close(() => r())), () => rm(root, { recursive: true, force: true })]) {
+    for (const step of [
+      () => browser?.close(),
+      () => tcp?.close(),
+      () => desktop?.close(),
+      () => new Promise<void>((r) => server?.close(() => r())),
+      () => rm(root, { recursive: true, force: true }),
+    ]) {
       try {
         await step();
       } catch {
@@ -144,7 +153,7 @@ describe('uitask import: a real session recorded like uitask', () => {
     expect([input.source, input.timeUnit, input.warnings]).toEqual(['uitask', 'ns', []]);
   });
 
-  it('infers each action\'s time inside the window its input was really sent in', async () => {
+  it("infers each action's time inside the window its input was really sent in", async () => {
     const trace = await readTrace(run.dir);
     const input = await recordedInput(join(run.dir, 'recording'));
     const r = alignUitaskTrace(trace.entries, input.events, { startAt: input.startAt, endAt: input.endAt });
@@ -164,7 +173,7 @@ describe('uitask import: a real session recorded like uitask', () => {
     expect(r.entries[7]!.ended_at).toBeCloseTo(input.endAt, 3);
   });
 
-  it('post-processes the run into before/after PNGs per action, inferred, with the click\'s change visible', async () => {
+  it("post-processes the run into before/after PNGs per action, inferred, with the click's change visible", async () => {
     const json = await processAndRead(run.dir);
     expect([json.source, json.alignment, json.task, json.width, json.height]).toEqual(['uitask', 'inferred', 'Press the button, then type a greeting', 800, 600]);
     expect(json.warnings.filter((w) => w.code.startsWith('UITASK_ALIGN'))).toEqual([]);
@@ -204,7 +213,7 @@ describe('uitask import: a synthetic run with TightPNG', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('aligns the synthetic run\'s actions to its input', async () => {
+  it("aligns the synthetic run's actions to its input", async () => {
     const trace = await readTrace(run.dir);
     const input = await recordedInput(join(run.dir, 'recording'));
     expect([input.source, input.timeUnit, input.warnings]).toEqual(['uitask', 'ns', []]);
@@ -217,9 +226,7 @@ describe('uitask import: a synthetic run with TightPNG', () => {
   it('replays TightPNG, CopyRect, Cursor and LastRect into the before/after images', async () => {
     const json = await processAndRead(run.dir);
     expect([json.source, json.alignment, json.width, json.height, json.warnings]).toEqual(['uitask', 'inferred', run.width, run.height, []]);
-    expect(json.actions.map((a) => [a.before, a.after])).toEqual(
-      [0, 1, 2, 3].map((i) => [`action_screenshots/000${i}_before.png`, `action_screenshots/000${i}_after.png`]),
-    );
+    expect(json.actions.map((a) => [a.before, a.after])).toEqual([0, 1, 2, 3].map((i) => [`action_screenshots/000${i}_before.png`, `action_screenshots/000${i}_after.png`]));
     const [click, keys] = json.actions as [ActionShot, ActionShot];
     const at = (a: ActionShot, k: 'before' | 'after', x: number, y: number) => pngPixel(join(run.dir, a[k]!), x, y);
     const sq = run.square;

@@ -70,8 +70,11 @@ interface EncodersRun {
 /** Runs `<bin> -hide_banner -encoders` (SIGKILLed when `signal` fires or after `timeoutMs`). */
 function listEncoders(bin: string, signal: AbortSignal | undefined, timeoutMs: number): Promise<EncodersRun> {
   return new Promise((resolve) => {
-    const child = execFile(bin, ['-hide_banner', '-encoders'], { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) }, (error, stdout, stderr) =>
-      resolve({ stdout, stderr, error }),
+    const child = execFile(
+      bin,
+      ['-hide_banner', '-encoders'],
+      { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) },
+      (error, stdout, stderr) => resolve({ stdout, stderr, error }),
     );
     child.stdin?.end();
   });

@@ -92,7 +92,12 @@ function checkOptions(o: WriteVideoOptions, fps: number): void {
 /** Copies (or scales) a frame onto a black canvas of the video's (even) size. */
 async function toCanvas(f: VideoFrame, w: number, h: number, cw: number, ch: number, index: number): Promise<Uint8Array> {
   if (!Number.isInteger(f.width) || !Number.isInteger(f.height) || f.width <= 0 || f.height <= 0 || f.rgb.length !== f.width * f.height * 3) {
-    throw badArg(`writeVideo: frame ${index} has ${f.rgb.length} bytes for ${f.width}x${f.height}; expected width*height*3.`, { frame: index, width: f.width, height: f.height, bytes: f.rgb.length });
+    throw badArg(`writeVideo: frame ${index} has ${f.rgb.length} bytes for ${f.width}x${f.height}; expected width*height*3.`, {
+      frame: index,
+      width: f.width,
+      height: f.height,
+      bytes: f.rgb.length,
+    });
   }
   if (!Number.isFinite(f.t)) throw badArg(`writeVideo: frame ${index} has no valid time (t = ${f.t}).`, { frame: index, t: f.t });
   let src = f.rgb;
@@ -157,7 +162,9 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
     timeoutMs: o.timeoutMs,
     mapError: (c) =>
       c.kind === 'timeout'
-        ? new VncuaError('VIDEO_ERR_TIMEOUT', `Writing the video took longer than ${c.timeoutMs} ms; ffmpeg was stopped and no file was kept.`, { details: { timeoutMs: c.timeoutMs } })
+        ? new VncuaError('VIDEO_ERR_TIMEOUT', `Writing the video took longer than ${c.timeoutMs} ms; ffmpeg was stopped and no file was kept.`, {
+            details: { timeoutMs: c.timeoutMs },
+          })
         : new VncuaError('VIDEO_ERR_ABORTED', 'Writing the video was cancelled; ffmpeg was stopped and no file was kept.', { cause: c.reason }),
   });
   const signal = cancel.signal;
@@ -191,7 +198,26 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
     const path = `${basePath(o.out)}.${codec.container}`;
     await mkdir(dirname(path), { recursive: true });
     tmp = `${path}.partial-${process.pid}-${++tmpCounter}`;
-    const args = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${cw}x${ch}`, '-framerate', String(fps), '-i', 'pipe:0', '-an', ...codec.args, '-y', tmp];
+    const args = [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-nostdin',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-s',
+      `${cw}x${ch}`,
+      '-framerate',
+      String(fps),
+      '-i',
+      'pipe:0',
+      '-an',
+      ...codec.args,
+      '-y',
+      tmp,
+    ];
     sub = spawnFfmpeg(bin, args, signal);
     const stdin = sub.stdin;
     stdin.on('error', () => undefined); // EPIPE when ffmpeg dies: reported through its exit status
@@ -218,7 +244,8 @@ export async function writeVideo(o: WriteVideoOptions): Promise<VideoResult> {
       const r = await next();
       if (r.done) break;
       const t = Math.max(lastT, r.value.t);
-      if (t - t0 > MAX_DURATION_MS) throw badArg(`writeVideo: frame ${nFrame} is ${Math.round((t - t0) / 1000)} s after the first; times must be epoch ms.`, { frame: nFrame, t, t0 });
+      if (t - t0 > MAX_DURATION_MS)
+        throw badArg(`writeVideo: frame ${nFrame} is ${Math.round((t - t0) / 1000)} s after the first; times must be epoch ms.`, { frame: nFrame, t, t0 });
       // Every tick before this frame shows the previous one.
       while (t0 + k * frameMs < t) await emit(t0 + k++ * frameMs);
       current = await toCanvas(r.value, o.width, o.height, cw, ch, nFrame++);

@@ -63,9 +63,16 @@ export interface ProbeInfo {
 /** Runs ffprobe (counting frames by decoding them). */
 export async function ffprobe(file: string): Promise<ProbeInfo> {
   const { stdout } = await run('ffprobe', [
-    '-v', 'error', '-count_frames', '-select_streams', 'v:0',
-    '-show_entries', 'stream=codec_name,width,height,pix_fmt,nb_read_frames:format=duration,format_name',
-    '-of', 'json', file,
+    '-v',
+    'error',
+    '-count_frames',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'stream=codec_name,width,height,pix_fmt,nb_read_frames:format=duration,format_name',
+    '-of',
+    'json',
+    file,
   ]);
   const j = JSON.parse(stdout) as { streams: Array<Record<string, string | number>>; format: Record<string, string> };
   const s = j.streams[0]!;
@@ -81,7 +88,11 @@ export async function ffprobe(file: string): Promise<ProbeInfo> {
 }
 
 /** Decodes frame `n` (0-based) of a video to a PNG, then to raw RGB. */
-export async function decodeFrame(file: string, n: number, pngPath: string): Promise<{ data: Buffer; width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
+export async function decodeFrame(
+  file: string,
+  n: number,
+  pngPath: string,
+): Promise<{ data: Buffer; width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
   await run('ffmpeg', ['-hide_banner', '-v', 'error', '-nostdin', '-i', file, '-vf', `select=eq(n\\,${n})`, '-fps_mode', 'passthrough', '-frames:v', '1', '-y', pngPath]);
   const { data, info } = await sharp(pngPath).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return {
@@ -119,10 +130,7 @@ export function near(a: readonly number[], b: readonly number[], tol: number): b
 /** Writes a fake ffmpeg that lists the real encoders minus libx264 and forwards everything else. */
 export async function fakeFfmpegWithoutX264(dir: string, realFfmpeg: string): Promise<string> {
   const p = join(dir, 'ffmpeg-no-x264');
-  await writeFile(
-    p,
-    `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = "-encoders" ]; then "${realFfmpeg}" "$@" | grep -v libx264; exit 0; fi\ndone\nexec "${realFfmpeg}" "$@"\n`,
-  );
+  await writeFile(p, `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = "-encoders" ]; then "${realFfmpeg}" "$@" | grep -v libx264; exit 0; fi\ndone\nexec "${realFfmpeg}" "$@"\n`);
   await chmod(p, 0o755);
   return p;
 }

@@ -171,7 +171,13 @@ describe('writeVideo with ffmpeg', () => {
   it('reports an ffmpeg failure as VIDEO_ERR_FFMPEG_FAILED with its stderr and leaves no file', async () => {
     const dir = await freshDir('fail');
     const fake = await fakeFfmpegFailing(root, ffmpegBin!);
-    const err = await writeVideo({ out: join(dir, 'recording'), width: 64, height: 48, frames: [solidFrame(T0, 64, 48, BG), solidFrame(T0 + 300, 64, 48, BG)], ffmpegPath: fake }).then(
+    const err = await writeVideo({
+      out: join(dir, 'recording'),
+      width: 64,
+      height: 48,
+      frames: [solidFrame(T0, 64, 48, BG), solidFrame(T0 + 300, 64, 48, BG)],
+      ffmpegPath: fake,
+    }).then(
       () => null,
       (e: unknown) => e,
     );

@@ -37,7 +37,10 @@ export async function startPageDesktop(url: string, size: string, ready: (page: 
     closers.push(() => browser.close());
     let page: Page | undefined;
     for (let i = 0; i < 200 && !page; i++) {
-      page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith(url));
+      page = browser
+        .contexts()
+        .flatMap((c) => c.pages())
+        .find((p) => p.url().startsWith(url));
       if (!page) await sleep(50);
     }
     if (!page) throw new Error(`the page ${url} did not open`);

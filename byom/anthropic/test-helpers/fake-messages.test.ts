@@ -10,7 +10,11 @@ describe('fake Messages API', () => {
   let png: string;
   beforeAll(async () => {
     server = await startFakeMessages(() => ({ reply: [text('ok')] }));
-    png = (await sharp({ create: { width: 40, height: 30, channels: 3, background: '#fff' } }).png().toBuffer()).toString('base64');
+    png = (
+      await sharp({ create: { width: 40, height: 30, channels: 3, background: '#fff' } })
+        .png()
+        .toBuffer()
+    ).toString('base64');
   });
   afterAll(() => server.close());
 
@@ -21,7 +25,15 @@ describe('fake Messages API', () => {
     max_tokens: 100,
     tools: [tool],
     betas: ['computer-use-2025-11-24'],
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+        ],
+      },
+    ],
   });
   const status = async (body: MessageCreateParamsNonStreaming, apiKey?: string) => {
     try {
@@ -42,10 +54,23 @@ describe('fake Messages API', () => {
     expect(await status(base(), 'sk-ant-other')).toBe(401);
     expect(await status({ ...base(), betas: [] })).toBe(400);
     const use = toolUse({ action: 'screenshot' });
-    const conv = (next: MessageCreateParamsNonStreaming['messages'][number]): MessageCreateParamsNonStreaming => ({ ...base(), messages: [...base().messages, { role: 'assistant', content: [use] }, next] });
+    const conv = (next: MessageCreateParamsNonStreaming['messages'][number]): MessageCreateParamsNonStreaming => ({
+      ...base(),
+      messages: [...base().messages, { role: 'assistant', content: [use] }, next],
+    });
     expect(await status(conv({ role: 'user', content: [{ type: 'text', text: 'no result' }] }))).toBe(400);
     expect(await status(conv({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_other' }] }))).toBe(400);
-    expect(await status(conv({ role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'tool_result', tool_use_id: use.id }] }))).toBe(400);
+    expect(
+      await status(
+        conv({
+          role: 'user',
+          content: [
+            { type: 'text', text: 'first' },
+            { type: 'tool_result', tool_use_id: use.id },
+          ],
+        }),
+      ),
+    ).toBe(400);
     expect(await status(conv({ role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id }] }))).toBe(200);
     expect(await status({ ...base(), messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: png } }] }] })).toBe(400);
     expect(await status({ ...base(), messages: [{ role: 'assistant', content: 'hi' }] })).toBe(400);

@@ -178,7 +178,8 @@ function validate(req: ReceivedRequest, apiKey: string): { images: Array<{ width
     .map((s) => s.trim());
   (body.tools ?? []).forEach((t, i) => {
     const need = TOOL_BETAS[(t as { type?: string }).type ?? ''];
-    if (need && !betas.includes(need)) throw new Invalid(400, 'invalid_request_error', `tools.${i}: the tool type ${(t as { type: string }).type} requires the beta header ${need}`);
+    if (need && !betas.includes(need))
+      throw new Invalid(400, 'invalid_request_error', `tools.${i}: the tool type ${(t as { type: string }).type} requires the beta header ${need}`);
     if (need) {
       const c = t as { name?: string; display_width_px?: number; display_height_px?: number };
       if (c.name !== 'computer') throw new Invalid(400, 'invalid_request_error', `tools.${i}.name: must be "computer"`);
@@ -209,13 +210,23 @@ function validate(req: ReceivedRequest, apiKey: string): { images: Array<{ width
       else if (b.type === 'tool_result') {
         if (m.role !== 'user') throw new Invalid(400, 'invalid_request_error', `messages.${i}.content.${j}: tool_result blocks belong in user turns`);
         const prev = body.messages[i - 1];
-        const ids = prev ? blocksOf(prev).filter((x) => x.type === 'tool_use').map((x) => (x as { id: string }).id) : [];
-        if (!ids.includes(b.tool_use_id)) throw new Invalid(400, 'invalid_request_error', `messages.${i}.content.${j}: unexpected tool_use_id found in tool_result blocks: ${b.tool_use_id}. Each tool_result block must have a corresponding tool_use block in the previous message.`);
+        const ids = prev
+          ? blocksOf(prev)
+              .filter((x) => x.type === 'tool_use')
+              .map((x) => (x as { id: string }).id)
+          : [];
+        if (!ids.includes(b.tool_use_id))
+          throw new Invalid(
+            400,
+            'invalid_request_error',
+            `messages.${i}.content.${j}: unexpected tool_use_id found in tool_result blocks: ${b.tool_use_id}. Each tool_result block must have a corresponding tool_use block in the previous message.`,
+          );
         if (typeof b.content === 'string') chars += b.content.length;
-        else for (const [k, c] of (b.content ?? []).entries()) {
-          if (c.type === 'text') chars += c.text.length;
-          else if (c.type === 'image') checkImage(c, `messages.${i}.content.${j}.content.${k}`);
-        }
+        else
+          for (const [k, c] of (b.content ?? []).entries()) {
+            if (c.type === 'text') chars += c.text.length;
+            else if (c.type === 'image') checkImage(c, `messages.${i}.content.${j}.content.${k}`);
+          }
       }
     });
     if (uses.length > 0 && i + 1 < body.messages.length) {
@@ -227,9 +238,14 @@ function validate(req: ReceivedRequest, apiKey: string): { images: Array<{ width
       }
       const missing = uses.filter((id) => !lead.includes(id));
       if (missing.length > 0) {
-        throw new Invalid(400, 'invalid_request_error', `messages.${i + 1}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`);
+        throw new Invalid(
+          400,
+          'invalid_request_error',
+          `messages.${i + 1}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(', ')}. Each tool_use block must have a corresponding tool_result block in the next message.`,
+        );
       }
-      if (next.filter((b) => b.type === 'tool_result').length !== lead.length) throw new Invalid(400, 'invalid_request_error', `messages.${i + 1}: tool_result blocks must come first in the user turn`);
+      if (next.filter((b) => b.type === 'tool_result').length !== lead.length)
+        throw new Invalid(400, 'invalid_request_error', `messages.${i + 1}: tool_result blocks must come first in the user turn`);
     }
   });
   return { images, chars };

@@ -43,7 +43,10 @@ export async function waitForPage(cdpUrl: string, url: string, timeoutMs = 20_00
   try {
     const end = Date.now() + timeoutMs;
     for (;;) {
-      const page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url() === url);
+      const page = browser
+        .contexts()
+        .flatMap((c) => c.pages())
+        .find((p) => p.url() === url);
       if (page) {
         await page.waitForFunction(() => document.readyState === 'complete' && document.hasFocus(), undefined, { timeout: Math.max(1, end - Date.now()) });
         break;

@@ -38,7 +38,13 @@ export async function startScriptedServer(script: (req: SeenRequest, n: number) 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: SeenRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), socket: socketIds.get(req.socket) ?? 0 };
+      const seen: SeenRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        socket: socketIds.get(req.socket) ?? 0,
+      };
       requests.push(seen);
       void Promise.resolve(script(seen, requests.length)).then(
         (reply) => {

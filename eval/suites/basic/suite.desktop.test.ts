@@ -93,36 +93,282 @@ type Op =
 
 /** Near misses that must NOT succeed, with the page's own feedback (`in`, default #status) proving the attempt registered. */
 const WRONG: Array<{ id: string; what: string; ops: Op[]; status: RegExp; in?: string }> = [
-  { id: 'click-button', what: 'the other buttons', ops: [['click', 110, 182], ['click', 450, 182]], status: /remind you later/ },
-  { id: 'double-click-file', what: 'a single click on budget.xlsx, a double click on notes.txt', ops: [['click', 240, 175], ['dblclick', 100, 175]], status: /Opened notes\.txt/ },
+  {
+    id: 'click-button',
+    what: 'the other buttons',
+    ops: [
+      ['click', 110, 182],
+      ['click', 450, 182],
+    ],
+    status: /remind you later/,
+  },
+  {
+    id: 'double-click-file',
+    what: 'a single click on budget.xlsx, a double click on notes.txt',
+    ops: [
+      ['click', 240, 175],
+      ['dblclick', 100, 175],
+    ],
+    status: /Opened notes\.txt/,
+  },
   { id: 'triple-click-select', what: 'a double click (one word)', ops: [['dblclick', 200, 212]], status: /^Selected: "/ },
-  { id: 'right-click-menu', what: 'deleting another document first', ops: [['rclick', 150, 208], ['click', 210, 289], ['rclick', 150, 168], ['click', 210, 249]], status: /by mistake/ },
-  { id: 'hover-menu', what: 'another item of the Edit menu', ops: [['move', 160, 88], ['click', 230, 155]], status: /Edit > Redo/ },
-  { id: 'hover-tooltip', what: 'resting on the other icon', ops: [['move', 1104, 284], ['wait', 2000]], status: /backup details/ },
+  {
+    id: 'right-click-menu',
+    what: 'deleting another document first',
+    ops: [
+      ['rclick', 150, 208],
+      ['click', 210, 289],
+      ['rclick', 150, 168],
+      ['click', 210, 249],
+    ],
+    status: /by mistake/,
+  },
+  {
+    id: 'hover-menu',
+    what: 'another item of the Edit menu',
+    ops: [
+      ['move', 160, 88],
+      ['click', 230, 155],
+    ],
+    status: /Edit > Redo/,
+  },
+  {
+    id: 'hover-tooltip',
+    what: 'resting on the other icon',
+    ops: [
+      ['move', 1104, 284],
+      ['wait', 2000],
+    ],
+    status: /backup details/,
+  },
   { id: 'drag-card', what: 'another card into Done', ops: [['drag', 170, 250, 770, 300]], status: /Fix login bug" to Done/ },
   { id: 'drag-puzzle', what: 'the red square', ops: [['drag', 130, 330, 450, 500]], status: /not in the blue slot/ },
   { id: 'slider-volume', what: 'one step short (69)', ops: [['drag', 128, 212, 324, 212]], status: /Volume is 69/ },
-  { id: 'scroll-find', what: 'the product below', ops: [['wheel', 640, 400, 0, 2400], ['click', 660, 270]], status: /Green kettle added/ },
-  { id: 'scroll-container', what: 'the city below', ops: [['wheel', 200, 280, 0, 720], ['click', 200, 341]], status: /Ljubljana is not/ },
-  { id: 'scroll-horizontal', what: 'the photo after it', ops: [['wheel', 400, 250, 1800, 0], ['click', 900, 250]], status: /That is "Night market"/ },
-  { id: 'shortcut-palette', what: 'another command', ops: [['press', 'Control+k'], ['type', 'sidebar'], ['press', 'Enter']], status: /Toggle sidebar/ },
-  { id: 'shortcut-copy-paste', what: 'typing the number by hand', ops: [['click', 220, 248], ['type', 'ZX-48Q-7KT-19PW-3M'], ['click', 110, 320]], status: /Please paste/ },
-  { id: 'shortcut-escape', what: 'clicking through the notice', ops: [['click', 120, 322], ['click', 560, 230]], in: '#overlay', status: /Press Esc/ },
-  { id: 'keyboard-arrows', what: 'one square short', ops: [['press', 'ArrowRight'], ['press', 'ArrowRight'], ['press', 'ArrowRight'], ['press', 'ArrowRight'], ['press', 'ArrowDown']], in: '#pos', status: /column 5, row 2\./ },
-  { id: 'type-search', what: 'another query', ops: [['click', 290, 140], ['type', 'wireless mice'], ['press', 'Enter']], status: /wireless mice/ },
-  { id: 'type-unicode', what: 'the name without its accents', ops: [['click', 250, 148], ['type', 'Zoe Angstrom'], ['click', 250, 238], ['type', '東京 🎉'], ['click', 110, 310]], status: /not what was asked/ },
-  { id: 'text-edit-rename', what: 'appending instead of replacing', ops: [['click', 250, 158], ['press', 'End'], ['type', ' Crème brûlée recipe'], ['click', 540, 158]], status: /Untitled document Crème/ },
-  { id: 'dropdown-native', what: 'the country above', ops: [['select', '#country', 'JP'], ['click', 110, 440]], status: /Shipping to Japan/ },
-  { id: 'dropdown-custom', what: 'size XL', ops: [['click', 160, 160], ['click', 160, 347], ['click', 380, 160]], status: /size XL/ },
-  { id: 'date-picker', what: '14 March 2025', ops: [['click', 160, 160], ['click', 230, 341]], status: /2025-03-14 is not/ },
-  { id: 'late-content', what: 'clicking where Approve appears before it is there', ops: [['click', 130, 162], ['click', 130, 420], ['wait', 3000]], in: '#approve', status: /^Approve$/ },
-  { id: 'late-button', what: 'clicking Download before it is ready', ops: [['click', 140, 222], ['wait', 3500]], in: '#msg', status: /is ready/ },
-  { id: 'nav-back', what: 'the home link instead of Back', ops: [['click', 190, 158], ['wait', 700], ['click', 100, 380], ['wait', 700]], in: 'h1', status: /^Help centre$/ },
-  { id: 'nav-forward', what: 'the link again instead of Forward', ops: [['click', 190, 198], ['wait', 700], ['click', 100, 380], ['wait', 700], ['click', 190, 198], ['wait', 700]], in: 'h1', status: /^Returns policy$/ },
-  { id: 'modal-dialog', what: 'a wrong email', ops: [['click', 120, 150], ['click', 560, 218], ['type', 'Ada Lovelace'], ['click', 560, 288], ['type', 'ada@example.org'], ['click', 710, 370]], status: /Saved Ada Lovelace/ },
-  { id: 'form-signup', what: 'product news left on', ops: [['click', 380, 138], ['type', 'Grace Hopper'], ['click', 380, 188], ['type', 'grace@example.com'], ['click', 495, 244], ['select', '#country', 'MX'], ['click', 330, 354], ['click', 290, 462]], status: /not as asked/ },
-  { id: 'checkbox-filter', what: 'Spicy left ticked', ops: [['click', 160, 144], ['click', 160, 224], ['click', 110, 370]], status: /gluten-free, spicy, vegetarian/ },
-  { id: 'tabs-settings', what: 'the switch of the General tab', ops: [['click', 327, 191], ['click', 110, 380]], status: /still shared, compact mode off/ },
+  {
+    id: 'scroll-find',
+    what: 'the product below',
+    ops: [
+      ['wheel', 640, 400, 0, 2400],
+      ['click', 660, 270],
+    ],
+    status: /Green kettle added/,
+  },
+  {
+    id: 'scroll-container',
+    what: 'the city below',
+    ops: [
+      ['wheel', 200, 280, 0, 720],
+      ['click', 200, 341],
+    ],
+    status: /Ljubljana is not/,
+  },
+  {
+    id: 'scroll-horizontal',
+    what: 'the photo after it',
+    ops: [
+      ['wheel', 400, 250, 1800, 0],
+      ['click', 900, 250],
+    ],
+    status: /That is "Night market"/,
+  },
+  {
+    id: 'shortcut-palette',
+    what: 'another command',
+    ops: [
+      ['press', 'Control+k'],
+      ['type', 'sidebar'],
+      ['press', 'Enter'],
+    ],
+    status: /Toggle sidebar/,
+  },
+  {
+    id: 'shortcut-copy-paste',
+    what: 'typing the number by hand',
+    ops: [
+      ['click', 220, 248],
+      ['type', 'ZX-48Q-7KT-19PW-3M'],
+      ['click', 110, 320],
+    ],
+    status: /Please paste/,
+  },
+  {
+    id: 'shortcut-escape',
+    what: 'clicking through the notice',
+    ops: [
+      ['click', 120, 322],
+      ['click', 560, 230],
+    ],
+    in: '#overlay',
+    status: /Press Esc/,
+  },
+  {
+    id: 'keyboard-arrows',
+    what: 'one square short',
+    ops: [
+      ['press', 'ArrowRight'],
+      ['press', 'ArrowRight'],
+      ['press', 'ArrowRight'],
+      ['press', 'ArrowRight'],
+      ['press', 'ArrowDown'],
+    ],
+    in: '#pos',
+    status: /column 5, row 2\./,
+  },
+  {
+    id: 'type-search',
+    what: 'another query',
+    ops: [
+      ['click', 290, 140],
+      ['type', 'wireless mice'],
+      ['press', 'Enter'],
+    ],
+    status: /wireless mice/,
+  },
+  {
+    id: 'type-unicode',
+    what: 'the name without its accents',
+    ops: [
+      ['click', 250, 148],
+      ['type', 'Zoe Angstrom'],
+      ['click', 250, 238],
+      ['type', '東京 🎉'],
+      ['click', 110, 310],
+    ],
+    status: /not what was asked/,
+  },
+  {
+    id: 'text-edit-rename',
+    what: 'appending instead of replacing',
+    ops: [
+      ['click', 250, 158],
+      ['press', 'End'],
+      ['type', ' Crème brûlée recipe'],
+      ['click', 540, 158],
+    ],
+    status: /Untitled document Crème/,
+  },
+  {
+    id: 'dropdown-native',
+    what: 'the country above',
+    ops: [
+      ['select', '#country', 'JP'],
+      ['click', 110, 440],
+    ],
+    status: /Shipping to Japan/,
+  },
+  {
+    id: 'dropdown-custom',
+    what: 'size XL',
+    ops: [
+      ['click', 160, 160],
+      ['click', 160, 347],
+      ['click', 380, 160],
+    ],
+    status: /size XL/,
+  },
+  {
+    id: 'date-picker',
+    what: '14 March 2025',
+    ops: [
+      ['click', 160, 160],
+      ['click', 230, 341],
+    ],
+    status: /2025-03-14 is not/,
+  },
+  {
+    id: 'late-content',
+    what: 'clicking where Approve appears before it is there',
+    ops: [
+      ['click', 130, 162],
+      ['click', 130, 420],
+      ['wait', 3000],
+    ],
+    in: '#approve',
+    status: /^Approve$/,
+  },
+  {
+    id: 'late-button',
+    what: 'clicking Download before it is ready',
+    ops: [
+      ['click', 140, 222],
+      ['wait', 3500],
+    ],
+    in: '#msg',
+    status: /is ready/,
+  },
+  {
+    id: 'nav-back',
+    what: 'the home link instead of Back',
+    ops: [
+      ['click', 190, 158],
+      ['wait', 700],
+      ['click', 100, 380],
+      ['wait', 700],
+    ],
+    in: 'h1',
+    status: /^Help centre$/,
+  },
+  {
+    id: 'nav-forward',
+    what: 'the link again instead of Forward',
+    ops: [
+      ['click', 190, 198],
+      ['wait', 700],
+      ['click', 100, 380],
+      ['wait', 700],
+      ['click', 190, 198],
+      ['wait', 700],
+    ],
+    in: 'h1',
+    status: /^Returns policy$/,
+  },
+  {
+    id: 'modal-dialog',
+    what: 'a wrong email',
+    ops: [
+      ['click', 120, 150],
+      ['click', 560, 218],
+      ['type', 'Ada Lovelace'],
+      ['click', 560, 288],
+      ['type', 'ada@example.org'],
+      ['click', 710, 370],
+    ],
+    status: /Saved Ada Lovelace/,
+  },
+  {
+    id: 'form-signup',
+    what: 'product news left on',
+    ops: [
+      ['click', 380, 138],
+      ['type', 'Grace Hopper'],
+      ['click', 380, 188],
+      ['type', 'grace@example.com'],
+      ['click', 495, 244],
+      ['select', '#country', 'MX'],
+      ['click', 330, 354],
+      ['click', 290, 462],
+    ],
+    status: /not as asked/,
+  },
+  {
+    id: 'checkbox-filter',
+    what: 'Spicy left ticked',
+    ops: [
+      ['click', 160, 144],
+      ['click', 160, 224],
+      ['click', 110, 370],
+    ],
+    status: /gluten-free, spicy, vegetarian/,
+  },
+  {
+    id: 'tabs-settings',
+    what: 'the switch of the General tab',
+    ops: [
+      ['click', 327, 191],
+      ['click', 110, 380],
+    ],
+    status: /still shared, compact mode off/,
+  },
 ];
 
 describe('basic suite: files', () => {
@@ -230,7 +476,9 @@ describe('basic suite: pages in headless Chromium', () => {
   });
 
   /** Every .html page of the suite (the tasks' pages and the pages they link to). */
-  const htmlPages = readdirSync(PAGES).filter((f) => f.endsWith('.html')).sort();
+  const htmlPages = readdirSync(PAGES)
+    .filter((f) => f.endsWith('.html'))
+    .sort();
 
   /** Open `name` in a new tab at `size`, recording console errors, page errors and requests. */
   async function open(name: string, size: { width: number; height: number }): Promise<{ page: Page; errors: string[]; requests: string[] }> {
@@ -257,7 +505,10 @@ describe('basic suite: pages in headless Chromium', () => {
         expect((await o.page.content()).includes(MARKER), o.name).toBe(false);
         expect(o.errors, o.name).toEqual([]);
         for (const url of o.requests) expect(url.startsWith(server.url) || url.startsWith('data:'), `${o.name}: ${url}`).toBe(true);
-        expect(o.requests.some((u) => u.endsWith('/pages/suite.js')), o.name).toBe(true);
+        expect(
+          o.requests.some((u) => u.endsWith('/pages/suite.js')),
+          o.name,
+        ).toBe(true);
       }
     } finally {
       await Promise.all(opened.map((o) => o.page.close()));

@@ -9,7 +9,10 @@ import { Agent } from '../agent.ts';
 
 const [outputDir, vncUrl, cdpUrl] = process.argv.slice(2);
 if (!outputDir || !vncUrl) throw new Error('usage: crash-agent.ts <outputDir> <vncUrl> [cdpUrl]');
-process.stdin.on('end', () => process.exit(0)).on('close', () => process.exit(0)).resume();
+process.stdin
+  .on('end', () => process.exit(0))
+  .on('close', () => process.exit(0))
+  .resume();
 setTimeout(() => process.exit(0), 30_000).unref();
 
 class LineAgent extends Agent {

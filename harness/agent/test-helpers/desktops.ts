@@ -120,7 +120,10 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     closers.push(() => browser.close());
     let page: Page | undefined;
     for (let i = 0; i < 200 && !page; i++) {
-      page = browser.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith(http.url));
+      page = browser
+        .contexts()
+        .flatMap((c) => c.pages())
+        .find((p) => p.url().startsWith(http.url));
       if (!page) await sleep(50);
     }
     if (!page) throw new Error('the events page did not open');
@@ -193,7 +196,12 @@ export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: str
 export async function startX0vncserver(display: string, xauthority: string): Promise<{ url: string; close(): Promise<void> }> {
   for (let attempt = 0; attempt < 6; attempt++) {
     const port = await freePort();
-    const p = track(spawn('x0vncserver', ['-display', display, '-rfbport', String(port), '-SecurityTypes', 'None', '-localhost', '-AlwaysShared'], { stdio: ['ignore', 'ignore', 'ignore'], env: { ...process.env, XAUTHORITY: xauthority } }));
+    const p = track(
+      spawn('x0vncserver', ['-display', display, '-rfbport', String(port), '-SecurityTypes', 'None', '-localhost', '-AlwaysShared'], {
+        stdio: ['ignore', 'ignore', 'ignore'],
+        env: { ...process.env, XAUTHORITY: xauthority },
+      }),
+    );
     if (await waitForPort(port, p)) return { url: `tcp://127.0.0.1:${port}`, close: () => stopProcess(p) };
     await stopProcess(p);
   }

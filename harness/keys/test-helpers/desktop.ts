@@ -50,7 +50,12 @@ export async function startTypingDesktop(): Promise<TypingDesktop> {
   try {
     browser = await chromium.connectOverCDP(desktop.cdpUrl);
     const b = browser;
-    const page = await waitFor('the textarea page', 10_000, () => b.contexts().flatMap((c) => c.pages()).find((p) => p.url().startsWith('data:')));
+    const page = await waitFor('the textarea page', 10_000, () =>
+      b
+        .contexts()
+        .flatMap((c) => c.pages())
+        .find((p) => p.url().startsWith('data:')),
+    );
     await page.waitForSelector('#t');
     await waitFor('textarea focus', 10_000, async () => ((await page.evaluate(() => document.hasFocus() && document.activeElement?.id === 't')) ? true : undefined));
     return { display: Number(desktop.display.slice(1)), xauthority: desktop.xauthority, vncUrl: desktop.vncUrl, page, close };

@@ -11,7 +11,10 @@ import type { DecodeContext, EncodingSpec, RectDecoder, RectHeader } from './typ
 import { ENC, assertInBounds } from './types.ts';
 
 class CopyRectDecoder implements RectDecoder {
-  constructor(private readonly rect: RectHeader, private readonly ctx: DecodeContext) {}
+  constructor(
+    private readonly rect: RectHeader,
+    private readonly ctx: DecodeContext,
+  ) {}
 
   decode(q: ByteQueue): boolean {
     if (!q.has(4)) return false;

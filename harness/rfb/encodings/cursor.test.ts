@@ -27,7 +27,11 @@ describe('Cursor', () => {
       expect(shape && { hotX: shape.hotX, hotY: shape.hotY, width: shape.width, height: shape.height }).toEqual({ hotX: 100, hotY: 200, width: 10, height: 3 });
       expect(Array.from(shape!.rgba)).toEqual(expectedRgba(10, 3));
     }
-    const bytewise = await decodeRects(cursorEncoding, [{ rect: cur(1, 2, 10, 3), payload }], { width: 4, height: 4, splitAt: Array.from({ length: payload.length }, (_, i) => i) });
+    const bytewise = await decodeRects(cursorEncoding, [{ rect: cur(1, 2, 10, 3), payload }], {
+      width: 4,
+      height: 4,
+      splitAt: Array.from({ length: payload.length }, (_, i) => i),
+    });
     expect(Array.from(bytewise.fb.cursorShape!.rgba)).toEqual(expectedRgba(10, 3));
   });
 
@@ -44,6 +48,8 @@ describe('Cursor', () => {
   });
 
   it('rejects an oversized cursor with RFB_ERR_DECODE', async () => {
-    await expect(decodeRects(cursorEncoding, [{ rect: cur(0, 0, 513, 1), payload: new Uint8Array(513 * 4 + 65) }], { width: 4, height: 4 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+    await expect(decodeRects(cursorEncoding, [{ rect: cur(0, 0, 513, 1), payload: new Uint8Array(513 * 4 + 65) }], { width: 4, height: 4 })).rejects.toMatchObject({
+      code: 'RFB_ERR_DECODE',
+    });
   });
 });

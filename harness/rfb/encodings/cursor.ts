@@ -22,7 +22,10 @@ import { ENC } from './types.ts';
 export const MAX_CURSOR_SIDE = 512;
 
 class CursorDecoder implements RectDecoder {
-  constructor(private readonly rect: RectHeader, private readonly ctx: DecodeContext) {}
+  constructor(
+    private readonly rect: RectHeader,
+    private readonly ctx: DecodeContext,
+  ) {}
 
   decode(q: ByteQueue): boolean {
     const { x: hotX, y: hotY, width, height } = this.rect;

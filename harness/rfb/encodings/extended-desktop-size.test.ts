@@ -14,7 +14,10 @@ const TWO_SCREENS: DesktopScreen[] = [
 
 describe('ExtendedDesktopSize', () => {
   it('resizes for a server-side change, whatever the byte split', async () => {
-    const ctx = await expectSameAtEverySplit(extendedDesktopSizeEncoding, [{ rect: eds(0, 0, 960, 400), payload: extendedDesktopSizePayload(TWO_SCREENS) }], { width: 100, height: 50 });
+    const ctx = await expectSameAtEverySplit(extendedDesktopSizeEncoding, [{ rect: eds(0, 0, 960, 400), payload: extendedDesktopSizePayload(TWO_SCREENS) }], {
+      width: 100,
+      height: 50,
+    });
     expect([ctx.fb.width, ctx.fb.height, ctx.width, ctx.height]).toEqual([960, 400, 960, 400]);
   });
 
@@ -53,8 +56,10 @@ describe('ExtendedDesktopSize', () => {
   });
 
   it('rejects an impossible size with RFB_ERR_PROTOCOL', async () => {
-    await expect(decodeRects(extendedDesktopSizeEncoding, [{ rect: eds(0, 0, 0, 400), payload: extendedDesktopSizePayload([]) }], { width: 10, height: 10 })).rejects.toMatchObject({
-      code: 'RFB_ERR_PROTOCOL',
-    });
+    await expect(decodeRects(extendedDesktopSizeEncoding, [{ rect: eds(0, 0, 0, 400), payload: extendedDesktopSizePayload([]) }], { width: 10, height: 10 })).rejects.toMatchObject(
+      {
+        code: 'RFB_ERR_PROTOCOL',
+      },
+    );
   });
 });

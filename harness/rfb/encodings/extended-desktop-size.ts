@@ -75,7 +75,10 @@ export class ExtendedDesktopSizeDecoder implements RectDecoder {
   /** The parsed layout, once decode() returned true. */
   layout: DesktopLayout | null = null;
 
-  constructor(private readonly rect: RectHeader, private readonly ctx: DecodeContext) {}
+  constructor(
+    private readonly rect: RectHeader,
+    private readonly ctx: DecodeContext,
+  ) {}
 
   decode(q: ByteQueue): boolean {
     if (!q.has(4)) return false;

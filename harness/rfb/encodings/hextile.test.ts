@@ -15,9 +15,21 @@ describe('Hextile', () => {
   it('decodes background, foreground subrects, carried colours, raw edge tiles, split anywhere', async () => {
     // A 20x18 rectangle at (1,1): tiles 16x16, 4x16 (edge column), 16x2 (edge row), 4x2 (corner).
     const payload = hextileRect([
-      hextileTile({ bg: RED, fg: GREEN, subrects: [{ x: 0, y: 0, w: 3, h: 2 }, { x: 5, y: 5, w: 11, h: 11 }] }),
+      hextileTile({
+        bg: RED,
+        fg: GREEN,
+        subrects: [
+          { x: 0, y: 0, w: 3, h: 2 },
+          { x: 5, y: 5, w: 11, h: 11 },
+        ],
+      }),
       hextileTile({}), // subencoding 0: solid, background carried over
-      hextileTile({ subrects: [{ x: 1, y: 0, w: 3, h: 2 }, { x: 15, y: 1, w: 1, h: 1 }] }), // background and foreground carried over
+      hextileTile({
+        subrects: [
+          { x: 1, y: 0, w: 3, h: 2 },
+          { x: 15, y: 1, w: 1, h: 1 },
+        ],
+      }), // background and foreground carried over
       hextileRawTile(4, 2, gradient),
     ]);
     const ctx = await expectSameAtEverySplit(hextileEncoding, [{ rect: rect(1, 1, 20, 18), payload }], { width: 24, height: 20 });
@@ -35,7 +47,14 @@ describe('Hextile', () => {
 
   it('gives each SubrectsColoured subrect its own colour and lets a later tile set a new foreground', async () => {
     const payload = hextileRect([
-      hextileTile({ bg: BLUE, subrects: [{ x: 2, y: 2, w: 4, h: 4, color: YELLOW }, { x: 4, y: 4, w: 12, h: 12, color: RED }, { x: 0, y: 15, w: 16, h: 1, color: GREEN }] }),
+      hextileTile({
+        bg: BLUE,
+        subrects: [
+          { x: 2, y: 2, w: 4, h: 4, color: YELLOW },
+          { x: 4, y: 4, w: 12, h: 12, color: RED },
+          { x: 0, y: 15, w: 16, h: 1, color: GREEN },
+        ],
+      }),
       hextileTile({ fg: YELLOW, subrects: [{ x: 0, y: 0, w: 1, h: 3 }] }), // background carried from a coloured tile
     ]);
     const ctx = await expectSameAtEverySplit(hextileEncoding, [{ rect: rect(0, 0, 20, 16), payload }], { width: 20, height: 16 });

@@ -59,7 +59,10 @@ class HextileDecoder implements RectDecoder {
   private bg = BLACK;
   private fg = BLACK;
 
-  constructor(private readonly rect: RectHeader, private readonly ctx: DecodeContext) {
+  constructor(
+    private readonly rect: RectHeader,
+    private readonly ctx: DecodeContext,
+  ) {
     this.tilesX = Math.ceil(rect.width / 16);
     this.total = this.tilesX * Math.ceil(rect.height / 16);
   }

@@ -16,7 +16,7 @@ function rawSolid(w: number, h: number, c: [number, number, number]): Uint8Array
 }
 
 describe('LastRect', () => {
-  it('finishes at once without consuming the next rectangle\'s bytes or drawing anything', () => {
+  it("finishes at once without consuming the next rectangle's bytes or drawing anything", () => {
     const ctx = makeContext(4, 4);
     const q = new ByteQueue();
     q.push(rawSolid(1, 1, [5, 5, 5]));

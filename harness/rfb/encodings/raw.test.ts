@@ -28,7 +28,9 @@ describe('Raw', () => {
   });
 
   it('rejects a rectangle outside the framebuffer with RFB_ERR_DECODE', async () => {
-    await expect(decodeRects(rawEncoding, [{ rect: rect(8, 0, 5, 1, 0), payload: rawPayload(5, 1, gradient) }], { width: 10, height: 6 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+    await expect(decodeRects(rawEncoding, [{ rect: rect(8, 0, 5, 1, 0), payload: rawPayload(5, 1, gradient) }], { width: 10, height: 6 })).rejects.toMatchObject({
+      code: 'RFB_ERR_DECODE',
+    });
   });
 
   it('accepts an empty rectangle with no payload', async () => {
@@ -66,6 +68,8 @@ describe('CopyRect', () => {
   });
 
   it('rejects a source outside the framebuffer with RFB_ERR_DECODE', async () => {
-    await expect(decodeRects(copyRectEncoding, [{ rect: rect(0, 0, 4, 4, 1), payload: copyRectPayload(3, 0) }], { width: 6, height: 6 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+    await expect(decodeRects(copyRectEncoding, [{ rect: rect(0, 0, 4, 4, 1), payload: copyRectPayload(3, 0) }], { width: 6, height: 6 })).rejects.toMatchObject({
+      code: 'RFB_ERR_DECODE',
+    });
   });
 });

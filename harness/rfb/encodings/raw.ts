@@ -17,7 +17,10 @@ const BPP = 4;
 
 class RawDecoder implements RectDecoder {
   private row = 0;
-  constructor(private readonly rect: RectHeader, private readonly ctx: DecodeContext) {}
+  constructor(
+    private readonly rect: RectHeader,
+    private readonly ctx: DecodeContext,
+  ) {}
 
   decode(q: ByteQueue): boolean {
     const { x, y, width, height } = this.rect;

@@ -316,10 +316,16 @@ export class TightRectDecoder implements RectDecoder {
       const rows = Math.min(rowsPerBand, h - row0);
       let o = 0;
       for (let r = 0; r < rows; r++) {
-        let l0 = 0, l1 = 0, l2 = 0; // left
-        let ul0 = 0, ul1 = 0, ul2 = 0; // above-left
+        let l0 = 0,
+          l1 = 0,
+          l2 = 0; // left
+        let ul0 = 0,
+          ul1 = 0,
+          ul2 = 0; // above-left
         for (let p = 0; p < w * 3; p += 3, s += 3, o += 4) {
-          const u0 = prev[p]!, u1 = prev[p + 1]!, u2 = prev[p + 2]!;
+          const u0 = prev[p]!,
+            u1 = prev[p + 1]!,
+            u2 = prev[p + 2]!;
           let e0 = l0 + u0 - ul0;
           let e1 = l1 + u1 - ul1;
           let e2 = l2 + u2 - ul2;

@@ -170,7 +170,9 @@ describe('Tight zlib streams', () => {
   it('keeps four independent streams whose dictionaries persist across rectangles', async () => {
     const z = new TightDeflaters();
     const rects = [];
-    const colours = (k: number) => (px: number, py: number): Rgb => [(px * 20 + k * 40) & 255, (py * 30 + k) & 255, (k * 60) & 255];
+    const colours =
+      (k: number) =>
+      (px: number, py: number): Rgb => [(px * 20 + k * 40) & 255, (py * 30 + k) & 255, (k * 60) & 255];
     // Every stream twice, interleaved, with the same picture so later blobs refer back to earlier ones.
     for (const s of [0, 1, 2, 3, 3, 2, 1, 0]) rects.push({ rect: rect(0, 0, 4, 3), payload: tightBasic({ width: 4, height: 3, filter: 'copy', rgb: colours(s), stream: s }, z) });
     rects.push({ rect: rect(4, 0, 4, 3), payload: tightBasic({ width: 4, height: 3, filter: 'copy', rgb: colours(2), stream: 2 }, z) });
@@ -206,7 +208,9 @@ describe('Tight zlib streams', () => {
     // Without the reset bit the fresh zlib header lands mid-stream and decoding fails.
     const noReset = freshOnReset.slice();
     noReset[0] = noReset[0]! & 0xf0;
-    await expect(decodeRects(tightEncoding, [rects[0]!, rects[1]!, { rect: rect(0, 3, 4, 3), payload: noReset }], { width: 9, height: 6 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+    await expect(decodeRects(tightEncoding, [rects[0]!, rects[1]!, { rect: rect(0, 3, 4, 3), payload: noReset }], { width: 9, height: 6 })).rejects.toMatchObject({
+      code: 'RFB_ERR_DECODE',
+    });
   });
 });
 
@@ -234,7 +238,9 @@ describe('Tight JPEG', () => {
   it('hands the JFIF bytes to the framebuffer, which draws them in order with later rectangles', async () => {
     const w = 16;
     const h = 8;
-    const jpeg = await sharp(rgbImage(w, h, smooth), { raw: { width: w, height: h, channels: 3 } }).jpeg({ quality: 95, chromaSubsampling: '4:4:4' }).toBuffer();
+    const jpeg = await sharp(rgbImage(w, h, smooth), { raw: { width: w, height: h, channels: 3 } })
+      .jpeg({ quality: 95, chromaSubsampling: '4:4:4' })
+      .toBuffer();
     const reference = await sharp(jpeg).ensureAlpha().raw().toBuffer();
     const z = new TightDeflaters();
     const idx = (px: number, py: number) => (px * 5 + py) % 3;
@@ -269,7 +275,9 @@ describe('Tight JPEG', () => {
   });
 
   it('reports a JPEG whose size differs from the rectangle through onError (RFB_ERR_DECODE) and keeps drawing', async () => {
-    const jpeg = await sharp(rgbImage(8, 8, smooth), { raw: { width: 8, height: 8, channels: 3 } }).jpeg().toBuffer();
+    const jpeg = await sharp(rgbImage(8, 8, smooth), { raw: { width: 8, height: 8, channels: 3 } })
+      .jpeg()
+      .toBuffer();
     const rects = [
       { rect: rect(0, 0, 16, 8), payload: tightJpeg(jpeg) },
       { rect: rect(0, 8, 16, 2), payload: tightFill([5, 6, 7]) },
@@ -294,7 +302,8 @@ describe('Tight JPEG', () => {
 
 describe('Tight malformed data', () => {
   const z = () => new TightDeflaters();
-  const rejects = (payload: Uint8Array, r = rect(0, 0, 4, 3), size = { width: 8, height: 8 }) => expect(decodeRects(tightEncoding, [{ rect: r, payload }], size)).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+  const rejects = (payload: Uint8Array, r = rect(0, 0, 4, 3), size = { width: 8, height: 8 }) =>
+    expect(decodeRects(tightEncoding, [{ rect: r, payload }], size)).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
 
   it('rejects control bytes naming no compression type', async () => {
     for (const mode of [0xb, 0xc, 0xd, 0xf]) await rejects(Uint8Array.of(tightControl(mode), 1, 2, 3, 4));
@@ -319,7 +328,11 @@ describe('Tight malformed data', () => {
     await rejects(tightBasic({ width: 4, height: 3, filter: 'palette', palette: [red, blue, red], index: (px) => (px === 3 ? 3 : 0) }, z()));
     await rejects(tightBasic({ width: 3, height: 1, filter: 'palette', palette: [red], index: (px) => (px === 2 ? 1 : 0) }, z()), rect(0, 0, 3, 1));
     // A 1-colour palette with no set bit is accepted.
-    const ctx = await decodeRects(tightEncoding, [{ rect: rect(0, 0, 3, 1), payload: tightBasic({ width: 3, height: 1, filter: 'palette', palette: [red], index: () => 0 }, z()) }], { width: 3, height: 1 });
+    const ctx = await decodeRects(
+      tightEncoding,
+      [{ rect: rect(0, 0, 3, 1), payload: tightBasic({ width: 3, height: 1, filter: 'palette', palette: [red], index: () => 0 }, z()) }],
+      { width: 3, height: 1 },
+    );
     expectPixels(ctx.fb, 0, 0, 3, 1, () => red);
   });
 

@@ -98,7 +98,11 @@ describe('TightPNG', () => {
       const ctx = await decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 4, 3), payload }], { width: 4, height: 3 });
       expectPixels(ctx.fb, 0, 0, 4, 3, rough);
     }
-    const palette: Rgb[] = [[10, 20, 30], [200, 100, 0], [0, 255, 0]];
+    const palette: Rgb[] = [
+      [10, 20, 30],
+      [200, 100, 0],
+      [0, 255, 0],
+    ];
     const payload = tightBasic({ width: 5, height: 3, filter: 'palette', palette, index: (px, py) => (px + py) % 3 }, new TightDeflaters());
     const ctx = await decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 5, 3), payload }], { width: 5, height: 3 });
     expectPixels(ctx.fb, 0, 0, 5, 3, (px, py) => palette[(px + py) % 3]!);
@@ -106,8 +110,12 @@ describe('TightPNG', () => {
 
   it('rejects control bytes naming no compression type and an empty PNG', async () => {
     for (const mode of [0xb, 0xc, 0xd, 0xe, 0xf]) {
-      await expect(decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 2, 2), payload: Uint8Array.of(tightControl(mode), 1, 2, 3) }], { width: 2, height: 2 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+      await expect(decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 2, 2), payload: Uint8Array.of(tightControl(mode), 1, 2, 3) }], { width: 2, height: 2 })).rejects.toMatchObject(
+        { code: 'RFB_ERR_DECODE' },
+      );
     }
-    await expect(decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 2, 2), payload: Uint8Array.of(tightControl(0xa), 0) }], { width: 2, height: 2 })).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+    await expect(decodeRects(tightPngEncoding, [{ rect: rect(0, 0, 2, 2), payload: Uint8Array.of(tightControl(0xa), 0) }], { width: 2, height: 2 })).rejects.toMatchObject({
+      code: 'RFB_ERR_DECODE',
+    });
   });
 });

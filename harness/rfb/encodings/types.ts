@@ -78,11 +78,9 @@ export const ENC = {
 /** Throw RFB_ERR_DECODE unless the rectangle lies inside the framebuffer. */
 export function assertInBounds(rect: RectHeader, ctx: DecodeContext, name: string): void {
   if (rect.x + rect.width > ctx.width || rect.y + rect.height > ctx.height) {
-    throw new VncuaError(
-      'RFB_ERR_DECODE',
-      `${name} rectangle ${rect.width}x${rect.height}+${rect.x}+${rect.y} lies outside the ${ctx.width}x${ctx.height} framebuffer`,
-      { details: { rect, width: ctx.width, height: ctx.height } },
-    );
+    throw new VncuaError('RFB_ERR_DECODE', `${name} rectangle ${rect.width}x${rect.height}+${rect.x}+${rect.y} lies outside the ${ctx.width}x${ctx.height} framebuffer`, {
+      details: { rect, width: ctx.width, height: ctx.height },
+    });
   }
 }
 

@@ -26,9 +26,22 @@ describe('ZRLE', () => {
     const idx2 = (px: number, py: number) => (px + py) % 2;
     const idx3 = (px: number, py: number) => (px * 2 + py) % 3;
     const idx16 = (px: number, py: number) => (px + py * 3) % 16;
-    const plainRuns: Array<[Rgb, number]> = [[A, 300], [B, 19], [C, 1]]; // 300 = [255, 44]
-    const palRuns: Array<[number, number]> = [[0, 1], [1, 2], [2, 256], [0, 61]]; // 256 = [255, 0]
-    const smallRuns: Array<[number, number]> = [[1, 7], [0, 1], [2, 22]]; // crosses rows of a 6-wide tile
+    const plainRuns: Array<[Rgb, number]> = [
+      [A, 300],
+      [B, 19],
+      [C, 1],
+    ]; // 300 = [255, 44]
+    const palRuns: Array<[number, number]> = [
+      [0, 1],
+      [1, 2],
+      [2, 256],
+      [0, 61],
+    ]; // 256 = [255, 0]
+    const smallRuns: Array<[number, number]> = [
+      [1, 7],
+      [0, 1],
+      [2, 22],
+    ]; // crosses rows of a 6-wide tile
     // Four 70x5 rectangles: each a 64x5 tile and a 6x5 edge tile.
     const rects = [
       { rect: rect(0, 0, 70, 5), payload: zrleRect([zrleTile.raw(64, 5, gradient), zrleTile.solid(B)], z) },
@@ -45,15 +58,41 @@ describe('ZRLE', () => {
       .paint(64, 5, 6, 5, (px, py) => pal3[idx3(px, py)]!)
       .paint(64, 10, 6, 5, (px, py) => PAL16[idx16(px, py)]!);
     paintRuns(want, 0, 10, 64, plainRuns);
-    paintRuns(want, 0, 15, 64, palRuns.map(([i, n]) => [pal3[i]!, n]));
-    paintRuns(want, 64, 15, 6, smallRuns.map(([i, n]) => [pal3[i]!, n]));
+    paintRuns(
+      want,
+      0,
+      15,
+      64,
+      palRuns.map(([i, n]) => [pal3[i]!, n]),
+    );
+    paintRuns(
+      want,
+      64,
+      15,
+      6,
+      smallRuns.map(([i, n]) => [pal3[i]!, n]),
+    );
     expectPixels(ctx.fb, 0, 0, 72, 21, want.at);
   });
 
   it('decodes edge tiles in both directions of a 65x65 rectangle', async () => {
     const z = new ZrleDeflater();
     const payload = zrleRect(
-      [zrleTile.solid(A), zrleTile.paletteRle([B, C], [[0, 30], [1, 34]]), zrleTile.plainRle([[C, 10], [B, 54]]), zrleTile.raw(1, 1, () => [1, 2, 3])],
+      [
+        zrleTile.solid(A),
+        zrleTile.paletteRle(
+          [B, C],
+          [
+            [0, 30],
+            [1, 34],
+          ],
+        ),
+        zrleTile.plainRle([
+          [C, 10],
+          [B, 54],
+        ]),
+        zrleTile.raw(1, 1, () => [1, 2, 3]),
+      ],
       z,
     );
     const ctx = await expectSameAtEverySplit(zrleEncoding, [{ rect: rect(1, 2, 65, 65), payload }], { width: 67, height: 68 });
@@ -67,7 +106,7 @@ describe('ZRLE', () => {
     expectPixels(ctx.fb, 0, 0, 67, 68, want.at);
   });
 
-  it('keeps one zlib stream across rectangles: the second rectangle only inflates with the first one\'s dictionary', async () => {
+  it("keeps one zlib stream across rectangles: the second rectangle only inflates with the first one's dictionary", async () => {
     const z = new ZrleDeflater();
     const tile = () => zrleTile.palette(PAL16, 40, 4, (px, py) => (px * 7 + py) % 16);
     const first = zrleRect([tile()], z);
@@ -92,7 +131,7 @@ describe('ZRLE', () => {
     const color = (x: number, y: number): Rgb => {
       if (y < 12) return [40 + x, 60, 90 + (y << 2)]; // title-bar gradient
       if (x > 100 && y > 40) return [230, 230, 235]; // flat panel
-      const glyph = ((x * 7) ^ (y * 13)) % 11 < 3 && (x % 9) < 6; // strokes on white
+      const glyph = ((x * 7) ^ (y * 13)) % 11 < 3 && x % 9 < 6; // strokes on white
       return glyph ? ((x + y) % 4 === 0 ? [128, 128, 128] : [20, 20, 20]) : [255, 255, 255];
     };
     for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) rgb.set(color(x, y), (y * w + x) * 3);
@@ -126,11 +165,28 @@ describe('ZRLE', () => {
     });
 
     it('a plain RLE run that overflows the tile', async () => {
-      await expect(bad([zrleTile.plainRle([[A, 5], [B, 4]])])).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+      await expect(
+        bad([
+          zrleTile.plainRle([
+            [A, 5],
+            [B, 4],
+          ]),
+        ]),
+      ).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
     });
 
     it('a palette RLE run that overflows the tile', async () => {
-      await expect(bad([zrleTile.paletteRle([A, B], [[0, 3], [1, 300]])])).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+      await expect(
+        bad([
+          zrleTile.paletteRle(
+            [A, B],
+            [
+              [0, 3],
+              [1, 300],
+            ],
+          ),
+        ]),
+      ).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
     });
 
     it('a packed palette index past the palette', async () => {
@@ -138,7 +194,17 @@ describe('ZRLE', () => {
     });
 
     it('a palette RLE index past the palette', async () => {
-      await expect(bad([zrleTile.paletteRle([A, B], [[0, 4], [2, 4]])])).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
+      await expect(
+        bad([
+          zrleTile.paletteRle(
+            [A, B],
+            [
+              [0, 4],
+              [2, 4],
+            ],
+          ),
+        ]),
+      ).rejects.toMatchObject({ code: 'RFB_ERR_DECODE' });
     });
 
     it('tile data that ends inside a tile', async () => {

@@ -203,7 +203,10 @@ function fillRun(c: number, o: number, len: number): void {
 }
 
 class ZrleDecoder implements RectDecoder {
-  constructor(private readonly rect: RectHeader, private readonly ctx: DecodeContext) {}
+  constructor(
+    private readonly rect: RectHeader,
+    private readonly ctx: DecodeContext,
+  ) {}
 
   decode(q: ByteQueue): boolean {
     if (!q.has(4)) return false;

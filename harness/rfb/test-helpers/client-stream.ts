@@ -7,7 +7,14 @@ import { CLIENT_PIXEL_FORMAT, type PixelFormat, writeSetPixelFormat } from '../c
 
 /** EnableContinuousUpdates: U8 150, U8 enable, U16 x, y, width, height. */
 export function enableContinuousUpdates(enable: boolean, x: number, y: number, width: number, height: number): Uint8Array {
-  return new ByteWriter(10).u8(150).u8(enable ? 1 : 0).u16(x).u16(y).u16(width).u16(height).toBytes();
+  return new ByteWriter(10)
+    .u8(150)
+    .u8(enable ? 1 : 0)
+    .u16(x)
+    .u16(y)
+    .u16(width)
+    .u16(height)
+    .toBytes();
 }
 
 /** ClientFence: U8 248, 3 pad, U32 flags, U8 length, payload. */
@@ -29,7 +36,13 @@ export function xvpMessage(version: number, code: number): Uint8Array {
 
 /** QEMU extended key event: U8 255, U8 0, U16 down, U32 keysym, U32 keycode. */
 export function qemuKeyEvent(keysym: number, keycode: number, down: boolean): Uint8Array {
-  return new ByteWriter(12).u8(255).u8(0).u16(down ? 1 : 0).u32(keysym).u32(keycode).toBytes();
+  return new ByteWriter(12)
+    .u8(255)
+    .u8(0)
+    .u16(down ? 1 : 0)
+    .u32(keysym)
+    .u32(keycode)
+    .toBytes();
 }
 
 /** ClientCutText in the Extended Clipboard form (negative length): U8 6, 3 pad, S32 -n, n bytes. */

@@ -113,7 +113,9 @@ export function expectPlanesInStep(fb: Framebuffer): void {
   for (let i = 0, o = 0; i < data.length; i += 4, o += 3) {
     if (rgb[o] !== data[i] || rgb[o + 1] !== data[i + 1] || rgb[o + 2] !== data[i + 2] || data[i + 3] !== 255) {
       const px = i / 4;
-      throw new Error(`RGB plane differs from RGBA at (${px % fb.width},${Math.floor(px / fb.width)}): rgb(${rgb[o]},${rgb[o + 1]},${rgb[o + 2]}) vs rgba(${data[i]},${data[i + 1]},${data[i + 2]},${data[i + 3]})`);
+      throw new Error(
+        `RGB plane differs from RGBA at (${px % fb.width},${Math.floor(px / fb.width)}): rgb(${rgb[o]},${rgb[o + 1]},${rgb[o + 2]}) vs rgba(${data[i]},${data[i + 1]},${data[i + 2]},${data[i + 3]})`,
+      );
     }
   }
 }

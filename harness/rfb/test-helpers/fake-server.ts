@@ -97,7 +97,9 @@ export async function fakeTcpServer(script: (c: ScriptedConnection) => Promise<v
         r();
       }),
     );
-    runScript(script, { write: (b) => void (sock.destroyed || sock.write(b)), read: (n) => reader.read(n), readAny: () => reader.readAny(), end: () => sock.end(), closed }, () => sock.destroy());
+    runScript(script, { write: (b) => void (sock.destroyed || sock.write(b)), read: (n) => reader.read(n), readAny: () => reader.readAny(), end: () => sock.end(), closed }, () =>
+      sock.destroy(),
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
@@ -115,7 +117,10 @@ export async function fakeTcpServer(script: (c: ScriptedConnection) => Promise<v
 }
 
 /** A WebSocket fake server; `subprotocol: null` makes it answer with no subprotocol. */
-export async function fakeWsServer(script: (c: ScriptedConnection) => Promise<void> | void, opts: { subprotocol?: string | null; httpStatus?: number; textFrames?: boolean } = {}): Promise<FakeServer & { origins: Array<string | undefined> }> {
+export async function fakeWsServer(
+  script: (c: ScriptedConnection) => Promise<void> | void,
+  opts: { subprotocol?: string | null; httpStatus?: number; textFrames?: boolean } = {},
+): Promise<FakeServer & { origins: Array<string | undefined> }> {
   const httpServer = http.createServer((_req, res) => {
     res.writeHead(opts.httpStatus ?? 404).end('not a websocket');
   });
@@ -148,7 +153,13 @@ export async function fakeWsServer(script: (c: ScriptedConnection) => Promise<vo
     );
     runScript(
       script,
-      { write: (b) => ws.readyState === ws.OPEN && ws.send(opts.textFrames ? Buffer.from(b).toString('latin1') : b, { binary: !opts.textFrames }), read: (n) => reader.read(n), readAny: () => reader.readAny(), end: () => ws.close(), closed },
+      {
+        write: (b) => ws.readyState === ws.OPEN && ws.send(opts.textFrames ? Buffer.from(b).toString('latin1') : b, { binary: !opts.textFrames }),
+        read: (n) => reader.read(n),
+        readAny: () => reader.readAny(),
+        end: () => ws.close(),
+        closed,
+      },
       () => ws.terminate(),
     );
   });

@@ -67,7 +67,11 @@ export function hextileRect(tiles: Uint8Array[]): Uint8Array {
 /** A tiny expected-image model for tests: paint rectangles, then read pixels back (used with expectPixels). */
 export class RgbCanvas {
   private readonly px: Rgb[];
-  constructor(readonly width: number, readonly height: number, fill: Rgb = [0, 0, 0]) {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    fill: Rgb = [0, 0, 0],
+  ) {
     this.px = Array.from({ length: width * height }, () => fill);
   }
   /** Paint a w x h block at (x, y) with `color` or `color(px, py)` (block-relative). */

@@ -174,7 +174,14 @@ function encodeTile(px: Uint32Array, tw: number, th: number, area: number): Uint
   ];
   if (palette.length <= 127) {
     const pals = palette.map(rgbOf);
-    candidates.push([palette.length * 3 + palRleRunsSize, () => zrleTile.paletteRle(pals, runs.map(([c, n]) => [pal.get(c)!, n]))]);
+    candidates.push([
+      palette.length * 3 + palRleRunsSize,
+      () =>
+        zrleTile.paletteRle(
+          pals,
+          runs.map(([c, n]) => [pal.get(c)!, n]),
+        ),
+    ]);
     if (palette.length <= 16) {
       const bits = bitsFor(palette.length);
       candidates.push([palette.length * 3 + Math.ceil((tw * bits) / 8) * th, () => zrleTile.palette(pals, tw, th, (x, y) => pal.get(px[y * tw + x]!)!)]);

@@ -121,7 +121,25 @@ export async function startQemuVnc(options: string[] = []): Promise<QemuVnc> {
       const p = track(
         spawn(
           'qemu-system-x86_64',
-          ['-nodefaults', '-machine', 'pc', '-accel', 'tcg', '-m', '32', '-vga', 'std', '-display', 'none', '-vnc', vnc, '-drive', `file=${img},format=raw,if=ide`, '-qmp', `unix:${sock},server=on,wait=off`],
+          [
+            '-nodefaults',
+            '-machine',
+            'pc',
+            '-accel',
+            'tcg',
+            '-m',
+            '32',
+            '-vga',
+            'std',
+            '-display',
+            'none',
+            '-vnc',
+            vnc,
+            '-drive',
+            `file=${img},format=raw,if=ide`,
+            '-qmp',
+            `unix:${sock},server=on,wait=off`,
+          ],
           { stdio: ['ignore', 'ignore', 'pipe'] },
         ),
       );

@@ -167,7 +167,14 @@ export function extendedDesktopSizeRect(width: number, height: number, opts: { r
  * The Cursor pseudo-rectangle: x, y = hotspot; width × height pixels, then a bitmask of
  * floor((width + 7) / 8) bytes per row, most significant bit first, 1 = opaque.
  */
-export function cursorRect(hotX: number, hotY: number, width: number, height: number, colour: (px: number, py: number) => Rgb, opaque: (px: number, py: number) => boolean): RectBytes {
+export function cursorRect(
+  hotX: number,
+  hotY: number,
+  width: number,
+  height: number,
+  colour: (px: number, py: number) => Rgb,
+  opaque: (px: number, py: number) => boolean,
+): RectBytes {
   const w = new ByteWriter();
   for (let py = 0; py < height; py++) for (let px = 0; px < width; px++) w.bytes([...colour(px, py), 0]);
   const stride = (width + 7) >> 3;
@@ -193,7 +200,10 @@ export function serverCutText(text: string): Uint8Array {
 /** SetColourMapEntries with 16-bit RGB triples. */
 export function setColourMapEntries(first: number, colours: Rgb[]): Uint8Array {
   const w = new ByteWriter().u8(1).pad(1).u16(first).u16(colours.length);
-  for (const [r, g, b] of colours) w.u16(r * 257).u16(g * 257).u16(b * 257);
+  for (const [r, g, b] of colours)
+    w.u16(r * 257)
+      .u16(g * 257)
+      .u16(b * 257);
   return w.toBytes();
 }
 
@@ -203,7 +213,14 @@ export function stream(...parts: Uint8Array[]): Uint8Array {
 }
 
 /** The whole server side of a handshake up to and including ServerInit, for a given version and security. */
-export function handshake(opts: { version: '3.3' | '3.7' | '3.8'; security?: 'none' | 'vncAuth'; challenge?: ArrayLike<number>; width: number; height: number; name?: string }): Uint8Array {
+export function handshake(opts: {
+  version: '3.3' | '3.7' | '3.8';
+  security?: 'none' | 'vncAuth';
+  challenge?: ArrayLike<number>;
+  width: number;
+  height: number;
+  name?: string;
+}): Uint8Array {
   const parts: Uint8Array[] = [serverVersion(opts.version)];
   const vnc = opts.security === 'vncAuth';
   if (opts.version === '3.3') parts.push(securityType33(vnc ? 2 : 1));

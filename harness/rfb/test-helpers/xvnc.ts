@@ -61,15 +61,21 @@ export async function startXvnc(opts: { geometry?: string; securityTypes?: strin
   for (let attempt = 0; attempt < 6; attempt++) {
     const port = await freePort();
     const args = [
-      '-displayfd', '3',
-      '-geometry', opts.geometry ?? '320x200',
-      '-depth', '24',
-      '-SecurityTypes', opts.securityTypes ?? 'None',
+      '-displayfd',
+      '3',
+      '-geometry',
+      opts.geometry ?? '320x200',
+      '-depth',
+      '24',
+      '-SecurityTypes',
+      opts.securityTypes ?? 'None',
       ...(opts.passwordFile ? ['-PasswordFile', opts.passwordFile] : []),
       '-localhost',
-      '-rfbport', String(port),
+      '-rfbport',
+      String(port),
       '-AlwaysShared',
-      '-nolisten', 'tcp',
+      '-nolisten',
+      'tcp',
       ...(opts.extraArgs ?? []),
     ];
     const p = track(spawn('Xvnc', args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] }));
@@ -77,7 +83,11 @@ export async function startXvnc(opts: { geometry?: string; securityTypes?: strin
     p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const display = await displayFromFd3(p);
     if (display === null || Number.isNaN(display)) {
-      lastError = stderr.split('\n').filter((l) => /error|fatal|in use/i.test(l)).join('\n') || stderr.slice(-500);
+      lastError =
+        stderr
+          .split('\n')
+          .filter((l) => /error|fatal|in use/i.test(l))
+          .join('\n') || stderr.slice(-500);
       await stopProcess(p);
       continue;
     }
@@ -151,7 +161,9 @@ export async function startX11vnc(opts: { geometry?: string } = {}): Promise<X11
   const env = { ...process.env, DISPLAY: `:${display}` };
   for (let attempt = 0; attempt < 6; attempt++) {
     const port = await freePort();
-    const p = track(spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', '-nopw', '-shared', '-forever', '-quiet'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const p = track(
+      spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', '-nopw', '-shared', '-forever', '-quiet'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     let out = '';
     p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr!.on('data', (d: Buffer) => (out += d.toString()));

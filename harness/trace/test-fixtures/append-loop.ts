@@ -9,7 +9,10 @@ import { sampleEntry } from './entries.ts';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: append-loop.ts <outputDir>');
-process.stdin.on('end', () => process.exit(0)).on('close', () => process.exit(0)).resume();
+process.stdin
+  .on('end', () => process.exit(0))
+  .on('close', () => process.exit(0))
+  .resume();
 setTimeout(() => process.exit(0), 20_000).unref();
 const writer = new TraceWriter(dir);
 await writer.open();

@@ -35,10 +35,7 @@ export function uitaskMove(position: XY, o?: UitaskEntryOptions): UitaskJsonEntr
 }
 
 /** `mouse_click(MouseClickAction(button, click_type, position))`; `position` null clicks where the pointer is. */
-export function uitaskClick(
-  position: XY | null,
-  o: UitaskEntryOptions & { button?: 'left' | 'right'; clickType?: 'single' | 'double' | 'triple' } = {},
-): UitaskJsonEntry {
+export function uitaskClick(position: XY | null, o: UitaskEntryOptions & { button?: 'left' | 'right'; clickType?: 'single' | 'double' | 'triple' } = {}): UitaskJsonEntry {
   const at = position === null ? null : { x: position.x, y: position.y };
   return entry('mouse_click', { action: { button: o.button ?? 'left', click_type: o.clickType ?? 'single', position: at } }, o);
 }

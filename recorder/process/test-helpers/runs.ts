@@ -41,7 +41,20 @@ const spinnerTimes = Array.from({ length: 15 }, (_, k) => 2550 + 100 * k);
  */
 export function scenarioChunks(): { server: Chunk[]; client: Chunk[] } {
   const server: Chunk[] = [
-    { t: T + 10, bytes: framebufferUpdate([rawRect(0, 0, W, H, () => C.start), cursorRect(0, 0, 4, 4, () => [255, 255, 255], () => true)]) },
+    {
+      t: T + 10,
+      bytes: framebufferUpdate([
+        rawRect(0, 0, W, H, () => C.start),
+        cursorRect(
+          0,
+          0,
+          4,
+          4,
+          () => [255, 255, 255],
+          () => true,
+        ),
+      ]),
+    },
     { t: T + 140, bytes: full(C.clicked) },
     { t: T + 1020, bytes: full(C.typed) },
     { t: T + 1100, bytes: full(C.typedMore) },
@@ -83,14 +96,23 @@ export const SUCCESS_EVIDENCE = { rule: 'text', pattern: '>code#1</', snippet: '
  * the finish entry is the complete one (no evidence); with it, entry `index` is, seen at T+`dt` in `phase`, its
  * evidence in the entry's success_check (`inTrace`, default) or only in result.json.
  */
-export async function writeVncuaRun(dir: string, opts: { partial?: boolean; success?: { index: number; dt: number; phase: 'immediate' | 'grace' | 'final'; inTrace?: boolean } } = {}): Promise<string> {
+export async function writeVncuaRun(
+  dir: string,
+  opts: { partial?: boolean; success?: { index: number; dt: number; phase: 'immediate' | 'grace' | 'final'; inTrace?: boolean } } = {},
+): Promise<string> {
   await mkdir(dir, { recursive: true });
   const { server, client } = scenarioChunks();
   await writeRecording(join(dir, 'recording'), [syntheticConnection({ t0: T, width: W, height: H, server, client })]);
   // The connection stays open (a static screen sends nothing) until T+6000.
   await writeFile(
     join(dir, 'recording', 'recording.json'),
-    JSON.stringify({ format: 'vncua-recording', ...manifestTimeFields('vncua'), clock: 'epoch', upstream: 'tcp://x', connections: [{ index: 0, opened_at: T, closed_at: T + 6000 }] }),
+    JSON.stringify({
+      format: 'vncua-recording',
+      ...manifestTimeFields('vncua'),
+      clock: 'epoch',
+      upstream: 'tcp://x',
+      connections: [{ index: 0, opened_at: T, closed_at: T + 6000 }],
+    }),
   );
   const ok = opts.success;
   const check = ok ? { phase: ok.phase, at: T + ok.dt, ...SUCCESS_EVIDENCE } : undefined;

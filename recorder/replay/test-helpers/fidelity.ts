@@ -62,7 +62,8 @@ export function diffRgb(live: Uint8Array, replay: Uint8Array, width: number): Di
 }
 
 const sameShape = (a: CursorShape | null, b: CursorShape | null): boolean =>
-  a === b || (!!a && !!b && a.width === b.width && a.height === b.height && a.hotX === b.hotX && a.hotY === b.hotY && Buffer.compare(Buffer.from(a.rgba), Buffer.from(b.rgba)) === 0);
+  a === b ||
+  (!!a && !!b && a.width === b.width && a.height === b.height && a.hotX === b.hotX && a.hotY === b.hotY && Buffer.compare(Buffer.from(a.rgba), Buffer.from(b.rgba)) === 0);
 
 /**
  * Compare `shot` with the replay of the recording in `dir` at `shot.t`; null when pixel-identical, else a
@@ -98,14 +99,16 @@ export async function compareShot(dir: string, shot: LiveShot): Promise<string |
   if (shot.cursor) {
     const c = await new Replayer(r2.recording).cursorAt(shot.t);
     const rp = c?.pointer ? { x: c.pointer.x, y: c.pointer.y } : null;
-    if (JSON.stringify(rp) !== JSON.stringify(shot.pointer)) causes.push(`cursor position: live pointer ${JSON.stringify(shot.pointer)}, replayed ${JSON.stringify(rp)} (the pointer event reached the recording after t?)`);
+    if (JSON.stringify(rp) !== JSON.stringify(shot.pointer))
+      causes.push(`cursor position: live pointer ${JSON.stringify(shot.pointer)}, replayed ${JSON.stringify(rp)} (the pointer event reached the recording after t?)`);
     if (!sameShape(c?.shape ?? null, shot.shape)) causes.push(`cursor shape: live ${shapeText(shot.shape)}, replayed ${shapeText(c?.shape ?? null)}`);
     const plain = await new Replayer(r2.recording).frameAt(shot.t, { cursor: false });
     if (plain && shot.pointer && shot.shape) {
       const b = d.box!;
       const cx0 = shot.pointer.x - shot.shape.hotX;
       const cy0 = shot.pointer.y - shot.shape.hotY;
-      if (b.x0 >= cx0 && b.y0 >= cy0 && b.x1 < cx0 + shot.shape.width && b.y1 < cy0 + shot.shape.height) causes.push('every differing pixel lies under the cursor image: cursor blending');
+      if (b.x0 >= cx0 && b.y0 >= cy0 && b.x1 < cx0 + shot.shape.width && b.y1 < cy0 + shot.shape.height)
+        causes.push('every differing pixel lies under the cursor image: cursor blending');
     }
   }
 
@@ -113,7 +116,8 @@ export async function compareShot(dir: string, shot: LiveShot): Promise<string |
   const r3 = new Replayer(r2.recording);
   await r3.frameAt(shot.t);
   const tight = r3.rectStats().get(ENC.TIGHT) ?? 0;
-  if (tight > 0 && d.maxDelta <= 16) causes.push(`JPEG: ${tight} Tight rectangles were decoded and the differences are small (max Δ ${d.maxDelta}), as from a different JPEG decode`);
+  if (tight > 0 && d.maxDelta <= 16)
+    causes.push(`JPEG: ${tight} Tight rectangles were decoded and the differences are small (max Δ ${d.maxDelta}), as from a different JPEG decode`);
 
   if (causes.length === 0) causes.push('no known cause (not an update in flight, not the cursor, not JPEG): a decoder or replay bug');
   return `${at}: ${where}; cause: ${causes.join('; ')}`;

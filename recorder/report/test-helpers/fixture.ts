@@ -70,7 +70,12 @@ export function allKindsSteps(): Array<{ action: string; params: Record<string, 
     { action: 'page_navigation', params: { direction: 'back' }, markers: [] },
     { action: 'wait', params: { seconds: 0.5 }, markers: [] },
     // The screen was resized: this step's images are 400×250.
-    { action: 'mouse_click', params: { position: { x: 380, y: 240 }, button: 'left', click_type: 'triple' }, markers: [{ role: 'point', x: 380, y: 240 }], extra: { width: 400, height: 250 } },
+    {
+      action: 'mouse_click',
+      params: { position: { x: 380, y: 240 }, button: 'left', click_type: 'triple' },
+      markers: [{ role: 'point', x: 380, y: 240 }],
+      extra: { width: 400, height: 250 },
+    },
     // A failed action whose frames the recording does not reach.
     {
       action: 'mouse_click',
@@ -84,7 +89,9 @@ export function allKindsSteps(): Array<{ action: string; params: Record<string, 
 }
 
 /** Creates a run directory with PNGs and action_screenshots.json; returns the dir and per-step expectations. */
-export async function makeRunDir(opts: { steps?: ReturnType<typeof allKindsSteps>; task?: string | null; dir?: string } = {}): Promise<{ dir: string; steps: FixtureStep[]; data: ActionScreenshotsInput }> {
+export async function makeRunDir(
+  opts: { steps?: ReturnType<typeof allKindsSteps>; task?: string | null; dir?: string } = {},
+): Promise<{ dir: string; steps: FixtureStep[]; data: ActionScreenshotsInput }> {
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'vncua-report-')));
   await mkdir(join(dir, 'action_screenshots'), { recursive: true });
   const specs = opts.steps ?? allKindsSteps();

@@ -122,7 +122,12 @@ async function perform(d: InputDriver, step: UitaskStep, signal: AbortSignal | u
     case 'mouse_move':
       return d.move(at(p.position), o);
     case 'mouse_click':
-      return void (await d.click(p.position === undefined ? d.pointer : at(p.position), BUTTON_BITS[(p.button ?? 'left') as MouseButton], CLICK_COUNTS[(p.click_type ?? 'single') as ClickType], o));
+      return void (await d.click(
+        p.position === undefined ? d.pointer : at(p.position),
+        BUTTON_BITS[(p.button ?? 'left') as MouseButton],
+        CLICK_COUNTS[(p.click_type ?? 'single') as ClickType],
+        o,
+      ));
     case 'mouse_drag':
       return d.drag(at(p.start), at(p.end), BUTTON_BITS[(p.button ?? 'left') as MouseButton], o);
     case 'mouse_scroll':

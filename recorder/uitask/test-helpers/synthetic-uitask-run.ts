@@ -75,7 +75,9 @@ export interface SyntheticUitaskRun {
 async function png(w: number, h: number, rgb: (px: number, py: number) => Rgb): Promise<Uint8Array> {
   const raw = Buffer.alloc(w * h * 3);
   for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) raw.set(rgb(x, y), (y * w + x) * 3);
-  return sharp(raw, { raw: { width: w, height: h, channels: 3 } }).png().toBuffer();
+  return sharp(raw, { raw: { width: w, height: h, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 function tightPngRect(x: number, y: number, width: number, height: number, payload: Uint8Array): RectBytes {
@@ -89,7 +91,10 @@ function timeIndex(chunks: Chunk[]): Uint8Array {
   for (const c of chunks) {
     end += c.bytes.length;
     const ns = BigInt(Math.round(c.t * 1000)) * 1000n;
-    w.u32(Number(ns >> 32n)).u32(Number(ns & 0xffffffffn)).u32(Math.floor(end / 2 ** 32)).u32(end >>> 0);
+    w.u32(Number(ns >> 32n))
+      .u32(Number(ns & 0xffffffffn))
+      .u32(Math.floor(end / 2 ** 32))
+      .u32(end >>> 0);
   }
   return w.toBytes();
 }
@@ -121,7 +126,14 @@ export async function makeSyntheticUitaskRun(o: { dir: string; t0?: number }): P
   c(5, writeClientInit(true));
   s(6, serverInit({ width, height, name: 'uitask synthetic' }));
   c(7, writeSetPixelFormat(), writeSetEncodings([ENC.TIGHT_PNG, ENC.COPYRECT, ENC.CURSOR, ENC.LAST_RECT, ENC.DESKTOP_SIZE]), full());
-  const arrow = cursorRect(0, 0, 4, 6, () => [0, 0, 0], (px, py) => px <= py);
+  const arrow = cursorRect(
+    0,
+    0,
+    4,
+    6,
+    () => [0, 0, 0],
+    (px, py) => px <= py,
+  );
   s(20, framebufferUpdate([arrow, tightPngRect(0, 0, width, height, tightPng(await png(width, height, initialPixel))), lastRect()], 0xffff));
   c(21, incr());
 
@@ -146,7 +158,10 @@ export async function makeSyntheticUitaskRun(o: { dir: string; t0?: number }): P
 
   const rec = join(o.dir, 'recording');
   await mkdir(rec, { recursive: true });
-  for (const [name, chunks] of [['client', client], ['server', server]] as const) {
+  for (const [name, chunks] of [
+    ['client', client],
+    ['server', server],
+  ] as const) {
     await writeFile(join(rec, `${name}.rfb.bin`), Buffer.concat(chunks.map((x) => x.bytes)));
     await writeFile(join(rec, `${name}.time.bin`), timeIndex(chunks));
   }
