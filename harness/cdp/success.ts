@@ -170,24 +170,16 @@ export class SuccessChecker {
 
   /** The URL of the active page (the one checks probe), or null when CDP gives no answer. */
   async activeUrl(opts: CheckOptions = {}): Promise<string | null> {
-    if (this.closed) return null;
-    const budget = openBudget(opts, this.timeoutMs);
-    try {
-      const conn = await budget.race(this.connection());
-      const candidates = conn.candidates();
-      if (candidates.length === 0) return null;
-      const cached = conn.cached;
-      const active = cached && !conn.changed && candidates.includes(cached) ? cached : await this.pick(conn, candidates, budget);
-      return active.page.url();
-    } catch {
-      return null;
-    } finally {
-      budget.dispose();
-    }
+    return this.withActivePage(opts, async (active) => active.page.url());
   }
 
   /** The raw CDP session of the active page (the one checks probe), or null when CDP gives no answer or there is no page. */
   async activeSession(opts: CheckOptions = {}): Promise<CDPSession | null> {
+    return this.withActivePage(opts, (active, conn, budget) => budget.race(conn.sessionOf(active)));
+  }
+
+  /** `fn` of the active page within the check budget; null when there is no page or CDP gives no answer. */
+  private async withActivePage<T>(opts: CheckOptions, fn: (active: TrackedPage, conn: CdpConnection, budget: Budget) => Promise<T>): Promise<T | null> {
     if (this.closed) return null;
     const budget = openBudget(opts, this.timeoutMs);
     try {
@@ -196,7 +188,7 @@ export class SuccessChecker {
       if (candidates.length === 0) return null;
       const cached = conn.cached;
       const active = cached && !conn.changed && candidates.includes(cached) ? cached : await this.pick(conn, candidates, budget);
-      return await budget.race(conn.sessionOf(active));
+      return await fn(active, conn, budget);
     } catch {
       return null;
     } finally {
