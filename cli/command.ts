@@ -30,6 +30,19 @@ export interface OptionSpec {
 /** A command's options by name (without the leading --), in the order the help lists them. */
 export type OptionTable = Readonly<Record<string, OptionSpec>>;
 
+/** The options `vncua run` and `vncua eval` share: what reaches the agent (its script, the success grace window). */
+export const AGENT_RUN_OPTIONS = {
+  script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
+  'success-grace-ms': {
+    type: 'string',
+    value: 'MS',
+    description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)',
+  },
+} as const satisfies OptionTable;
+
+/** What `vncua run` and `vncua eval` do with the arguments after `--`. */
+export const AGENT_REST = "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)";
+
 /** A command's arguments: its options, a positional one, what goes after --, and the help's other lines. */
 export interface CommandSpec<T extends OptionTable = OptionTable> {
   /** As in `vncua COMMAND: CODE: message` (e.g. "desktop up"). */

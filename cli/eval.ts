@@ -25,6 +25,8 @@ import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
 import {
+  AGENT_REST,
+  AGENT_RUN_OPTIONS,
   OUTPUT_ERROR_CODES,
   badArgs,
   badInputExit,
@@ -83,14 +85,9 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
-    script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
-    'success-grace-ms': {
-      type: 'string',
-      value: 'MS',
-      description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)',
-    },
+    ...AGENT_RUN_OPTIONS,
   },
-  rest: "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)",
+  rest: AGENT_REST,
   notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
@@ -204,7 +201,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   try {
     if (tasks.some((t) => isRelativeUrl(t.url))) {
       // A suite directory: serve it. Docker containers reach the host through its bridge, not 127.0.0.1.
-      server = await startStaticServer({ root: dirname(taskFile.file), ...(o.provider === 'docker' ? { host: '0.0.0.0' } : {}), ...(io.signal ? { signal: io.signal } : {}) });
+      server = await startStaticServer({ root: dirname(taskFile.file), ...(o.provider === 'docker' ? { host: '0.0.0.0' } : {}), signal: io.signal });
       const base = o.provider === 'docker' ? server.url.replace('0.0.0.0', '127.0.0.1') : server.url;
       tasks = resolveTaskUrls(tasks, base);
       stdout.write(`eval: serving ${dirname(taskFile.file)} at ${base}\n`);
@@ -218,18 +215,18 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         agent: mod,
         resolutions: o.resolutions,
         workers,
-        ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}),
-        ...(o.retries !== undefined ? { retries: o.retries } : {}),
-        ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
+        maxSteps: o.maxSteps,
+        retries: o.retries,
+        repeat: o.repeat,
         rerun: o.rerun,
-        ...(o.shard ? { shard: o.shard } : {}),
+        shard: o.shard,
         out: o.out,
         provider: o.provider,
-        ...(endpoints ? { endpoints } : {}),
-        ...(o.script !== undefined ? { script: o.script } : {}),
-        ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
+        endpoints,
+        script: o.script,
+        successGraceMs: o.successGraceMs,
         args: o.args,
-        ...(io.signal ? { signal: io.signal } : {}),
+        signal: io.signal,
         onProgress: progress.listener,
       });
     } finally {
@@ -241,7 +238,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     if (o.process) {
       stdout.write('eval: post-processing the recordings (step reports)...\n');
       try {
-        const r = await processRoot(root, { jobs: Math.min(workers, 2), ...(io.signal ? { signal: io.signal } : {}) });
+        const r = await processRoot(root, { jobs: Math.min(workers, 2), signal: io.signal });
         stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
       } catch (e) {
         // No recordings (the recorder is not registered): the scores link to the traces instead.

@@ -11,7 +11,20 @@
  */
 import { join } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
-import { OUTPUT_ERROR_CODES, badArgs, badInputExit, cancelOnSignals, oneOf, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
+import {
+  AGENT_REST,
+  AGENT_RUN_OPTIONS,
+  OUTPUT_ERROR_CODES,
+  badArgs,
+  badInputExit,
+  cancelOnSignals,
+  oneOf,
+  parseCommandArgs,
+  parseCommandLine,
+  parsedValue,
+  wholeNumber,
+  type CommandSpec,
+} from './command.ts';
 import { DEFAULT_MAX_STEPS, type AgentContext, type AgentRunResult } from '../harness/agent/index.ts';
 import { follow } from '../harness/cancel.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
@@ -56,14 +69,9 @@ export const RUN_SPEC = {
     'password-env': { type: 'string', value: 'NAME', description: 'the VNC password from the variable NAME (default: VNCUA_VNC_PASSWORD when set)' },
     size: { type: 'string', value: 'WxH', description: "the local desktop's screen size (default 1280x800)" },
     server: { type: 'string', value: 'xvnc|x11vnc', description: "the local desktop's VNC server (default xvnc)" },
-    script: { type: 'string', value: 'FILE', description: "the scripted agent's actions (ctx.script)" },
-    'success-grace-ms': {
-      type: 'string',
-      value: 'MS',
-      description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)',
-    },
+    ...AGENT_RUN_OPTIONS,
   },
-  rest: "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)",
+  rest: AGENT_REST,
   refused: { password: passwordRefused },
   notes: 'exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too) or an unusable --out\n',
 } as const satisfies CommandSpec;
@@ -179,12 +187,12 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       cdpUrl = o.cdp;
     } else {
       desktop = await launchDesktop({
-        ...(o.url !== undefined ? { url: o.url } : {}),
-        ...(o.size !== undefined ? { size: o.size } : {}),
-        ...(o.server !== undefined ? { server: o.server } : {}),
-        ...(o.signal ? { signal: o.signal } : {}),
+        url: o.url,
+        size: o.size,
+        server: o.server,
+        signal: o.signal,
         // The password was read with the arguments (file, --password-env or VNCUA_VNC_PASSWORD); none means none.
-        ...(o.password !== undefined ? { password: o.password } : {}),
+        password: o.password,
         env: { VNCUA_VNC_PASSWORD: undefined },
       });
       ({ vncUrl, cdpUrl } = desktop);
@@ -207,7 +215,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
     };
     const ctx: AgentContext = { task: o.task, outputDir, vncUrl, cdpUrl, url: o.url, maxSteps, script: o.script, args: o.args ?? [], agentOptions };
     const agent = await mod.build(ctx);
-    const result = await agent.run({ maxSteps, ...(o.signal ? { signal: o.signal } : {}), ...(ready ? { ready } : {}) });
+    const result = await agent.run({ maxSteps, signal: o.signal, ready });
     const tracePath = join(agent.options.outputDir, TRACE_FILES.execution);
     if (o.afterRun) await o.afterRun({ vncUrl, cdpUrl, outputDir: agent.options.outputDir, result });
     return { result, outputDir: agent.options.outputDir, tracePath, ...(movedAside ? { movedAside } : {}) };
