@@ -215,7 +215,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     repeat,
   );
   const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
-  await provider.prepare?.({ sizes, ...(signal ? { signal } : {}) });
+  await provider.prepare?.({ sizes, signal });
 
   const nWorkers = Math.max(1, Math.min(workers, provider.capacity ?? Infinity, jobs.length));
   const snapshot: ProgressSnapshot = {
@@ -355,7 +355,7 @@ function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: numbe
       url: t.url,
       success: t.success,
       maxSteps: t.maxSteps ?? c.maxSteps,
-      ...(t.hint !== undefined ? { hint: t.hint } : {}),
+      hint: t.hint,
       group: t.group,
       ...(c.opts.taskFile ? { task_file: c.opts.taskFile } : {}),
       agent: c.opts.agent.name,
@@ -402,7 +402,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       desktop = await c.provider.acquire({
         size: job.size,
         url: job.task.url,
-        ...(signal ? { signal } : {}),
+        signal,
         ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}),
       });
     } catch (e) {
@@ -456,7 +456,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
       }
       if (agent) {
-        result = await agent.run({ maxSteps, ...(signal ? { signal } : {}), ...(desktop.ready ? { ready: desktop.ready } : {}) });
+        result = await agent.run({ maxSteps, signal, ready: desktop.ready });
         lastSteps = result.steps;
         if (result.status === 'error' && isConfigErrorCode(result.error?.code)) {
           c.stopSuite({ ...result.error!, job: jobLabel(job) });
@@ -466,7 +466,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
         problem = infraErrorOf(result);
         if (!problem) {
           c.setWorker(w, 'checking desktop', job, attempt);
-          problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+          problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, signal });
           if (problem && signal?.aborted) return cancelled(attempt);
         }
       }
