@@ -69,7 +69,7 @@ async function once(url: string, wait: Wait, dir: string): Promise<Sample> {
     if (wait === 'ready') ready = waitForPageReady(d.cdpUrl, { url }).then(() => void (waitEnd = now()));
     else if (!(await fixedPageWait(d.cdpUrl))) throw new Error(`${url} did not load`);
     else waitEnd = now();
-    const r = await agent.run({ maxSteps: 1, ...(ready ? { ready } : {}) });
+    const r = await agent.run({ maxSteps: 1, ready });
     if (r.status !== 'finished') throw new Error(`run ended ${r.status}: ${r.error?.code} ${r.error?.message}`);
     const page = await readPageTimes(d.cdpUrl);
     return { loadToAct: agent.actAt - page.loadAt, content: page.renderedAt <= agent.actAt, early: waitEnd < page.loadAt };

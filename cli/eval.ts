@@ -247,7 +247,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       }
     }
     if (!o.score) return { summary };
-    const { report, files } = await writeScores(root, io.signal ? { signal: io.signal } : {});
+    const { report, files } = await writeScores(root, { signal: io.signal });
     if (report.invalid.length > 0)
       stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
     stdout.write(`scores: ${files.html}\n`);

@@ -221,7 +221,7 @@ export async function loadTaskFile(path: string, opts: { baseUrl?: string; signa
   const file = resolve(path);
   let text: string;
   try {
-    text = await readFile(file, { encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) });
+    text = await readFile(file, { encoding: 'utf8', signal: opts.signal });
   } catch (cause) {
     throw new VncuaError('EVAL_ERR_BAD_TASKS', `Could not read the task file ${file}: ${(cause as Error).message}.`, {
       cause,

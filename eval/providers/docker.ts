@@ -122,7 +122,7 @@ interface DockerCli {
 function run(cli: DockerCli, args: string[], signal?: AbortSignal, timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const env = cli.env ? { ...process.env, ...cli.env } : process.env;
-    execFile(cli.docker, args, { encoding: 'utf8', timeout: timeoutMs, env, ...(signal ? { signal } : {}), maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(cli.docker, args, { encoding: 'utf8', timeout: timeoutMs, env, signal, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
         const e = err as NodeJS.ErrnoException & { stderr?: string };
         e.stderr = stderr;
@@ -136,7 +136,7 @@ let seq = 0;
 
 /** The docker provider (see the file comment). */
 export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvider {
-  const docker: DockerCli = { docker: opts.docker ?? 'docker', ...(opts.env ? { env: opts.env } : {}) };
+  const docker: DockerCli = { docker: opts.docker ?? 'docker', env: opts.env };
   const image = opts.image ?? process.env.VNCUA_DOCKER_IMAGE ?? 'vncua-desktop';
   return {
     name: 'docker',

@@ -114,7 +114,7 @@ export async function reenact(tracePath: string, options: ReenactOptions): Promi
   const work = await mkdtemp(join(outputDir, '.reenact-'));
   try {
     const agent = new ReenactAgent({ ...agentOptions, outputDir: work }, trace, stepWaitSeconds * 1000);
-    const result = await agent.run({ maxSteps: Math.max(1, agent.total), ...(signal ? { signal } : {}) });
+    const result = await agent.run({ maxSteps: Math.max(1, agent.total), signal });
     const reenactPath = join(outputDir, REENACT_FILES.execution);
     await moveIfExists(join(work, TRACE_FILES.execution), reenactPath);
     await moveIfExists(join(work, TRACE_FILES.result), join(outputDir, REENACT_FILES.result));

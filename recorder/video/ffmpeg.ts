@@ -73,7 +73,7 @@ function listEncoders(bin: string, signal: AbortSignal | undefined, timeoutMs: n
     const child = execFile(
       bin,
       ['-hide_banner', '-encoders'],
-      { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) },
+      { encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024, signal },
       (error, stdout, stderr) => resolve({ stdout, stderr, error }),
     );
     child.stdin?.end();
