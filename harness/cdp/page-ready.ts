@@ -15,7 +15,10 @@
  *    in one evaluation), then two animation frames so the quiet DOM is painted; bounded by its own
  *    `settleTimeoutMs` → PAGE_ERR_NOT_SETTLED.
  * A JavaScript dialog opening on the page ends the wait at once (the page is ready: the dialog is
- * what the agent sees). The page-verdict.ts rules decide; this file only drives CDP.
+ * what the agent sees). CDP reports a dialog only when it opens after Page.enable: one the page opened
+ * before the wait attached blocks every probe, and the wait ends PAGE_ERR_BLANK at the load timeout
+ * (an infra error, retried; seen on a loaded machine with a page that calls alert() as it loads).
+ * The page-verdict.ts rules decide; this file only drives CDP.
  */
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { race, sleep, timeoutSignal } from '../cancel.ts';
