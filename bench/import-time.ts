@@ -4,8 +4,9 @@
  * the entries taken round-robin so the machine's load drifts evenly over them); one more process per
  * entry, with a resolve hook (node:module `register`) logging every URL resolved, says which of the model
  * SDKs (openai, @anthropic-ai/sdk) and playwright-core (and sharp) the entry loads, and how many modules.
- * Imports the built dist/ files when `npm run build` wrote them all, else the .ts sources through tsx
- * (slower: tsx compiles on load); the output says which.
+ * Builds dist/ first (`npm run build`, so the figures are of the current sources, never of a stale
+ * build) and imports the built files; if the build fails, the .ts sources through tsx (slower: tsx
+ * compiles on load); the output says which.
  *
  * Usage: npx tsx bench/import-time.ts [RUNS=10]
  */
@@ -27,7 +28,13 @@ const distEntries = Object.entries(pkg.exports).map(([subpath, t]) => ({
   dist: join(ROOT, t.import),
   source: join(ROOT, t.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')),
 }));
-const fromDist = distEntries.every((e) => existsSync(e.dist));
+let built = true;
+try {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+} catch {
+  built = false;
+}
+const fromDist = built && distEntries.every((e) => existsSync(e.dist));
 const entries = distEntries.map((e) => ({ name: e.name, url: pathToFileURL(fromDist ? e.dist : e.source).href }));
 const nodeArgs = fromDist ? [] : ['--import', 'tsx'];
 
