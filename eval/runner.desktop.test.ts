@@ -146,10 +146,16 @@ describe('runSuite on local desktops', () => {
     const first = await runSuite({ ...base(), tasks: tasks(), agent: clicker().agent, resolutions: [R1280, R800], workers: 2 });
     expect([first.ran, first.skipped, first.infraErrors]).toEqual([6, 0, 0]);
     const before = readFileSync(join(dir('ok-1', R1280), 'result.json'), 'utf8');
+    // A runner killed between the agent's result.json and its own last task.json write left a finished
+    // run whose task.json has no end: the next run fills it in from result.json.
+    const cut = join(dir('ok-2', R1280), 'task.json');
+    const { ended_at: _end, status: _status, ...unended } = json(cut);
+    await writeFile(cut, JSON.stringify(unended));
     const again = clicker();
     const skipped = await runSuite({ ...base(), tasks: tasks(), agent: again.agent, resolutions: [R1280, R800], workers: 2 });
     expect([skipped.skipped, skipped.ran, again.contexts.length]).toEqual([6, 0, 0]);
     expect(readFileSync(join(dir('ok-1', R1280), 'result.json'), 'utf8')).toBe(before);
+    expect(json(cut)).toMatchObject({ ...unended, status: 'finished', ended_at: expect.any(Number) });
 
     // A run killed half-way leaves no result.json: it is cleared and run again, the others stay.
     const partial = dir('ok-2', R800);

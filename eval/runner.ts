@@ -27,7 +27,7 @@
  * Cancelling `signal` stops taking runs, cancels the running agents and tears their desktops down;
  * the cancelled runs' directories are removed, so a rerun redoes exactly those.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Agent } from '../harness/agent/agent.ts';
 import type { AgentContext } from '../harness/agent/context.ts';
@@ -252,6 +252,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     const dir = jobDir(out, opts.agent.name, job);
     const state = await readDirState(dir);
     if (state.state === 'finished' && !opts.rerun) {
+      await completeTaskJson(dir, state.result);
       snapshot.skipped++;
       skipped.push(job);
       outcomes.push({ taskId: job.task.id, resolution: resolutionLabel(job.size), repeat: job.repeat, dir, status: 'skipped', success: null, attempts: 0, durationMs: 0 });
@@ -495,4 +496,22 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
   await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, c.retries + 1, lastStartedAt, infra, { ended_at: now(), status: 'infra_error' }));
   await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
   return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs, error: { code: last.code, message: last.message } };
+}
+
+/**
+ * A finished run whose task.json lacks its end (the runner was killed between the agent's result.json
+ * and its own last task.json write, as bench/reliability.ts caught): fill in `status` from result.json and
+ * `ended_at` from result.json's modification time, so task.json says how the run ended. Anything else
+ * (no task.json, not JSON, already complete) is left as it is: scoring reports what it cannot read.
+ */
+async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>): Promise<void> {
+  const path = `${dir}/${TASK_FILE}`;
+  try {
+    const task = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
+    if (task === null || typeof task !== 'object' || Array.isArray(task) || task.status !== undefined) return;
+    const ended = (await stat(`${dir}/${TRACE_FILES.result}`)).mtimeMs;
+    await writeFileAtomic(path, `${JSON.stringify({ ...task, ended_at: ended, status: result.status }, null, 2)}\n`);
+  } catch {
+    // unreadable: left for scoring to report
+  }
 }
