@@ -494,6 +494,26 @@ const KILL_TASKS = ['click-button', 'hover-menu', 'modal-dialog', 'type-unicode'
 const evalArgs = (ctx: Ctx, only: readonly string[], extra: string[] = []) => ['--tasks', SUITE, '--agent', AGENT, '--only', only.join(','), '--out', ctx.out, ...extra];
 const RUN_DEADLINE = 240_000;
 
+/** The second half every probe shares: wait for the faulted run A, run the same command again (B) after `between`, then the lost/doubled checks. */
+async function thenRerun(
+  ctx: Ctx,
+  a: EvalRun,
+  o: { args: string[]; tasks: readonly string[]; out?: string; deadlineMs?: number; afterA?: () => void; between?: () => Promise<void> | void },
+) {
+  const ax = await a.done;
+  o.afterA?.();
+  const oa = await orphansAfter(ctx);
+  const before = scan(o.out ?? ctx.out, o.tasks);
+  await o.between?.();
+  const b = startEval(ctx, o.args, o.deadlineMs ?? RUN_DEADLINE);
+  const bx = await b.done;
+  const ob = await orphansAfter(ctx);
+  const after = scan(o.out ?? ctx.out, o.tasks);
+  const sa = said(a);
+  const sb = said(b);
+  return { ax, oa, before, b, bx, ob, after, sa, sb, ...commonChecks(o.tasks, before, after, sa, sb) };
+}
+
 /** Probe 1 (one round): kill -9 the runner at a random moment, then rerun to the end. */
 async function probeKill(round: number): Promise<Row> {
   const ctx = await makeCtx(`k${round}`);
@@ -513,16 +533,7 @@ async function probeKill(round: number): Promise<Row> {
     process.kill(a.pid, 'SIGKILL');
     at = `A killed at ${fmtS(performance.now() - a.t0)} with ${finishedNames(disk).length} finished, ${running} started, ${desktops} desktop${desktops === 1 ? '' : 's'} up (${procs} process${procs === 1 ? '' : 'es'})`;
   }
-  const ax = await a.done;
-  const oa = await orphansAfter(ctx);
-  const before = scan(ctx.out, KILL_TASKS);
-  const b = startEval(ctx, args, RUN_DEADLINE);
-  const bx = await b.done;
-  const ob = await orphansAfter(ctx);
-  const after = scan(ctx.out, KILL_TASKS);
-  const sa = said(a);
-  const sb = said(b);
-  const { lost, doubled } = commonChecks(KILL_TASKS, before, after, sa, sb);
+  const { ax, oa, b, bx, ob, after, sa, sb, lost, doubled } = await thenRerun(ctx, a, { args, tasks: KILL_TASKS });
   const codes = [...diskCodes(after)];
   const happened = `${at}; B: ${exitText(bx, b)}, skipped ${sb.skipped ?? '?'}, ran ${sb.done.size}; codes: ${codes.length ? codes.join(', ') : 'none'}`;
   const code: string[] = [];
@@ -553,18 +564,15 @@ async function probeSigint(): Promise<Row> {
   const procs = tiedProcesses(ctx).length;
   killGroup(a.pid, 'SIGINT'); // what Ctrl-C in a terminal does: the foreground process group
   const t = performance.now();
-  const ax = await a.done;
-  const cancelMs = performance.now() - t;
-  const oa = await orphansAfter(ctx);
-  const before = scan(ctx.out, KILL_TASKS);
+  let cancelMs = 0;
+  const { ax, oa, before, b, bx, ob, after, sa, sb, lost, doubled } = await thenRerun(ctx, a, {
+    args,
+    tasks: KILL_TASKS,
+    afterA: () => {
+      cancelMs = performance.now() - t;
+    },
+  });
   const leftovers = [...before.runs.values()].filter((r) => !r.finished).map((r) => `${r.name}${r.status ? ` (${r.status})` : ''}`);
-  const b = startEval(ctx, args, RUN_DEADLINE);
-  const bx = await b.done;
-  const ob = await orphansAfter(ctx);
-  const after = scan(ctx.out, KILL_TASKS);
-  const sa = said(a);
-  const sb = said(b);
-  const { lost, doubled } = commonChecks(KILL_TASKS, before, after, sa, sb);
   const code: string[] = [];
   if (ax.code !== 1) code.push(`A: ${exitText(ax, a)} (expected exit 1: cancelled)`);
   if (!/vncua eval: SIGINT, cancelling/.test(a.stderr)) code.push('A did not say "SIGINT, cancelling"');
@@ -617,16 +625,7 @@ async function probeDesktopPart(part: 'xvnc' | 'chromium'): Promise<Row> {
       ? performance.now() - tk
       : undefined,
   ).catch((e: Error) => e.message);
-  const ax = await a.done;
-  const oa = await orphansAfter(ctx);
-  const before = scan(ctx.out, tasks);
-  const b = startEval(ctx, args, RUN_DEADLINE);
-  const bx = await b.done;
-  const ob = await orphansAfter(ctx);
-  const after = scan(ctx.out, tasks);
-  const sa = said(a);
-  const sb = said(b);
-  const { lost, doubled } = commonChecks(tasks, before, after, sa, sb);
+  const { ax, oa, before, b, bx, ob, after, sa, sb, lost, doubled } = await thenRerun(ctx, a, { args, tasks });
   const tr = after.runs.get(target);
   const attemptCodes = (tr?.task?.infra_errors ?? []).map((e) => e.code);
   const code: string[] = [];
@@ -703,17 +702,13 @@ async function probeServer(): Promise<Row> {
     await waitFor('first finished task', 150_000, () => finishedNames(scan(ctx.out, tasks)).length >= 1, a);
     const stoppedAt = performance.now() - a.t0;
     await srv.close();
-    const ax = await a.done;
-    const oa = await orphansAfter(ctx);
-    const before = scan(ctx.out, tasks);
-    srv = await serveSuite(srv.port);
-    const b = startEval(ctx, args, RUN_DEADLINE);
-    const bx = await b.done;
-    const ob = await orphansAfter(ctx);
-    const after = scan(ctx.out, tasks);
-    const sa = said(a);
-    const sb = said(b);
-    const { lost, doubled } = commonChecks(tasks, before, after, sa, sb);
+    const { ax, oa, before, b, bx, ob, sa, sb, lost, doubled } = await thenRerun(ctx, a, {
+      args,
+      tasks,
+      between: async () => {
+        srv = await serveSuite(srv.port);
+      },
+    });
     const unreached = [...before.runs.values()].filter((r) => !r.finished);
     const code: string[] = [];
     if (unreached.length === 0) code.push('every task finished although the server was stopped');
@@ -759,17 +754,8 @@ async function probeDisk(): Promise<Row> {
     const tasks = ['click-button', 'hover-menu', 'scroll-find', 'form-signup'];
     const args = evalArgs(ctx, tasks, ['--workers', '1']);
     const a = startEval(ctx, args, RUN_DEADLINE);
-    const ax = await a.done;
-    const oa = await orphansAfter(ctx);
-    const before = scan(out, tasks);
-    await rm(filler); // the user frees the disk, then runs the same command
-    const b = startEval(ctx, args, RUN_DEADLINE);
-    const bx = await b.done;
-    const ob = await orphansAfter(ctx);
-    const after = scan(out, tasks);
-    const sa = said(a);
-    const sb = said(b);
-    const { lost, doubled } = commonChecks(tasks, before, after, sa, sb);
+    // Between A and B the user frees the disk, then runs the same command.
+    const { ax, oa, before, b, bx, ob, sa, sb, lost, doubled } = await thenRerun(ctx, a, { args, tasks, out, between: () => rm(filler) });
     const code: string[] = [];
     const enospc = /ENOSPC|no space left/i.test(a.stderr + a.stdout);
     stackProblems(sa, sb, code);
@@ -809,17 +795,12 @@ async function probeOverload(): Promise<Row> {
   let peak = 0;
   const a = startEval(ctx, args, 420_000);
   const sampler = setInterval(() => (peak = Math.max(peak, desktopsOf(a.pid).length)), 500);
-  const ax = await a.done;
-  clearInterval(sampler);
-  const oa = await orphansAfter(ctx);
-  const before = scan(ctx.out, all);
-  const b = startEval(ctx, args, 420_000);
-  const bx = await b.done;
-  const ob = await orphansAfter(ctx);
-  const after = scan(ctx.out, all);
-  const sa = said(a);
-  const sb = said(b);
-  const { lost, doubled } = commonChecks(all, before, after, sa, sb);
+  const { ax, oa, before, b, bx, ob, sa, sb, lost, doubled } = await thenRerun(ctx, a, {
+    args,
+    tasks: all,
+    deadlineMs: 420_000,
+    afterA: () => clearInterval(sampler),
+  });
   const code: string[] = [];
   const warning = a.stderr.split('\n').find((l) => l.startsWith(`vncua eval: warning: --workers ${workers} is more than this machine can hold`));
   if (!warning) code.push('no --workers warning line');
