@@ -13,6 +13,7 @@ import { AGENTS, loadAgentModule } from './agents.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
+import { suiteHostForDocker } from '../eval/providers/docker.ts';
 import { loadEndpoints, type RemoteEndpoint } from '../eval/providers/remote.ts';
 import { runSuite, type SuiteSummary } from '../eval/runner.ts';
 import { writeScores } from '../eval/score.ts';
@@ -200,9 +201,11 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   if (warning) stderr.write(`vncua eval: warning: ${warning}\n`);
   try {
     if (tasks.some((t) => isRelativeUrl(t.url))) {
-      // A suite directory: serve it. Docker containers reach the host through its bridge, not 127.0.0.1.
-      server = await startStaticServer({ root: dirname(taskFile.file), ...(o.provider === 'docker' ? { host: '0.0.0.0' } : {}), signal: io.signal });
-      const base = o.provider === 'docker' ? server.url.replace('0.0.0.0', '127.0.0.1') : server.url;
+      // A suite directory: serve it. Docker containers reach the host through the bridge's gateway
+      // address (docker0), not 127.0.0.1: serve there only, not on every interface.
+      const host = o.provider === 'docker' ? await suiteHostForDocker(io.signal) : undefined;
+      server = await startStaticServer({ root: dirname(taskFile.file), host, signal: io.signal });
+      const base = server.url.replace('0.0.0.0', '127.0.0.1');
       tasks = resolveTaskUrls(tasks, base);
       stdout.write(`eval: serving ${dirname(taskFile.file)} at ${base}\n`);
     }

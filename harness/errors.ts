@@ -84,6 +84,15 @@ export const ERROR_CODES = {
   // CLI (vncua run)
   CLI_ERR_BAD_AGENT: 'The --agent module could not be loaded, or its default export is neither an Agent subclass nor a function building an Agent.',
   CLI_ERR_BAD_ARGS: 'A command-line argument is missing, unknown or malformed (e.g. --vnc without --cdp).',
+  // The Docker desktop (eval/providers/docker.ts, scripts/setup-docker.sh)
+  DOCKER_ERR_NOT_INSTALLED: 'The docker CLI (or dockerd) is not installed: run `npm run setup:docker` (installs docker.io), or use --provider local.',
+  DOCKER_ERR_DAEMON: 'No Docker daemon answers (not started, or DOCKER_HOST points nowhere): run `npm run setup:docker`, which starts dockerd and says where its log is.',
+  DOCKER_ERR_NO_IMAGE: "The desktop image (vncua-desktop) is missing, or was built from other docker/ files than this checkout's: run `npm run setup:docker`.",
+  DOCKER_ERR_BASE_IMAGE:
+    'The base image debian:bookworm-slim could neither be pulled nor built from Debian packages with debootstrap (scripts/setup-docker.sh says which step failed).',
+  DOCKER_ERR_BUILD_FAILED: '`docker build` of the desktop image failed; scripts/setup-docker.sh prints the end of the build log and where the whole log is.',
+  DOCKER_ERR_CONTAINER_EXITED:
+    'A desktop container exited, or `docker run` failed, before its desktop was ready; the message holds its last log lines, and the container is removed.',
   // Benchmark runs (eval/)
   EVAL_ERR_BAD_TASKS: 'A task file could not be read, or has bad entries (details.issues lists one { index, field, problem } per bad entry).',
   EVAL_ERR_BAD_ENDPOINTS: 'The --endpoints file of the remote provider could not be read, or has bad entries (details.issues: index and field).',

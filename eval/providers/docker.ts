@@ -1,20 +1,27 @@
 /**
- * The `docker` provider: one container of the docker/ image (`docker build -t vncua-desktop docker/`)
- * per task attempt, its WebSocket (6080) and CDP (9222) ports published on 127.0.0.1 at ports the
- * host OS picks (`-p 127.0.0.1::6080`), read back with `docker port`. Both answer only under the
- * container's token, taken from the paths of the ready line's vncUrl and cdpUrl (`docker logs`).
+ * The `docker` provider: one container of the docker/ image (`npm run setup:docker` builds it) per
+ * task attempt, its WebSocket (6080) and CDP (9222) ports published on 127.0.0.1 at ports the host
+ * OS picks (`-p 127.0.0.1::6080`), read back with one `docker port`. Both answer only under the
+ * container's token, taken from the paths of start.sh's ready line, read by following `docker logs`.
  *
  * - Task URLs on 127.0.0.1/localhost are rewritten to host.docker.internal (mapped to the host with
- *   `--add-host host.docker.internal:host-gateway`): the page server must then listen on an address
- *   the container can reach (not only 127.0.0.1).
- * - Containers carry the label `vncua.eval.owner=<pid>`: prepare() removes the containers of runners
- *   that are gone (a SIGKILLed runner cannot stop its own; containers do not die with their parent).
+ *   `--add-host host.docker.internal:host-gateway`): the page server must listen where containers
+ *   reach it, the bridge's gateway address (dockerBridgeGateway()), not only 127.0.0.1.
+ * - Containers carry the label `vncua.eval.owner=<pid>.<start ticks>` (the runner process, robust to
+ *   pid reuse): prepare() removes the containers of runners that are gone, so a SIGKILLed runner's
+ *   containers (which do not die with their parent) are removed by the next run.
+ * - prepare() refuses, with DOCKER_ERR_* codes that say what to run, when there is no CLI, no daemon,
+ *   or no image built from this checkout's docker/ files (label vncua.context, scripts/setup-docker.sh).
  */
-import { execFile } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { timeoutSignal } from '../../harness/cancel.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
-import { isAlive } from '../../harness/desktop/procs.ts';
-import { VncuaError } from '../../harness/errors.ts';
+import { procStat } from '../../harness/desktop/procs.ts';
+import { type ErrorCode, ERROR_CODES, VncuaError } from '../../harness/errors.ts';
 import { cdpAnswers, withPageReady } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
@@ -28,16 +35,47 @@ export interface DockerProviderOptions {
   timeoutMs?: number;
   /** Extra environment for the docker CLI (e.g. DOCKER_HOST). */
   env?: Record<string, string>;
+  /** The docker/ folder whose files the image must be built from (default: this package's); null skips the check. */
+  contextDir?: string | null;
 }
 
 /** Ports start.sh uses inside the container (Dockerfile ENTRYPOINT). */
 export const CONTAINER_WS_PORT = 6080;
 /** CDP port inside the container. */
 export const CONTAINER_CDP_PORT = 9222;
-/** Label marking a container as an eval desktop, with the pid of the runner that owns it. */
+/** Label marking a container as an eval desktop, with the runner that owns it (ownerId()). */
 export const OWNER_LABEL = 'vncua.eval.owner';
+/** Label of the image: the hash of the docker/ files it was built from (contextHash()). */
+export const CONTEXT_LABEL = 'vncua.context';
 /** Host name the container reaches the host by. */
 export const HOST_ALIAS = 'host.docker.internal';
+/** The files the image is built from, hashed into its vncua.context label (as scripts/setup-docker.sh does). */
+export const CONTEXT_FILES = ['Dockerfile', 'start.sh', 'ws-bridge.py', 'cdp-bridge.py'];
+
+/** The docker/ folder of this package. */
+export const DEFAULT_CONTEXT_DIR = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../docker/' : '../../docker/', import.meta.url));
+
+/** The image's expected vncua.context label: sha256 of the context files in order, 16 hex digits (`cat FILES | sha256sum | cut -c1-16`). */
+export function contextHash(dir = DEFAULT_CONTEXT_DIR): string {
+  const h = createHash('sha256');
+  for (const f of CONTEXT_FILES) h.update(readFileSync(`${dir}/${f}`));
+  return h.digest('hex').slice(0, 16);
+}
+
+/** This process as an owner label value: `<pid>.<start time in clock ticks>` (the pid alone may be reused). */
+export function ownerId(pid = process.pid): string {
+  const s = procStat(pid);
+  return s ? `${pid}.${s.startTicks}` : String(pid);
+}
+
+/** True when the runner named by an owner label value still runs (same pid, same start time). */
+export function ownerAlive(owner: string): boolean {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(owner);
+  if (!m) return false;
+  const s = procStat(Number(m[1]));
+  if (!s || s.state === 'Z') return false;
+  return m[2] === undefined || s.startTicks === Number(m[2]);
+}
 
 /** A task URL as the container must see it: 127.0.0.1 / localhost become host.docker.internal. */
 export function containerUrl(url: string): string {
@@ -54,16 +92,15 @@ export function containerUrl(url: string): string {
   return url;
 }
 
-/** Arguments of the `docker run` that starts one desktop. */
-export function dockerRunArgs(o: { image: string; name: string; width: number; height: number; url: string; ownerPid: number }): string[] {
+/** Arguments of the `docker run` that starts one desktop (no --rm: an early exit keeps its logs until release() removes it). */
+export function dockerRunArgs(o: { image: string; name: string; width: number; height: number; url: string; owner: string }): string[] {
   return [
     'run',
     '--detach',
-    '--rm',
     '--name',
     o.name,
     '--label',
-    `${OWNER_LABEL}=${o.ownerPid}`,
+    `${OWNER_LABEL}=${o.owner}`,
     '--add-host',
     `${HOST_ALIAS}:host-gateway`,
     '--shm-size',
@@ -80,17 +117,19 @@ export function dockerRunArgs(o: { image: string; name: string; width: number; h
   ];
 }
 
-/** The host port in `docker port` output (`127.0.0.1:49153`, maybe followed by an IPv6 line); throws when absent. */
-export function parseDockerPort(stdout: string): number {
+/**
+ * The host ports in `docker port CONTAINER` output (`6080/tcp -> 127.0.0.1:49153`, one line per
+ * binding, maybe also `[::1]:…`), by container port; an IPv4 binding wins over an IPv6 one.
+ */
+export function parseDockerPorts(stdout: string): Map<number, number> {
+  const out = new Map<number, number>();
   for (const line of stdout.split('\n')) {
-    const m = /^(?:\d{1,3}(?:\.\d{1,3}){3}|0\.0\.0\.0):(\d{1,5})\s*$/.exec(line.trim());
-    if (m) return Number(m[1]);
+    const m = /^(\d+)\/tcp\s*->\s*(\[[^\]]*\]|[\d.]+):(\d{1,5})\s*$/.exec(line.trim());
+    if (!m) continue;
+    const inner = Number(m[1]);
+    if (!out.has(inner) || !m[2]!.startsWith('[')) out.set(inner, Number(m[3]));
   }
-  for (const line of stdout.split('\n')) {
-    const m = /:(\d{1,5})\s*$/.exec(line.trim());
-    if (m) return Number(m[1]);
-  }
-  throw new Error(`no host port in "docker port" output: ${JSON.stringify(stdout.slice(0, 200))}`);
+  return out;
 }
 
 /** What the ready line tells the host: the paths of vncUrl and cdpUrl (each holds the desktop's token). */
@@ -102,14 +141,27 @@ export interface ReadyLog {
   cdpPath: string;
 }
 
-/** The ready line start.sh prints first (JSON with vncUrl and cdpUrl); undefined until it is there; throws on its error line. */
+/**
+ * The ready line start.sh prints first (JSON with vncUrl and cdpUrl); undefined until it is there.
+ * Throws start.sh's error line (`--json`: {"error": CODE, "message": ...}) with its own code when we
+ * know it (DESKTOP_ERR_BAD_SIZE, DESKTOP_ERR_MISSING_BINARY...), else DESKTOP_ERR_START_FAILED.
+ */
 export function parseReadyLog(stdout: string): ReadyLog | undefined {
-  const line = stdout.split('\n').find((l) => l.trim().startsWith('{'));
-  if (!line) return undefined;
-  const j = JSON.parse(line) as { vncUrl?: string; cdpUrl?: string; error?: string; message?: string };
-  if (j.error) throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container's desktop did not start: ${j.error}: ${j.message ?? ''}`, { details: { error: j.error } });
-  if (typeof j.vncUrl !== 'string' || typeof j.cdpUrl !== 'string') return undefined;
-  return { ready: true, vncPath: new URL(j.vncUrl).pathname, cdpPath: new URL(j.cdpUrl).pathname };
+  for (const line of stdout.split('\n')) {
+    if (!line.trim().startsWith('{')) continue;
+    let j: { vncUrl?: string; cdpUrl?: string; error?: string; message?: string };
+    try {
+      j = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (j.error) {
+      const code = (j.error in ERROR_CODES ? j.error : 'DESKTOP_ERR_START_FAILED') as ErrorCode;
+      throw new VncuaError(code, `The container's desktop did not start: ${j.error}: ${j.message ?? ''}`, { details: { error: j.error } });
+    }
+    if (typeof j.vncUrl === 'string' && typeof j.cdpUrl === 'string') return { ready: true, vncPath: new URL(j.vncUrl).pathname, cdpPath: new URL(j.cdpUrl).pathname };
+  }
+  return undefined;
 }
 
 /** The docker CLI and its environment. */
@@ -118,17 +170,100 @@ interface DockerCli {
   env?: Record<string, string>;
 }
 
+/** A failed docker CLI call: its stderr, and ENOENT when the CLI is missing. */
+type CliError = NodeJS.ErrnoException & { stderr?: string };
+
 /** Run the docker CLI; resolves stdout, rejects with its stderr. */
-function run(cli: DockerCli, args: string[], signal?: AbortSignal, timeoutMs = 30_000): Promise<string> {
+export function dockerCli(cli: DockerCli, args: string[], signal?: AbortSignal, timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const env = cli.env ? { ...process.env, ...cli.env } : process.env;
     execFile(cli.docker, args, { encoding: 'utf8', timeout: timeoutMs, env, signal, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
-        const e = err as NodeJS.ErrnoException & { stderr?: string };
+        const e = err as CliError;
         e.stderr = stderr;
         reject(e);
       } else resolve(stdout);
     });
+  });
+}
+
+/** The first line of a failed CLI call's stderr (or its message). */
+function cliMessage(e: unknown): string {
+  const err = e as CliError;
+  return (err.stderr?.trim() || err.message || String(e)).split('\n')[0]!;
+}
+
+/**
+ * The default bridge network's gateway (where containers reach the host as host.docker.internal), or
+ * undefined: its IPAM gateway when the daemon lists one, else the IPv4 address of its bridge interface
+ * on this machine (docker0: daemons that list only the subnet).
+ */
+export async function dockerBridgeGateway(opts: { docker?: string; env?: Record<string, string>; signal?: AbortSignal } = {}): Promise<string | undefined> {
+  const format = '{{range .IPAM.Config}}{{.Gateway}} {{end}}|{{index .Options "com.docker.network.bridge.name"}}';
+  const out = await dockerCli({ docker: opts.docker ?? 'docker', env: opts.env }, ['network', 'inspect', 'bridge', '--format', format], opts.signal).catch(() => '');
+  const [gateways = '', bridge = ''] = out.trim().split('|');
+  const listed = gateways.split(/\s+/).find((a) => /^\d{1,3}(\.\d{1,3}){3}$/.test(a));
+  if (listed) return listed;
+  return networkInterfaces()[bridge.trim() || 'docker0']?.find((a) => a.family === 'IPv4')?.address;
+}
+
+/** Where to serve a suite's pages for containers: the bridge's gateway address, else (no bridge found, e.g. a remote daemon) every interface. */
+export async function suiteHostForDocker(signal?: AbortSignal): Promise<string> {
+  return (await dockerBridgeGateway({ signal })) ?? '0.0.0.0';
+}
+
+/**
+ * Follow `docker logs` of a starting container until start.sh's ready line: resolves it, or rejects
+ * with start.sh's error (its code), DOCKER_ERR_CONTAINER_EXITED (the logs ended: the container
+ * stopped; the message holds its last lines), DESKTOP_ERR_TIMEOUT, or the abort reason.
+ */
+function followReadyLine(cli: DockerCli, id: string, name: string, signal: AbortSignal, timeoutMs: number): Promise<ReadyLog> {
+  return new Promise((resolve, reject) => {
+    const env = cli.env ? { ...process.env, ...cli.env } : process.env;
+    let stdout = '';
+    let stderr = '';
+    let settled = false;
+    const proc: ChildProcess = spawn(cli.docker, ['logs', '--follow', id], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const done = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      proc.kill('SIGKILL');
+      f();
+    };
+    const onAbort = () =>
+      done(() =>
+        reject(
+          signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError'
+            ? new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: id, timeoutMs } })
+            : signal.reason,
+        ),
+      );
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      try {
+        const ready = parseReadyLog(stdout);
+        if (ready) done(() => resolve(ready));
+      } catch (e) {
+        done(() => reject(e));
+      }
+    });
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr = (stderr + d).slice(-4000);
+    });
+    proc.on('error', (e) => done(() => reject(e)));
+    proc.on('close', () =>
+      done(() => {
+        const tail = stderr.trim().split('\n').slice(-4).join(' | ');
+        reject(
+          new VncuaError('DOCKER_ERR_CONTAINER_EXITED', `The container ${name} exited before its desktop was ready${tail ? `: ${tail}` : ''} (it is removed).`, {
+            details: { container: id },
+          }),
+        );
+      }),
+    );
   });
 }
 
@@ -138,59 +273,37 @@ let seq = 0;
 export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvider {
   const docker: DockerCli = { docker: opts.docker ?? 'docker', env: opts.env };
   const image = opts.image ?? process.env.VNCUA_DOCKER_IMAGE ?? 'vncua-desktop';
+  const owner = ownerId();
   return {
     name: 'docker',
     async prepare({ signal }) {
-      try {
-        await run(docker, ['version', '--format', '{{.Server.Version}}'], signal, 15_000);
-      } catch (e) {
-        const err = e as NodeJS.ErrnoException & { stderr?: string };
-        if (err.code === 'ENOENT') {
-          throw new VncuaError('EVAL_ERR_PROVIDER_UNAVAILABLE', `--provider docker: '${docker.docker}' is not installed (install Docker, or use --provider local).`, {
-            cause: e,
-            details: { provider: 'docker', program: docker.docker },
-          });
-        }
-        throw new VncuaError('EVAL_ERR_PROVIDER_UNAVAILABLE', `--provider docker: the Docker daemon is not reachable: ${(err.stderr || err.message).trim()}`, {
-          cause: e,
-          details: { provider: 'docker', program: docker.docker },
-        });
-      }
-      try {
-        await run(docker, ['image', 'inspect', '--format', '{{.Id}}', image], signal);
-      } catch (e) {
-        throw new VncuaError('EVAL_ERR_PROVIDER_UNAVAILABLE', `--provider docker: the image ${image} is not there; build it with: docker build -t ${image} docker/`, {
-          cause: e,
-          details: { provider: 'docker', image },
-        });
-      }
+      await checkEngine(docker, image, opts.contextDir === undefined ? DEFAULT_CONTEXT_DIR : opts.contextDir, signal);
       await reapOrphans(docker, signal).catch(() => {});
     },
     async acquire(req: DesktopRequest): Promise<LeasedDesktop> {
       const name = `vncua-eval-${process.pid}-${++seq}`;
       const timeoutMs = req.timeoutMs ?? opts.timeoutMs ?? 60_000;
-      const deadline = Date.now() + timeoutMs;
-      const id = (await run(docker, dockerRunArgs({ image, name, width: req.size.width, height: req.size.height, url: req.url, ownerPid: process.pid }), req.signal)).trim();
+      const startSignal = timeoutSignal(req.signal, timeoutMs);
       let released: Promise<void> | undefined;
+      // By name: also removes a container whose `docker run` was cut short after creating it.
       const release = () =>
-        (released ??= run(docker, ['rm', '--force', id]).then(
+        (released ??= dockerCli(docker, ['rm', '--force', name]).then(
           () => undefined,
           () => undefined,
         ));
       try {
-        let ready: ReadyLog | undefined;
-        for (;;) {
-          const logs = await run(docker, ['logs', id], req.signal).catch(() => '');
-          ready = parseReadyLog(logs);
-          if (ready) break;
-          const running = (await run(docker, ['inspect', '--format', '{{.State.Running}}', id], req.signal).catch(() => 'false')).trim();
-          if (running !== 'true') throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container ${name} stopped before its desktop was ready.`, { details: { container: id } });
-          if (Date.now() > deadline)
-            throw new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: id, timeoutMs } });
-          await sleep(200, undefined, req.signal ? { signal: req.signal } : {});
+        let id: string;
+        try {
+          id = (await dockerCli(docker, dockerRunArgs({ image, name, width: req.size.width, height: req.size.height, url: req.url, owner }), startSignal, timeoutMs)).trim();
+        } catch (e) {
+          if (startSignal.aborted) throw e;
+          throw new VncuaError('DOCKER_ERR_CONTAINER_EXITED', `docker run ${image} failed: ${cliMessage(e)}`, { cause: e, details: { container: name } });
         }
-        const wsPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_WS_PORT}/tcp`], req.signal));
-        const cdpPort = parseDockerPort(await run(docker, ['port', id, `${CONTAINER_CDP_PORT}/tcp`], req.signal));
+        const ready = await followReadyLine(docker, id, name, startSignal, timeoutMs);
+        const ports = parseDockerPorts(await dockerCli(docker, ['port', id], startSignal));
+        const wsPort = ports.get(CONTAINER_WS_PORT);
+        const cdpPort = ports.get(CONTAINER_CDP_PORT);
+        if (!wsPort || !cdpPort) throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container ${name} has no published port for ${CONTAINER_WS_PORT} or ${CONTAINER_CDP_PORT}.`);
         // The container's endpoints answer only under its token (the ready line's URL paths).
         const cdpUrl = `http://127.0.0.1:${cdpPort}${ready.cdpPath}`;
         const lease: LeasedDesktop = {
@@ -201,18 +314,14 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
           ports: [wsPort, cdpPort],
           info: { provider: 'docker', container: id, name, wsPort, cdpPort },
           async health(o): Promise<DesktopProblem | null> {
-            const running = (await run(docker, ['inspect', '--format', '{{.State.Running}}', id], o?.signal).catch(() => 'false')).trim();
+            const running = (await dockerCli(docker, ['inspect', '--format', '{{.State.Running}}', id], o?.signal).catch(() => 'false')).trim();
             if (running !== 'true') return { code: 'EVAL_ERR_DESKTOP_LOST', message: `The container ${name} stopped during the task.` };
             if (!(await cdpAnswers(cdpUrl, o))) return { code: 'EVAL_ERR_DESKTOP_LOST', message: `Chromium's CDP endpoint in the container ${name} stopped answering.` };
             return null;
           },
           release,
         };
-        return withPageReady(
-          lease,
-          (signal) => waitForPageReady(cdpUrl, { url: containerUrl(req.url), loadTimeoutMs: Math.max(20_000, deadline - Date.now()), signal }),
-          req.signal,
-        );
+        return withPageReady(lease, (signal) => waitForPageReady(cdpUrl, { url: containerUrl(req.url), loadTimeoutMs: Math.max(20_000, timeoutMs), signal }), req.signal);
       } catch (e) {
         await release();
         throw e;
@@ -221,13 +330,52 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
   };
 }
 
-/** Remove eval containers whose owning runner process is gone. */
-async function reapOrphans(docker: DockerCli, signal?: AbortSignal): Promise<void> {
-  const out = await run(docker, ['ps', '--all', '--filter', `label=${OWNER_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`], signal);
+/** prepare()'s checks: the CLI, a daemon that answers, the image, built from `contextDir`'s files (when given). */
+async function checkEngine(docker: DockerCli, image: string, contextDir: string | null, signal?: AbortSignal): Promise<void> {
+  try {
+    await dockerCli(docker, ['version', '--format', '{{.Server.Version}}'], signal, 15_000);
+  } catch (e) {
+    if ((e as CliError).code === 'ENOENT') {
+      throw new VncuaError('DOCKER_ERR_NOT_INSTALLED', `--provider docker: '${docker.docker}' is not installed; run: npm run setup:docker (or use --provider local).`, {
+        cause: e,
+        details: { provider: 'docker', program: docker.docker },
+      });
+    }
+    throw new VncuaError('DOCKER_ERR_DAEMON', `--provider docker: no Docker daemon answers (${cliMessage(e)}); run: npm run setup:docker (it starts dockerd).`, {
+      cause: e,
+      details: { provider: 'docker', program: docker.docker },
+    });
+  }
+  let label: string;
+  try {
+    label = (await dockerCli(docker, ['image', 'inspect', '--format', `{{index .Config.Labels "${CONTEXT_LABEL}"}}`, image], signal)).trim();
+  } catch (e) {
+    throw new VncuaError('DOCKER_ERR_NO_IMAGE', `--provider docker: the image ${image} is not there; run: npm run setup:docker (builds it from docker/).`, {
+      cause: e,
+      details: { provider: 'docker', image },
+    });
+  }
+  if (contextDir === null || label === '' || label === '<no value>') return;
+  const want = contextHash(contextDir);
+  if (label !== want) {
+    throw new VncuaError(
+      'DOCKER_ERR_NO_IMAGE',
+      `--provider docker: the image ${image} was built from other docker/ files (${label}, this checkout's are ${want}); run: npm run setup:docker.`,
+      {
+        details: { provider: 'docker', image, built: label, want },
+      },
+    );
+  }
+}
+
+/** Remove eval containers whose owning runner process is gone (killed, even with SIGKILL). */
+export async function reapOrphans(docker: DockerCli, signal?: AbortSignal): Promise<string[]> {
+  const out = await dockerCli(docker, ['ps', '--all', '--filter', `label=${OWNER_LABEL}`, '--format', `{{.ID}} {{.Label "${OWNER_LABEL}"}}`], signal);
   const stale = out
     .split('\n')
     .map((l) => l.trim().split(/\s+/))
-    .filter(([id, pid]) => id && pid && /^\d+$/.test(pid) && Number(pid) !== process.pid && !isAlive(Number(pid)))
+    .filter(([id, owner]) => id && owner && !ownerAlive(owner))
     .map(([id]) => id!);
-  if (stale.length > 0) await run(docker, ['rm', '--force', ...stale], signal);
+  if (stale.length > 0) await dockerCli(docker, ['rm', '--force', ...stale], signal);
+  return stale;
 }

@@ -1,24 +1,28 @@
 /**
- * Providers without a desktop: the docker provider's command line, `docker port` parsing and the
- * clear errors when docker is missing or its daemon unreachable (runSuite refuses before starting
+ * Providers without a desktop: the docker provider's command line, `docker port` parsing, owner
+ * labels, the image's context hash and the clear errors when docker is missing or its daemon unreachable (runSuite refuses before starting
  * anything); the remote provider's endpoints file (one issue per bad entry) and its size matching.
  */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isVncuaError } from '../../harness/errors.ts';
 import { runSuite } from '../runner.ts';
-import { containerUrl, dockerProvider, dockerRunArgs, parseDockerPort, parseReadyLog } from './docker.ts';
+import { CONTEXT_FILES, containerUrl, contextHash, dockerProvider, dockerRunArgs, ownerAlive, ownerId, parseDockerPorts, parseReadyLog } from './docker.ts';
 import { parseEndpoints, remoteProvider } from './remote.ts';
 
 describe('docker provider', () => {
   it('publishes the WebSocket and CDP ports on 127.0.0.1 at host ports the OS picks, labels the container with its owner', () => {
-    const args = dockerRunArgs({ image: 'vncua-desktop', name: 'vncua-eval-1-1', width: 1920, height: 1080, url: 'http://127.0.0.1:8000/pages/a.html?x=1', ownerPid: 4242 });
-    expect(args.slice(0, 3)).toEqual(['run', '--detach', '--rm']);
+    const args = dockerRunArgs({ image: 'vncua-desktop', name: 'vncua-eval-1-1', width: 1920, height: 1080, url: 'http://127.0.0.1:8000/pages/a.html?x=1', owner: '4242.77' });
+    expect(args.slice(0, 2)).toEqual(['run', '--detach']);
+    // No --rm: a container that exits at start keeps its logs until release() removes it.
+    expect(args).not.toContain('--rm');
     const pairs = (flag: string) => args.flatMap((a, i) => (a === flag ? [args[i + 1]] : []));
     expect(pairs('--publish')).toEqual(['127.0.0.1::6080', '127.0.0.1::9222']);
-    expect(pairs('--label')).toEqual(['vncua.eval.owner=4242']);
+    expect(pairs('--label')).toEqual(['vncua.eval.owner=4242.77']);
     expect(pairs('--name')).toEqual(['vncua-eval-1-1']);
     expect(pairs('--add-host')).toEqual(['host.docker.internal:host-gateway']);
     // start.sh's arguments come after the image.
@@ -27,16 +31,22 @@ describe('docker provider', () => {
 
   it('rewrites only loopback URLs for the container', () => {
     expect(containerUrl('http://localhost:9/a')).toBe('http://host.docker.internal:9/a');
+    expect(containerUrl('http://172.17.0.1:9/a')).toBe('http://172.17.0.1:9/a');
     expect(containerUrl('https://example.org/a')).toBe('https://example.org/a');
     expect(containerUrl('about:blank')).toBe('about:blank');
   });
 
-  it('reads the host port from docker port output, and the ready line from the logs', () => {
-    expect(parseDockerPort('127.0.0.1:49153\n')).toBe(49153);
-    expect(parseDockerPort('[::1]:49160\n127.0.0.1:49161\n')).toBe(49161);
-    expect(parseDockerPort('[::]:5000\n')).toBe(5000);
-    expect(() => parseDockerPort('')).toThrow();
+  it('reads the host ports from docker port output, and the ready line (or start.sh error line, with its code) from the logs', () => {
+    expect([...parseDockerPorts('6080/tcp -> 127.0.0.1:49153\n9222/tcp -> 127.0.0.1:49154\n')]).toEqual([
+      [6080, 49153],
+      [9222, 49154],
+    ]);
+    // An IPv4 binding wins over an IPv6 one, whichever comes first.
+    expect(parseDockerPorts('6080/tcp -> [::1]:49160\n6080/tcp -> 127.0.0.1:49161\n').get(6080)).toBe(49161);
+    expect(parseDockerPorts('6080/tcp -> 127.0.0.1:49161\n6080/tcp -> [::1]:49160\n').get(6080)).toBe(49161);
+    expect(parseDockerPorts('').size).toBe(0);
     expect(parseReadyLog('')).toBeUndefined();
+    expect(parseReadyLog('{"vncUrl":1}\nnot json {\n')).toBeUndefined();
     expect(
       parseReadyLog('start.sh: hello\n{"vncUrl":"ws://127.0.0.1:6080/0123456789abcdef0123456789abcdef","cdpUrl":"http://127.0.0.1:9222/0123456789abcdef0123456789abcdef/"}\n'),
     ).toEqual({
@@ -44,12 +54,42 @@ describe('docker provider', () => {
       vncPath: '/0123456789abcdef0123456789abcdef',
       cdpPath: '/0123456789abcdef0123456789abcdef/',
     });
-    expect(() => parseReadyLog('{"error":"DESKTOP_ERR_MISSING_BINARY","message":"no chromium"}\n')).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_START_FAILED' }));
+    expect(() => parseReadyLog('{"error":"DESKTOP_ERR_MISSING_BINARY","message":"no chromium"}\n')).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_MISSING_BINARY' }));
+    expect(() => parseReadyLog('{"error":"SOMETHING_NEW","message":"x"}\n')).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_START_FAILED' }));
   });
 
-  it('a missing docker CLI or an unreachable daemon is EVAL_ERR_PROVIDER_UNAVAILABLE before any task runs', async () => {
+  it("names its owner by pid and start time, so a reused pid does not keep a dead runner's containers", () => {
+    const me = ownerId();
+    expect(me).toMatch(new RegExp(`^${process.pid}\\.\\d+$`));
+    expect(ownerAlive(me)).toBe(true);
+    expect(ownerAlive(String(process.pid))).toBe(true);
+    const [pid, ticks] = me.split('.');
+    expect(ownerAlive(`${pid}.${Number(ticks) + 1}`)).toBe(false);
+    expect(ownerAlive('999999999.1')).toBe(false);
+    expect(ownerAlive('garbage')).toBe(false);
+  });
+
+  it('hashes the docker/ files it is built from as scripts/setup-docker.sh does (cat FILES | sha256sum)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vncua-ctx-'));
+    try {
+      for (const [i, f] of CONTEXT_FILES.entries()) await writeFile(join(dir, f), `file ${i}\n`);
+      const expected = createHash('sha256')
+        .update(CONTEXT_FILES.map((_, i) => `file ${i}\n`).join(''))
+        .digest('hex')
+        .slice(0, 16);
+      expect(contextHash(dir)).toBe(expected);
+      const sh = execFileSync('bash', ['-c', `cd "$1" && cat ${CONTEXT_FILES.join(' ')} | sha256sum | cut -c1-16`, 'bash', dir], { encoding: 'utf8' }).trim();
+      expect(sh).toBe(expected);
+      // The checkout's own docker/ folder is the default.
+      expect(contextHash()).toMatch(/^[0-9a-f]{16}$/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a missing docker CLI is DOCKER_ERR_NOT_INSTALLED, an unreachable daemon DOCKER_ERR_DAEMON, both before any task runs', async () => {
     const missing = dockerProvider({ docker: '/nonexistent/bin/docker' });
-    await expect(missing.prepare!({ sizes: [] })).rejects.toMatchObject({ code: 'EVAL_ERR_PROVIDER_UNAVAILABLE', details: { program: '/nonexistent/bin/docker' } });
+    await expect(missing.prepare!({ sizes: [] })).rejects.toMatchObject({ code: 'DOCKER_ERR_NOT_INSTALLED', details: { program: '/nonexistent/bin/docker' } });
     const out = await mkdtemp(join(tmpdir(), 'vncua-docker-'));
     try {
       let built = 0;
@@ -65,11 +105,16 @@ describe('docker provider', () => {
         out,
         provider: missing,
       }).catch((e: unknown) => e);
-      expect(isVncuaError(err, 'EVAL_ERR_PROVIDER_UNAVAILABLE')).toBe(true);
+      expect(isVncuaError(err, 'DOCKER_ERR_NOT_INSTALLED')).toBe(true);
+      expect((err as Error).message).toContain('npm run setup:docker');
       expect(built).toBe(0);
-      // The real docker CLI when it is installed, pointed at a socket where no daemon listens.
-      const unreachable = dockerProvider({ env: { DOCKER_HOST: `unix://${join(out, 'no-daemon.sock')}` } });
-      await expect(unreachable.prepare!({ sizes: [] })).rejects.toMatchObject({ code: 'EVAL_ERR_PROVIDER_UNAVAILABLE' });
+      // A docker CLI that answers nothing but fails the way the real one does with no daemon.
+      const fake = join(out, 'docker');
+      await writeFile(fake, '#!/bin/sh\necho "Cannot connect to the Docker daemon at unix:///nowhere.sock. Is the docker daemon running?" >&2\nexit 1\n', { mode: 0o755 });
+      const unreachable = dockerProvider({ docker: fake });
+      const e2 = await unreachable.prepare!({ sizes: [] }).catch((e: unknown) => e);
+      expect(isVncuaError(e2, 'DOCKER_ERR_DAEMON')).toBe(true);
+      expect((e2 as Error).message).toMatch(/Cannot connect to the Docker daemon.*npm run setup:docker/);
     } finally {
       await rm(out, { recursive: true, force: true });
     }
