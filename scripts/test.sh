@@ -3,9 +3,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The Docker engine and desktop image (eval/providers/docker.desktop.test.ts), set up beside the type
+# check and the linter. Where none can be had, the docker tests are skipped and print why;
+# VNCUA_TEST_DOCKER=0 skips the setup (the tests then say the engine or image is missing).
+docker_log=$(mktemp)
+docker_pid=""
+if [ "${VNCUA_TEST_DOCKER:-1}" != 0 ]; then
+  bash scripts/setup-docker.sh >"$docker_log" 2>&1 &
+  docker_pid=$!
+fi
 npx tsc -p tsconfig.json --noEmit
 # One format, one linter: Biome checks both (npm run format rewrites the files).
 npx biome ci --reporter=summary .
+if [ -n "$docker_pid" ]; then
+  if wait "$docker_pid"; then cat "$docker_log"; else
+    cat "$docker_log"
+    echo "vncua test: no Docker engine or image here (see above): the docker tests will be skipped, saying why" >&2
+  fi
+fi
+rm -f "$docker_log"
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
 status=0
