@@ -16,6 +16,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'screenshot', args: ['30'], about: '`screenshot()` against Playwright, raw CDP and gvnccapture' },
   { name: 'click-latency', args: ['60'], about: 'pointer click until the page handler runs, against xdotool' },
   { name: 'desktop-start', args: ['20'], about: 'desktop start until VNC (ws) and CDP answer, and teardown' },
+  { name: 'docker-desktop', args: ['12'], about: 'the Docker desktop against the native one: start until VNC and CDP answer, idle memory, image size' },
   { name: 'desktop-start-security', args: ['15'], about: 'desktop start and teardown now against start.sh before the security work (X cookie, tokens, CDP bridge)' },
   { name: 'screenshot-memory', args: ['10000'], node: ['--expose-gc'], about: "the client's memory over 10,000 screenshots" },
   { name: 'zrle-decode', args: [], about: 'ZRLE decode of a 1280x800 frame' },

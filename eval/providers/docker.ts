@@ -2,14 +2,20 @@
  * The `docker` provider: one container of the docker/ image (`npm run setup:docker` builds it) per
  * task attempt, its WebSocket (6080) and CDP (9222) ports published on 127.0.0.1 at ports the host
  * OS picks (`-p 127.0.0.1::6080`), read back with one `docker port`. Both answer only under the
- * container's token, taken from the paths of start.sh's ready line, read by following `docker logs`.
+ * container's token, taken from the paths of start.sh's ready line.
+ *
+ * - The container dies with the runner: `docker run --interactive --rm` stays attached, its stdin a
+ *   pipe from this process that is never written. When the runner exits, even on SIGKILL, or the CLI
+ *   is killed, the container's stdin ends, start.sh stops on that EOF, and --rm removes the container
+ *   (StdinOnce: the daemon closes stdin when the attached client goes). The ready line arrives on the
+ *   CLI's stdout: no `docker logs` to poll or follow.
  *
  * - Task URLs on 127.0.0.1/localhost are rewritten to host.docker.internal (mapped to the host with
  *   `--add-host host.docker.internal:host-gateway`): the page server must listen where containers
  *   reach it, the bridge's gateway address (dockerBridgeGateway()), not only 127.0.0.1.
- * - Containers carry the label `vncua.eval.owner=<pid>.<start ticks>` (the runner process, robust to
- *   pid reuse): prepare() removes the containers of runners that are gone, so a SIGKILLed runner's
- *   containers (which do not die with their parent) are removed by the next run.
+ * - Containers also carry the label `vncua.eval.owner=<pid>.<start ticks>` (the runner process, robust
+ *   to pid reuse): prepare() removes the containers of runners that are gone, for whatever outlived
+ *   its runner anyway (a daemon restarted meanwhile, a container started by hand with the label).
  * - prepare() refuses, with DOCKER_ERR_* codes that say what to run, when there is no CLI, no daemon,
  *   or no image built from this checkout's docker/ files (label vncua.context, scripts/setup-docker.sh).
  */
@@ -92,11 +98,16 @@ export function containerUrl(url: string): string {
   return url;
 }
 
-/** Arguments of the `docker run` that starts one desktop (no --rm: an early exit keeps its logs until release() removes it). */
+/**
+ * Arguments of the `docker run` that starts one desktop: attached (--interactive, its stdin our pipe, so
+ * the container stops when this process goes) and removed when it stops (--rm).
+ */
 export function dockerRunArgs(o: { image: string; name: string; width: number; height: number; url: string; owner: string }): string[] {
   return [
     'run',
-    '--detach',
+    '--interactive',
+    '--rm',
+    '--sig-proxy=false',
     '--name',
     o.name,
     '--label',
@@ -118,18 +129,29 @@ export function dockerRunArgs(o: { image: string; name: string; width: number; h
 }
 
 /**
- * The host ports in `docker port CONTAINER` output (`6080/tcp -> 127.0.0.1:49153`, one line per
- * binding, maybe also `[::1]:…`), by container port; an IPv4 binding wins over an IPv6 one.
+ * The container id and host ports in `docker inspect --format '{{.Id}} {{json .NetworkSettings.Ports}}'`
+ * output (`ID {"6080/tcp":[{"HostIp":"127.0.0.1","HostPort":"49153"}],...}`), by container port; an
+ * IPv4 binding wins over an IPv6 one. Throws on output of another shape.
  */
-export function parseDockerPorts(stdout: string): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const line of stdout.split('\n')) {
-    const m = /^(\d+)\/tcp\s*->\s*(\[[^\]]*\]|[\d.]+):(\d{1,5})\s*$/.exec(line.trim());
-    if (!m) continue;
-    const inner = Number(m[1]);
-    if (!out.has(inner) || !m[2]!.startsWith('[')) out.set(inner, Number(m[3]));
+export function parseInspect(stdout: string): { id: string; ports: Map<number, number> } {
+  const text = stdout.trim();
+  const space = text.indexOf(' ');
+  const id = text.slice(0, space);
+  let json: Record<string, Array<{ HostIp: string; HostPort: string }> | null>;
+  try {
+    json = JSON.parse(text.slice(space + 1));
+  } catch {
+    throw new VncuaError('DESKTOP_ERR_START_FAILED', `unexpected docker inspect output: ${JSON.stringify(text.slice(0, 200))}`);
   }
-  return out;
+  if (!/^[0-9a-f]{12,64}$/.test(id)) throw new VncuaError('DESKTOP_ERR_START_FAILED', `no container id in docker inspect output: ${JSON.stringify(text.slice(0, 200))}`);
+  const ports = new Map<number, number>();
+  for (const [key, bindings] of Object.entries(json ?? {})) {
+    const inner = Number.parseInt(key, 10);
+    for (const b of bindings ?? []) {
+      if (!ports.has(inner) || !b.HostIp.includes(':')) ports.set(inner, Number(b.HostPort));
+    }
+  }
+  return { id, ports };
 }
 
 /** What the ready line tells the host: the paths of vncUrl and cdpUrl (each holds the desktop's token). */
@@ -212,30 +234,39 @@ export async function suiteHostForDocker(signal?: AbortSignal): Promise<string> 
   return (await dockerBridgeGateway({ signal })) ?? '0.0.0.0';
 }
 
+/** A container's attached `docker run`: settles once start.sh's ready line is on its stdout. */
+interface AttachedRun {
+  proc: ChildProcess;
+  ready: Promise<ReadyLog>;
+}
+
 /**
- * Follow `docker logs` of a starting container until start.sh's ready line: resolves it, or rejects
- * with start.sh's error (its code), DOCKER_ERR_CONTAINER_EXITED (the logs ended: the container
- * stopped; the message holds its last lines), DESKTOP_ERR_TIMEOUT, or the abort reason.
+ * Start `docker run ARGS` attached (see the file comment). `ready` resolves start.sh's ready line, or
+ * rejects with start.sh's error (its code), DOCKER_ERR_CONTAINER_EXITED (the CLI ended first: the
+ * container exited or `docker run` failed; the message holds the last lines of its output),
+ * DESKTOP_ERR_TIMEOUT, or the abort reason.
  */
-function followReadyLine(cli: DockerCli, id: string, name: string, signal: AbortSignal, timeoutMs: number): Promise<ReadyLog> {
-  return new Promise((resolve, reject) => {
-    const env = cli.env ? { ...process.env, ...cli.env } : process.env;
+function runAttached(cli: DockerCli, args: string[], name: string, signal: AbortSignal, timeoutMs: number): AttachedRun {
+  const env = cli.env ? { ...process.env, ...cli.env } : process.env;
+  const proc = spawn(cli.docker, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Never written: its end (ours, or this process's death) stops the container.
+  proc.stdin!.on('error', () => {});
+  const ready = new Promise<ReadyLog>((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     let settled = false;
-    const proc: ChildProcess = spawn(cli.docker, ['logs', '--follow', id], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const done = (f: () => void) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
-      proc.kill('SIGKILL');
+      proc.stdout!.removeAllListeners('data').resume();
       f();
     };
     const onAbort = () =>
       done(() =>
         reject(
           signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError'
-            ? new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: id, timeoutMs } })
+            ? new VncuaError('DESKTOP_ERR_TIMEOUT', `The container ${name} was not ready within ${timeoutMs} ms.`, { details: { container: name, timeoutMs } })
             : signal.reason,
         ),
       );
@@ -244,8 +275,8 @@ function followReadyLine(cli: DockerCli, id: string, name: string, signal: Abort
     proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
       try {
-        const ready = parseReadyLog(stdout);
-        if (ready) done(() => resolve(ready));
+        const line = parseReadyLog(stdout);
+        if (line) done(() => resolve(line));
       } catch (e) {
         done(() => reject(e));
       }
@@ -253,18 +284,31 @@ function followReadyLine(cli: DockerCli, id: string, name: string, signal: Abort
     proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
       stderr = (stderr + d).slice(-4000);
     });
-    proc.on('error', (e) => done(() => reject(e)));
-    proc.on('close', () =>
-      done(() => {
-        const tail = stderr.trim().split('\n').slice(-4).join(' | ');
+    proc.on('error', (e: NodeJS.ErrnoException) =>
+      done(() =>
         reject(
-          new VncuaError('DOCKER_ERR_CONTAINER_EXITED', `The container ${name} exited before its desktop was ready${tail ? `: ${tail}` : ''} (it is removed).`, {
-            details: { container: id },
-          }),
+          e.code === 'ENOENT'
+            ? new VncuaError('DOCKER_ERR_NOT_INSTALLED', `'${cli.docker}' is not installed; run: npm run setup:docker.`, { cause: e })
+            : new VncuaError('DOCKER_ERR_CONTAINER_EXITED', `docker run failed: ${e.message}`, { cause: e, details: { container: name } }),
+        ),
+      ),
+    );
+    proc.on('close', (code) =>
+      done(() => {
+        const tail = `${stderr}\n${stdout}`.trim().split('\n').filter(Boolean).slice(-4).join(' | ');
+        reject(
+          new VncuaError(
+            'DOCKER_ERR_CONTAINER_EXITED',
+            `The container ${name} exited (docker run: exit ${code}) before its desktop was ready${tail ? `: ${tail}` : ''}; it is removed.`,
+            {
+              details: { container: name, exitCode: code },
+            },
+          ),
         );
       }),
     );
   });
+  return { proc, ready };
 }
 
 let seq = 0;
@@ -284,23 +328,15 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
       const name = `vncua-eval-${process.pid}-${++seq}`;
       const timeoutMs = req.timeoutMs ?? opts.timeoutMs ?? 60_000;
       const startSignal = timeoutSignal(req.signal, timeoutMs);
+      let run: AttachedRun | undefined;
       let released: Promise<void> | undefined;
-      // By name: also removes a container whose `docker run` was cut short after creating it.
-      const release = () =>
-        (released ??= dockerCli(docker, ['rm', '--force', name]).then(
-          () => undefined,
-          () => undefined,
-        ));
+      // By name (also a container whose start was cut short); then the attached CLI, which returns
+      // once --rm has removed the container (a container already stopping makes `rm` fail at once).
+      const release = () => (released ??= removeContainer(docker, name, run?.proc));
       try {
-        let id: string;
-        try {
-          id = (await dockerCli(docker, dockerRunArgs({ image, name, width: req.size.width, height: req.size.height, url: req.url, owner }), startSignal, timeoutMs)).trim();
-        } catch (e) {
-          if (startSignal.aborted) throw e;
-          throw new VncuaError('DOCKER_ERR_CONTAINER_EXITED', `docker run ${image} failed: ${cliMessage(e)}`, { cause: e, details: { container: name } });
-        }
-        const ready = await followReadyLine(docker, id, name, startSignal, timeoutMs);
-        const ports = parseDockerPorts(await dockerCli(docker, ['port', id], startSignal));
+        run = runAttached(docker, dockerRunArgs({ image, name, width: req.size.width, height: req.size.height, url: req.url, owner }), name, startSignal, timeoutMs);
+        const ready = await run.ready;
+        const { id, ports } = parseInspect(await dockerCli(docker, ['inspect', '--format', '{{.Id}} {{json .NetworkSettings.Ports}}', name], startSignal));
         const wsPort = ports.get(CONTAINER_WS_PORT);
         const cdpPort = ports.get(CONTAINER_CDP_PORT);
         if (!wsPort || !cdpPort) throw new VncuaError('DESKTOP_ERR_START_FAILED', `The container ${name} has no published port for ${CONTAINER_WS_PORT} or ${CONTAINER_CDP_PORT}.`);
@@ -328,6 +364,21 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
       }
     },
   };
+}
+
+/** Remove a desktop's container and wait for its attached `docker run` to return (at most 20 s, then it is killed). */
+async function removeContainer(docker: DockerCli, name: string, proc: ChildProcess | undefined): Promise<void> {
+  await dockerCli(docker, ['rm', '--force', name]).catch(() => {});
+  if (!proc) return;
+  proc.stdin?.end();
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const closed = new Promise<void>((res) => proc.once('close', () => res()));
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
+  try {
+    await closed;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** prepare()'s checks: the CLI, a daemon that answers, the image, built from `contextDir`'s files (when given). */

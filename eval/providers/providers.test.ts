@@ -11,15 +11,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isVncuaError } from '../../harness/errors.ts';
 import { runSuite } from '../runner.ts';
-import { CONTEXT_FILES, containerUrl, contextHash, dockerProvider, dockerRunArgs, ownerAlive, ownerId, parseDockerPorts, parseReadyLog } from './docker.ts';
+import { CONTEXT_FILES, containerUrl, contextHash, dockerProvider, dockerRunArgs, ownerAlive, ownerId, parseInspect, parseReadyLog } from './docker.ts';
 import { parseEndpoints, remoteProvider } from './remote.ts';
 
 describe('docker provider', () => {
   it('publishes the WebSocket and CDP ports on 127.0.0.1 at host ports the OS picks, labels the container with its owner', () => {
     const args = dockerRunArgs({ image: 'vncua-desktop', name: 'vncua-eval-1-1', width: 1920, height: 1080, url: 'http://127.0.0.1:8000/pages/a.html?x=1', owner: '4242.77' });
-    expect(args.slice(0, 2)).toEqual(['run', '--detach']);
-    // No --rm: a container that exits at start keeps its logs until release() removes it.
-    expect(args).not.toContain('--rm');
+    // Attached, its stdin our pipe: the container stops and is removed when the runner goes.
+    expect(args.slice(0, 4)).toEqual(['run', '--interactive', '--rm', '--sig-proxy=false']);
+    expect(args).not.toContain('--detach');
     const pairs = (flag: string) => args.flatMap((a, i) => (a === flag ? [args[i + 1]] : []));
     expect(pairs('--publish')).toEqual(['127.0.0.1::6080', '127.0.0.1::9222']);
     expect(pairs('--label')).toEqual(['vncua.eval.owner=4242.77']);
@@ -36,15 +36,19 @@ describe('docker provider', () => {
     expect(containerUrl('about:blank')).toBe('about:blank');
   });
 
-  it('reads the host ports from docker port output, and the ready line (or start.sh error line, with its code) from the logs', () => {
-    expect([...parseDockerPorts('6080/tcp -> 127.0.0.1:49153\n9222/tcp -> 127.0.0.1:49154\n')]).toEqual([
+  it('reads the container id and host ports from docker inspect, and the ready line (or start.sh error line, with its code) from the logs', () => {
+    const id = 'a'.repeat(64);
+    const inspect = parseInspect(`${id} {"6080/tcp":[{"HostIp":"127.0.0.1","HostPort":"49153"}],"9222/tcp":[{"HostIp":"127.0.0.1","HostPort":"49154"}]}\n`);
+    expect(inspect.id).toBe(id);
+    expect([...inspect.ports]).toEqual([
       [6080, 49153],
       [9222, 49154],
     ]);
-    // An IPv4 binding wins over an IPv6 one, whichever comes first.
-    expect(parseDockerPorts('6080/tcp -> [::1]:49160\n6080/tcp -> 127.0.0.1:49161\n').get(6080)).toBe(49161);
-    expect(parseDockerPorts('6080/tcp -> 127.0.0.1:49161\n6080/tcp -> [::1]:49160\n').get(6080)).toBe(49161);
-    expect(parseDockerPorts('').size).toBe(0);
+    // An IPv4 binding wins over an IPv6 one, whichever comes first; an unpublished port has null.
+    expect(parseInspect(`${id} {"6080/tcp":[{"HostIp":"::1","HostPort":"49160"},{"HostIp":"127.0.0.1","HostPort":"49161"}]}`).ports.get(6080)).toBe(49161);
+    expect(parseInspect(`${id} {"6080/tcp":[{"HostIp":"127.0.0.1","HostPort":"49161"},{"HostIp":"::1","HostPort":"49160"}]}`).ports.get(6080)).toBe(49161);
+    expect(parseInspect(`${id} {"6080/tcp":null}`).ports.size).toBe(0);
+    expect(() => parseInspect('Error: No such object: x')).toThrow(expect.objectContaining({ code: 'DESKTOP_ERR_START_FAILED' }));
     expect(parseReadyLog('')).toBeUndefined();
     expect(parseReadyLog('{"vncUrl":1}\nnot json {\n')).toBeUndefined();
     expect(
