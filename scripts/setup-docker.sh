@@ -53,9 +53,9 @@ context_hash() { cat "${CONTEXT_FILES[@]}" | sha256sum | cut -c1-16; }
 
 daemon_answers() { timeout 15 docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
-# 1. The CLI.
-if ! command -v docker >/dev/null 2>&1; then
-  [ "$check" = 0 ] || fail DOCKER_ERR_NOT_INSTALLED "the docker CLI is not installed; run: npm run setup:docker"
+# 1. The CLI, and the engine when this machine must run its own (some machines have only a client).
+if ! command -v docker >/dev/null 2>&1 || { [ -z "${DOCKER_HOST:-}" ] && ! command -v dockerd >/dev/null 2>&1 && ! daemon_answers; }; then
+  [ "$check" = 0 ] || fail DOCKER_ERR_NOT_INSTALLED "Docker (the docker CLI or dockerd) is not installed; run: npm run setup:docker"
   say "installing docker.io (apt-get)"
   ROOT_CODE=DOCKER_ERR_NOT_INSTALLED
   export DEBIAN_FRONTEND=noninteractive
