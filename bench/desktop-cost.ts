@@ -7,7 +7,12 @@
  * their CPU time (utime + stime) from /proc/PID/stat. It also reports the runner's own RSS (the
  * agent, its live framebuffer and the recording proxy run in the runner's process).
  *
- * Run: npx tsx bench/desktop-cost.ts [tasks=8]
+ * With --provider docker the desktops are containers (the docker provider; `npm run setup:docker`), their
+ * processes found from the host as every descendant of the container's init, and the suite is served
+ * on the Docker bridge. The last line says how many desktops at 1280x800 this machine holds while a
+ * suite runs: its total memory over (worst PSS peak + the runner's growth per worker).
+ *
+ * Run: npx tsx bench/desktop-cost.ts [tasks=8] [--provider docker]
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,10 +26,14 @@ import type { DesktopProvider } from '../eval/providers/types.ts';
 import { runSuite } from '../eval/runner.ts';
 import { startStaticServer } from '../eval/static-server.ts';
 import { loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
-import { groupMembers } from '../harness/desktop/procs.ts';
+import { descendants, groupMembers } from '../harness/desktop/procs.ts';
+import { dockerBridgeGateway, dockerProvider } from '../eval/providers/docker.ts';
+import { execFileSync } from 'node:child_process';
 import { median, quantile, table } from './stats.ts';
 
-const TASKS = Number(process.argv[2] ?? 8);
+const args = process.argv.slice(2);
+const PROVIDER = args.includes('--provider') ? args[args.indexOf('--provider') + 1] : 'local';
+const TASKS = Number(args.find((a) => /^\d+$/.test(a)) ?? 8);
 const SAMPLE_MS = 200;
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const MIB = 1024 * 1024;
@@ -65,14 +74,25 @@ interface Life {
   runnerRssPeak: number;
 }
 
-/** A local provider whose desktops are sampled while they live. */
+/** A provider (local, or docker) whose desktops are sampled while they live. */
 function sampled(lives: Life[]): DesktopProvider {
-  const inner = localProvider();
+  const inner = PROVIDER === 'docker' ? dockerProvider() : localProvider();
   return {
     name: inner.name,
+    prepare: inner.prepare?.bind(inner),
     async acquire(req) {
       const d = await inner.acquire(req);
-      const pgid = d.info.pid as number;
+      // The desktop's processes: start.sh's process group, or everything under the container's init.
+      const members =
+        PROVIDER === 'docker'
+          ? (() => {
+              const init = Number(execFileSync('docker', ['inspect', '--format', '{{.State.Pid}}', d.info.container as string], { encoding: 'utf8' }).trim());
+              return () => descendants(init);
+            })()
+          : (() => {
+              const pgid = d.info.pid as number;
+              return () => groupMembers(pgid);
+            })();
       const life: Life = {
         resolution: `${req.size.width}x${req.size.height}`,
         peakPss: 0,
@@ -87,7 +107,7 @@ function sampled(lives: Life[]): DesktopProvider {
       const sample = () => {
         let pss = 0;
         let rss = 0;
-        for (const pid of groupMembers(pgid)) {
+        for (const pid of members()) {
           const m = memoryOf(pid);
           if (m) {
             pss += m.pss;
@@ -118,12 +138,12 @@ function sampled(lives: Life[]): DesktopProvider {
 
 async function main(): Promise<void> {
   const file = await loadTaskFile(SUITE);
-  const server = await startStaticServer({ root: dirname(file.file) });
+  const server = await startStaticServer({ root: dirname(file.file), host: PROVIDER === 'docker' ? ((await dockerBridgeGateway()) ?? '0.0.0.0') : undefined });
   const out = await mkdtemp(join(tmpdir(), 'vncua-bench-desktop-cost-'));
   const lives: Life[] = [];
   const rssBefore = process.memoryUsage.rss();
   try {
-    const tasks = resolveTaskUrls(file.tasks.slice(0, TASKS), server.url);
+    const tasks = resolveTaskUrls(file.tasks.slice(0, TASKS), server.url.replace('0.0.0.0', '127.0.0.1'));
     const summary = await runSuite({
       tasks,
       taskFile: file.file,
@@ -159,9 +179,11 @@ async function main(): Promise<void> {
       ]);
     }
     const runnerPeak = Math.max(...lives.map((l) => l.runnerRssPeak));
+    const worst1280 = Math.max(...lives.filter((l) => l.resolution === '1280x800').map((l) => l.peakPss));
+    const holds1280 = Math.floor((totalmem() - rssBefore) / (worst1280 + Math.max(0, runnerPeak - rssBefore)));
     const cap = recommendedWorkers({ cores: availableParallelism(), availableBytes: freemem() });
     process.stdout.write(
-      `\nOne desktop while a task runs (basic suite, replay agent, first ${TASKS} tasks per resolution, 1 worker, sampled every ${SAMPLE_MS} ms), ${new Date().toISOString().slice(0, 10)}\n\n` +
+      `\nOne ${PROVIDER === 'docker' ? 'container' : 'native'} desktop while a task runs (basic suite, replay agent, first ${TASKS} tasks per resolution, 1 worker, sampled every ${SAMPLE_MS} ms), ${new Date().toISOString().slice(0, 10)}\n\n` +
         table(
           [
             'Resolution',
@@ -177,7 +199,8 @@ async function main(): Promise<void> {
         ) +
         `\n\nThe runner's own RSS: ${mib(rssBefore)} MiB before the suite, ${mib(runnerPeak)} MiB at its peak (agent, live framebuffer, recording proxy; one worker).\n` +
         `Worst desktop PSS peak ${mib(worstPss)} MiB + runner growth ${mib(runnerPeak - rssBefore)} MiB = ${mib(worstPss + runnerPeak - rssBefore)} MiB; the default --workers budgets ${mib(DESKTOP_MEMORY_BYTES)} MiB per desktop (eval/capacity.ts): ${worstPss + runnerPeak - rssBefore <= DESKTOP_MEMORY_BYTES ? 'PASS' : 'FAIL'}.\n` +
-        `This machine: ${availableParallelism()} cores, ${(freemem() / 1024 ** 3).toFixed(1)} GiB available of ${(totalmem() / 1024 ** 3).toFixed(1)} GiB: default --workers ${cap.workers} (${cap.limitedBy}).\n`,
+        `This machine: ${availableParallelism()} cores, ${(freemem() / 1024 ** 3).toFixed(1)} GiB available of ${(totalmem() / 1024 ** 3).toFixed(1)} GiB: default --workers ${cap.workers} (${cap.limitedBy}).\n` +
+        `Desktops at 1280x800 this machine's ${(totalmem() / 1024 ** 3).toFixed(0)} GiB holds while a suite runs (memory alone, ${PROVIDER}): ${holds1280} (total memory less the runner's ${mib(rssBefore)} MiB, over the worst 1280x800 PSS peak ${mib(worst1280)} MiB + the runner's growth per worker ${mib(runnerPeak - rssBefore)} MiB).\n`,
     );
     // The budget covers the desktop and its worker's share of the runner.
     if (worstPss + (runnerPeak - rssBefore) > DESKTOP_MEMORY_BYTES) process.exitCode = 1;

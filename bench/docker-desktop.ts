@@ -14,7 +14,7 @@
  * Run: npx tsx bench/docker-desktop.ts [runs=12]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dockerBridgeGateway, dockerProvider } from '../eval/providers/docker.ts';
@@ -22,7 +22,7 @@ import type { LeasedDesktop } from '../eval/providers/types.ts';
 import { startStaticServer } from '../eval/static-server.ts';
 import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import { groupMembers } from '../harness/desktop/procs.ts';
+import { descendants, groupMembers } from '../harness/desktop/procs.ts';
 import { cdpJson, rfbGreeting } from '../harness/desktop/test-helpers.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
@@ -53,31 +53,6 @@ function memoryOf(pid: number): { pss: number; rss: number } {
   } catch {
     return { pss: 0, rss: 0 };
   }
-}
-
-/** `root` and every process descending from it (host pids). */
-export function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const line = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(line.slice(line.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(name));
-      children.set(ppid, list);
-    } catch {
-      // gone
-    }
-  }
-  const out: number[] = [];
-  const stack = [root];
-  while (stack.length > 0) {
-    const p = stack.pop()!;
-    out.push(p);
-    stack.push(...(children.get(p) ?? []));
-  }
-  return out;
 }
 
 /** Summed PSS and RSS of `pids()`, median of 10 samples 300 ms apart. */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { groupMembers, parseProcStat, procStat, stopGroup, taggedProcesses } from './procs.ts';
+import { descendants, groupMembers, parseProcStat, procStat, stopGroup, taggedProcesses } from './procs.ts';
 
 describe('procs', () => {
   it('parses /proc/PID/stat lines whose command holds spaces and parentheses', () => {
@@ -28,6 +28,9 @@ describe('procs', () => {
       expect(members.length).toBe(3);
       expect(procStat(pgid)?.pgid).toBe(pgid);
       expect(taggedProcesses(tag).sort()).toEqual([...members].sort());
+      // The same three as the tree under the leader (what a container's processes are found by).
+      expect(descendants(pgid).sort()).toEqual([...members].sort());
+      expect(descendants(process.pid)).toEqual(expect.arrayContaining([process.pid, pgid, ...members]));
       expect(await stopGroup(pgid, pgid, 300)).toBe(true);
       expect(groupMembers(pgid)).toEqual([]);
       expect(taggedProcesses(tag)).toEqual([]);

@@ -54,6 +54,26 @@ function procPidNames(): string[] {
   }
 }
 
+/** `root` and every live process descending from it (e.g. a container's processes, from its init's host pid). */
+export function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of procPidNames()) {
+    const s = procStat(Number(name));
+    if (!s || s.state === 'Z') continue;
+    const list = children.get(s.ppid) ?? [];
+    list.push(s.pid);
+    children.set(s.ppid, list);
+  }
+  const out: number[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    out.push(p);
+    stack.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
 /** Pids of the live (non-zombie) processes whose process group is `pgid`. */
 export function groupMembers(pgid: number): number[] {
   const out: number[] = [];
