@@ -45,7 +45,12 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
   { name: 'desktop-cost', args: ['8'], about: "one desktop's memory (PSS) and CPU while a task runs: the basis of `vncua eval`'s default --workers" },
-  { name: 'desktop-cost-docker', script: 'desktop-cost', args: ['8', '--provider', 'docker'], about: "the same for a container desktop, and how many desktops this machine holds while a suite runs" },
+  {
+    name: 'desktop-cost-docker',
+    script: 'desktop-cost',
+    args: ['8', '--provider', 'docker'],
+    about: 'the same for a container desktop, and how many desktops this machine holds while a suite runs',
+  },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
     name: 'reliability',
