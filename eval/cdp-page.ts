@@ -30,6 +30,22 @@ export async function navigatePage(cdpUrl: string, url: string, opts: NavigatePa
   return waitForPageReady(cdpUrl, { ...opts, url, navigate: true });
 }
 
+/** Options of openDesktopPage(). */
+export interface OpenPageOptions {
+  signal?: AbortSignal;
+  /** Time for the page to load and show something (default 20 000 ms; its DOM then has 5000 ms to settle). */
+  loadTimeoutMs?: number;
+}
+
+/**
+ * LeasedDesktop.open() of a desktop started at its empty page (a pool's spare): navigate its page to
+ * `url`, clear the history once the task's document is there, and wait until the page is ready: the
+ * same wait and PAGE_ERR_* as a desktop started at `url` (harness/cdp/page-ready.ts).
+ */
+export function openDesktopPage(cdpUrl: string, url: string, opts: OpenPageOptions = {}): Promise<PageReady> {
+  return waitForPageReady(cdpUrl, { url, navigate: true, resetHistory: true, loadTimeoutMs: opts.loadTimeoutMs ?? 20_000, ...(opts.signal ? { signal: opts.signal } : {}) });
+}
+
 /**
  * `lease` with `ready`: the page wait `wait(signal)` started now, its rejection handled (the runner
  * reads it through agent.run), stopped by release() or `signal`.

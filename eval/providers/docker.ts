@@ -16,6 +16,7 @@ import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { cdpAnswers, withPageReady } from '../cdp-page.ts';
+import { openDesktopPage } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
 /** Options of the docker provider. */
@@ -217,6 +218,24 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
         await release();
         throw e;
       }
+    },
+    /**
+     * For a pool (eval/desktop-pool.ts): a container at the empty page (acquire() at about:blank,
+     * its page wait done), whose open() navigates to a task page later, through containerUrl().
+     */
+    async start(this: DesktopProvider, req): Promise<LeasedDesktop> {
+      const lease = await this.acquire({ ...req, url: 'about:blank' });
+      try {
+        await lease.ready;
+      } catch (e) {
+        await lease.release();
+        throw e;
+      }
+      const { ready: _ready, ...spare } = lease;
+      return {
+        ...spare,
+        open: (url, o = {}) => openDesktopPage(lease.cdpUrl, containerUrl(url), { loadTimeoutMs: o.loadTimeoutMs ?? 20_000, ...(o.signal ? { signal: o.signal } : {}) }),
+      };
     },
   };
 }
