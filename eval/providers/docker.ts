@@ -16,7 +16,7 @@ import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { cdpAnswers, withPageReady } from '../cdp-page.ts';
-import { openDesktopPage } from '../cdp-page.ts';
+import { warmOpener } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
 /** Options of the docker provider. */
@@ -221,7 +221,8 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
     },
     /**
      * For a pool (eval/desktop-pool.ts): a container at the empty page (acquire() at about:blank,
-     * its page wait done), whose open() navigates to a task page later, through containerUrl().
+     * its page wait done, its page socket open: warmOpener), whose open() navigates to a task page
+     * later, through containerUrl().
      */
     async start(this: DesktopProvider, req): Promise<LeasedDesktop> {
       const lease = await this.acquire({ ...req, url: 'about:blank' });
@@ -232,9 +233,20 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
         throw e;
       }
       const { ready: _ready, ...spare } = lease;
+      let page: Awaited<ReturnType<typeof warmOpener>>;
+      try {
+        page = await warmOpener(lease.cdpUrl, { toDesktop: containerUrl, ...(req.signal ? { signal: req.signal } : {}) });
+      } catch (e) {
+        await lease.release();
+        throw e;
+      }
       return {
         ...spare,
-        open: (url, o = {}) => openDesktopPage(lease.cdpUrl, containerUrl(url), { loadTimeoutMs: o.loadTimeoutMs ?? 20_000, ...(o.signal ? { signal: o.signal } : {}) }),
+        open: page.open,
+        release: () => {
+          page.close();
+          return lease.release();
+        },
       };
     },
   };

@@ -39,6 +39,11 @@ export interface PageReadyOptions {
    * empty start page); default false.
    */
   resetHistory?: boolean;
+  /**
+   * With `navigate`: the page's socket, opened ahead (openPageSocket(); a pool's spare), used instead
+   * of looking the page up and connecting now; closed at the end like one opened here. Ignored when closed.
+   */
+  socket?: PageSocket;
   signal?: AbortSignal;
   /** Time for the document to load and show something (default 20 000 ms; PAGE_ERR_BLANK after it). */
   loadTimeoutMs?: number;
@@ -108,7 +113,7 @@ function pickTarget(pages: CdpTarget[], url: string, navigate: boolean): CdpTarg
 }
 
 /** Poll /json/list until the page target is there, and open its WebSocket. */
-async function openPage(cdpUrl: string, url: string, navigate: boolean, signal: AbortSignal): Promise<PageSocket> {
+export async function openPage(cdpUrl: string, url: string, navigate: boolean, signal: AbortSignal): Promise<PageSocket> {
   for (;;) {
     try {
       const target = pickTarget(await pageTargets(cdpUrl, { signal }), url, navigate);
@@ -206,7 +211,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   let resetTries = 0;
   const dialogSeen = new AbortController();
   try {
-    s = await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
+    s = opts.navigate && opts.socket && !opts.socket.closed ? opts.socket : await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
     const page = s;
     page.on('Page.javascriptDialogOpening', () => {
       dialog = true;
@@ -289,5 +294,6 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
     });
   } finally {
     s?.close();
+    opts.socket?.close();
   }
 }
