@@ -44,7 +44,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   {
     name: 'desktop-pool',
     args: ['20'],
-    about: "per-task desktop overhead (task start until the agent can act) with `vncua eval --pool 2` against none, native and in Docker (when an engine and the image are there)",
+    about: 'per-task desktop overhead (task start until the agent can act) with `vncua eval --pool 2` against none, native and in Docker (when an engine and the image are there)',
   },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
