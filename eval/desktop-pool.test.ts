@@ -257,7 +257,7 @@ describe('desktopPool', () => {
       ['finished', 1],
       ['finished', 1],
     ]);
-    const first = JSON.parse(await readFile(summary.outcomes[0]!.dir + '/task.json', 'utf8'));
+    const first = JSON.parse(await readFile(`${summary.outcomes[0]!.dir}/task.json`, 'utf8'));
     expect(first.infra_errors).toMatchObject([{ attempt: 1, code: 'DESKTOP_ERR_START_FAILED' }]);
     expect(f.alive()).toBe(0);
   });
@@ -285,7 +285,7 @@ describe('desktopPool', () => {
     expect(f.maxAlive()).toBeLessThanOrEqual(4);
     expect(f.alive()).toBe(0);
     expect(summary.outcomes.filter((o) => o.pooled).length).toBeGreaterThan(0);
-    const t = JSON.parse(await readFile(summary.outcomes[19]!.dir + '/task.json', 'utf8'));
+    const t = JSON.parse(await readFile(`${summary.outcomes[19]!.dir}/task.json`, 'utf8'));
     expect(t.desktop).toMatchObject({ provider: 'fake', pooled: expect.any(Boolean) });
     expect(t.desktop_overhead_ms).toEqual(expect.any(Number));
     expect(t.desktop_acquire_ms).toEqual(expect.any(Number));
