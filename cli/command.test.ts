@@ -120,6 +120,10 @@ describe('the commands on it', () => {
       args: ['--model', 'X', '--base-url=http://h/v1'],
     });
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--score', '--no-score'])).toThrow(/contradict/);
+    expect(parseEvalArgs(['--tasks=t', '--agent=a', '--pool', '2'])).toMatchObject({ pool: 2 });
+    expect(parseEvalArgs(['--tasks=t', '--agent=a'])).not.toHaveProperty('pool');
+    expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--pool=-1'])).toThrow(/--pool/);
+    expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--provider=remote', '--endpoints=e.json', '--pool=2'])).toThrow(/--pool goes with/);
   });
 
   it('run: --flag=value; --password refused in either form, before anything else', () => {

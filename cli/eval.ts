@@ -10,7 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
-import { DESKTOP_MEMORY_BYTES, machineResources, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
+import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
 import { suiteHostForDocker } from '../eval/providers/docker.ts';
@@ -64,6 +64,12 @@ export const EVAL_SPEC = {
       value: 'N',
       description: `runs at once (default: what this machine holds: one desktop per core, within the available memory at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)`,
     },
+    pool: {
+      type: 'string',
+      value: 'N',
+      description:
+        'keep up to N desktops started ahead of need, at the sizes of the next runs, so a run does not wait for one to boot; each still serves one run (default 0; local and docker)',
+    },
     'max-steps': { type: 'string', value: 'N', description: `steps per run (default ${DEFAULT_MAX_STEPS})` },
     retries: { type: 'string', value: 'N', description: 'attempts after an infra failure, per run (default 2)' },
     repeat: {
@@ -104,6 +110,8 @@ export interface EvalCommandOptions {
   agent: string;
   resolutions: ScreenSize[];
   workers?: number;
+  /** Desktops kept started ahead of need (default 0). */
+  pool?: number;
   maxSteps?: number;
   retries?: number;
   /** Runs per task (default 1). */
@@ -137,6 +145,8 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const provider = oneOf(v.provider, '--provider', ['local', 'docker', 'remote']);
   if (provider === 'remote' && v.endpoints === undefined) throw badArgs('--provider remote needs --endpoints FILE (a JSON array of { "vncUrl", "cdpUrl" }).', '--endpoints');
   if (provider !== 'remote' && v.endpoints !== undefined) throw badArgs('--endpoints goes with --provider remote.', '--endpoints');
+  if (provider === 'remote' && v.pool !== undefined && v.pool !== '0')
+    throw badArgs('--pool goes with --provider local or docker (remote desktops are already running).', '--pool');
   const o: EvalCommandOptions = {
     tasks: v.tasks,
     agent: v.agent,
@@ -150,6 +160,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   };
   const whole = {
     workers: optionalWholeNumber(v.workers, '--workers', 1),
+    pool: optionalWholeNumber(v.pool, '--pool', 0),
     maxSteps: optionalWholeNumber(v['max-steps'], '--max-steps', 1),
     retries: optionalWholeNumber(v.retries, '--retries', 0),
     repeat: optionalWholeNumber(v.repeat, '--repeat', 1),
@@ -199,6 +210,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   const workers = o.workers ?? advice.workers;
   const warning = workersWarning(workers, advice);
   if (warning) stderr.write(`vncua eval: warning: ${warning}\n`);
+  const poolWarning = o.pool ? poolMemoryWarning(workers, o.pool, advice) : null;
+  if (poolWarning) stderr.write(`vncua eval: warning: ${poolWarning}\n`);
   try {
     if (tasks.some((t) => isRelativeUrl(t.url))) {
       // A suite directory: serve it. Docker containers reach the host through the bridge's gateway
@@ -218,6 +231,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         agent: mod,
         resolutions: o.resolutions,
         workers,
+        ...(o.pool ? { pool: o.pool } : {}),
         maxSteps: o.maxSteps,
         retries: o.retries,
         repeat: o.repeat,

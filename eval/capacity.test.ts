@@ -1,6 +1,6 @@
 /** The default --workers: one desktop per core, within the available memory; at least 1. */
 import { describe, expect, it } from 'vitest';
-import { recommendedWorkers, workersWarning } from './capacity.ts';
+import { poolMemoryWarning, recommendedWorkers, workersWarning } from './capacity.ts';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -22,5 +22,11 @@ describe('recommendedWorkers', () => {
     const advice = recommendedWorkers({ cores: 2, availableBytes: 16 * GiB });
     expect(workersWarning(2, advice)).toBeNull();
     expect(workersWarning(8, advice)).toBe('--workers 8 is more than this machine can hold; recommended: 2 (2 cores)');
+  });
+
+  it('warns when workers + pooled desktops are more than the available memory holds', () => {
+    const advice = recommendedWorkers({ cores: 2, availableBytes: 2 * GiB }, 576 * MiB);
+    expect(poolMemoryWarning(1, 2, advice)).toBeNull();
+    expect(poolMemoryWarning(2, 2, advice)).toBe('--workers 2 with --pool 2 keeps up to 4 desktops alive; the available memory holds 3 (2.0 GiB at 576 MiB per desktop)');
   });
 });

@@ -64,3 +64,9 @@ export function workersWarning(asked: number, advice: WorkerAdvice): string | nu
   if (asked <= advice.workers) return null;
   return `--workers ${asked} is more than this machine can hold; recommended: ${advice.workers} (${advice.limitedBy})`;
 }
+
+/** The one-line warning when workers + pooled desktops are more than the available memory holds, else null. */
+export function poolMemoryWarning(workers: number, pool: number, advice: WorkerAdvice): string | null {
+  if (workers + pool <= advice.byMemory) return null;
+  return `--workers ${workers} with --pool ${pool} keeps up to ${workers + pool} desktops alive; the available memory holds ${advice.byMemory} (${(advice.availableBytes / 1024 ** 3).toFixed(1)} GiB at ${Math.round(DESKTOP_MEMORY_BYTES / 1024 ** 2)} MiB per desktop)`;
+}

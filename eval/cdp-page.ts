@@ -3,8 +3,8 @@
  * (harness/cdp/page-ready.ts): "does the browser answer", "show the task's page" on a remote
  * desktop (one page left, navigated to the task URL, ready), and a lease whose `ready` is that wait.
  */
-import { waitForPageReady, type PageReady, type PageReadyOptions } from '../harness/cdp/page-ready.ts';
-import { cdpAnswers, cdpHttp, pageTargets } from '../harness/cdp/page-socket.ts';
+import { openPage, waitForPageReady, type PageReady, type PageReadyOptions } from '../harness/cdp/page-ready.ts';
+import { cdpAnswers, cdpHttp, pageTargets, type PageSocket } from '../harness/cdp/page-socket.ts';
 import { timeoutSignal } from '../harness/cancel.ts';
 import type { LeasedDesktop } from './providers/types.ts';
 
@@ -28,6 +28,69 @@ export async function navigatePage(cdpUrl: string, url: string, opts: NavigatePa
   }
   for (const t of pages.slice(1)) await cdpHttp(cdpUrl, `/json/close/${t.id}`, { signal }).catch(() => {});
   return waitForPageReady(cdpUrl, { ...opts, url, navigate: true });
+}
+
+/** Options of openDesktopPage(). */
+export interface OpenPageOptions {
+  signal?: AbortSignal;
+  /** Time for the page to load and show something (default 20 000 ms; its DOM then has 5000 ms to settle). */
+  loadTimeoutMs?: number;
+  /** The page's socket, opened ahead (warmOpener); closed by the call. */
+  socket?: PageSocket;
+}
+
+/**
+ * LeasedDesktop.open() of a desktop started at its empty page (a pool's spare): navigate its page to
+ * `url`, clear the history once the task's document is there, and wait until the page is ready: the
+ * same wait and PAGE_ERR_* as a desktop started at `url` (harness/cdp/page-ready.ts).
+ */
+export function openDesktopPage(cdpUrl: string, url: string, opts: OpenPageOptions = {}): Promise<PageReady> {
+  return waitForPageReady(cdpUrl, {
+    url,
+    navigate: true,
+    resetHistory: true,
+    loadTimeoutMs: opts.loadTimeoutMs ?? 20_000,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.socket ? { socket: opts.socket } : {}),
+  });
+}
+
+/**
+ * LeasedDesktop.open() for a desktop started at its empty page, with the page's socket opened now
+ * (its Page domain enabled), so that opening the task page later skips the /json/list look-up, the
+ * WebSocket handshake and Page.enable. `toDesktop` maps a task URL to what the desktop must load
+ * (docker: containerUrl). Without a page socket within `timeoutMs` (default 10 000 ms), open()
+ * connects when called. close() drops the socket (the desktop's release()).
+ */
+export async function warmOpener(
+  cdpUrl: string,
+  o: { toDesktop?: (url: string) => string; loadTimeoutMs?: number; signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<{ open: NonNullable<LeasedDesktop['open']>; close(): void }> {
+  let socket: PageSocket | undefined;
+  try {
+    const signal = timeoutSignal(o.signal, o.timeoutMs ?? 10_000);
+    socket = await openPage(cdpUrl, 'about:blank', true, signal);
+    await socket.send('Page.enable', {}, signal);
+  } catch {
+    socket?.close();
+    socket = undefined;
+    if (o.signal?.aborted) throw o.signal.reason;
+  }
+  return {
+    open: (url, opts = {}) => {
+      const s = socket;
+      socket = undefined;
+      return openDesktopPage(cdpUrl, o.toDesktop ? o.toDesktop(url) : url, {
+        loadTimeoutMs: opts.loadTimeoutMs ?? o.loadTimeoutMs ?? 20_000,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(s ? { socket: s } : {}),
+      });
+    },
+    close: () => {
+      socket?.close();
+      socket = undefined;
+    },
+  };
 }
 
 /**

@@ -43,6 +43,7 @@ import { TRACE_FILES } from '../harness/trace/writer.ts';
 import { infraErrorOf, isConfigErrorCode, isInfraErrorCode } from './infra.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
+import { desktopPool } from './desktop-pool.ts';
 import { runWorkers } from './pool.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
 import { dockerProvider } from './providers/docker.ts';
@@ -87,6 +88,12 @@ export interface RunSuiteOptions {
   endpoints?: readonly RemoteEndpoint[];
   /** Start timeout of each desktop, ms (provider default otherwise). */
   desktopTimeoutMs?: number;
+  /**
+   * Keep up to this many desktops started ahead of need (default 0: none), at the sizes of the next
+   * runs in the queue (eval/desktop-pool.ts); each still serves one run. The provider must be able to
+   * start desktops ahead (local, docker).
+   */
+  pool?: number;
   /** ctx.script and ctx.args given to every build. */
   script?: string;
   args?: string[];
@@ -114,6 +121,10 @@ export interface RunOutcome {
   durationMs: number;
   /** The error the run ended with (for infra_error: the last attempt's infra error). */
   error?: { code: string; message: string };
+  /** The last attempt's desktop overhead: ms from its start until the desktop was ready for the agent (task.json desktop_overhead_ms). */
+  desktopOverheadMs?: number | null;
+  /** The last attempt's desktop came from the pool. */
+  pooled?: boolean;
 }
 
 /** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
@@ -140,7 +151,7 @@ export interface SuiteSummary {
   outcomes: RunOutcome[];
 }
 
-const DEFAULTS = { workers: 1, maxSteps: DEFAULT_MAX_STEPS, retries: 2, repeat: 1 };
+const DEFAULTS = { workers: 1, maxSteps: DEFAULT_MAX_STEPS, retries: 2, repeat: 1, pool: 0 };
 /** How long the after-run desktop check may take. */
 const HEALTH_TIMEOUT_MS = 3000;
 
@@ -182,7 +193,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const maxSteps = opts.maxSteps ?? DEFAULTS.maxSteps;
   const retries = opts.retries ?? DEFAULTS.retries;
   const repeat = opts.repeat ?? DEFAULTS.repeat;
+  const pool = opts.pool ?? DEFAULTS.pool;
   checkInt('workers', workers, 1);
+  checkInt('pool', pool, 0);
   checkInt('maxSteps', maxSteps, 1);
   checkInt('retries', retries, 0);
   checkInt('repeat', repeat, 1);
@@ -205,7 +218,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     stop.abort(new VncuaError('AGENT_ERR_CANCELLED', `the suite stopped on a configuration error (${e.code})`));
   };
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-  const provider = resolveProvider(opts);
+  const inner = resolveProvider(opts);
+  if (pool > 0 && !inner.start) throw badOption('pool', pool, `the ${inner.name} provider cannot start desktops ahead of need (the pool works with local and docker)`);
   const out = await checkOutputDir(resolve(opts.out), 'out');
   const holding = await runFiles(out);
   if (holding.length > 0) throw runExistsError(out, holding, "It is one run's directory, not a results root (OUT/<agent>/<W>_<H>/<task id>/): give another out.");
@@ -215,9 +229,18 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     repeat,
   );
   const sizes = [...new Map(jobs.map((j) => [resolutionLabel(j.size), j.size])).values()];
-  await provider.prepare?.({ sizes, signal });
+  await inner.prepare?.({ sizes, signal });
 
-  const nWorkers = Math.max(1, Math.min(workers, provider.capacity ?? Infinity, jobs.length));
+  const nWorkers = Math.max(1, Math.min(workers, inner.capacity ?? Infinity, jobs.length));
+  const provider: DesktopProvider =
+    pool > 0
+      ? desktopPool(inner, {
+          spares: pool,
+          workers: nWorkers,
+          signal,
+          ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}),
+        })
+      : inner;
   const snapshot: ProgressSnapshot = {
     total: jobs.length,
     skipped: 0,
@@ -264,7 +287,17 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   emit({ type: 'start' });
   for (const job of skipped) emit({ type: 'skip', job: jobLabel(job) });
 
-  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace, stopSuite };
+  // Before each acquire, the provider learns what comes next: this run's size, then those of the runs
+  // that have not asked for a desktop yet, in queue order (a pool starts desktops for them).
+  const asked = new Set<EvalJob>();
+  let firstUnasked = 0;
+  const plan = (job: EvalJob) => {
+    if (!provider.plan) return;
+    asked.add(job);
+    while (firstUnasked < todo.length && asked.has(todo[firstUnasked]!)) firstUnasked++;
+    provider.plan([job.size, ...todo.slice(firstUnasked).flatMap((j) => (asked.has(j) ? [] : [j.size]))]);
+  };
+  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace, stopSuite, plan };
   try {
     await runWorkers(
       todo,
@@ -335,6 +368,8 @@ interface JobContext {
   replace: ReadonlySet<EvalJob>;
   /** Stop the suite on a configuration error. */
   stopSuite(e: ConfigError): void;
+  /** Tell the provider what comes next, before `job` acquires a desktop (DesktopProvider.plan). */
+  plan(job: EvalJob): void;
 }
 
 /** One infra failure of one attempt (kept in task.json). */
@@ -396,10 +431,13 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
     await mkdir(dir, { recursive: true });
     const startedAt = now();
     lastStartedAt = startedAt;
+    // The desktop overhead: from here until the desktop is ready for the agent (started, task page ready).
+    const tStart = performance.now();
     await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra));
     c.setWorker(w, 'starting desktop', job, attempt);
     let desktop: LeasedDesktop;
     try {
+      c.plan(job);
       desktop = await c.provider.acquire({
         size: job.size,
         url: job.task.url,
@@ -413,6 +451,19 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       if (attempt <= c.retries) c.emit({ type: 'retry', job: jobLabel(job), attempt, error: err });
       continue;
     }
+    let overheadMs: number | null = null;
+    const acquiredMs = performance.now() - tStart;
+    if (desktop.ready)
+      void desktop.ready.then(
+        () => (overheadMs = roundMs(performance.now() - tStart)),
+        () => {},
+      );
+    else overheadMs = roundMs(acquiredMs);
+    const desktopInfo = () => ({
+      desktop: desktop.info,
+      desktop_acquire_ms: roundMs(acquiredMs),
+      desktop_overhead_ms: overheadMs,
+    });
     let result: RunResult | undefined;
     let problem: { code: string; message: string } | null = null;
     try {
@@ -481,8 +532,17 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       continue;
     }
     const r = result!;
-    await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { desktop: desktop.info, ended_at: now(), status: r.status }));
-    return { ...label, status: r.status, success: await traceSuccess(dir), attempts: attempt, durationMs: roundMs(performance.now() - t0), ...(r.error ? { error: r.error } : {}) };
+    await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { ...desktopInfo(), ended_at: now(), status: r.status }));
+    return {
+      ...label,
+      status: r.status,
+      success: await traceSuccess(dir),
+      attempts: attempt,
+      durationMs: roundMs(performance.now() - t0),
+      ...(r.error ? { error: r.error } : {}),
+      desktopOverheadMs: overheadMs,
+      pooled: desktop.pooled === true,
+    };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.
   const last = infra[infra.length - 1]!;

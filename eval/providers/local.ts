@@ -3,11 +3,13 @@
  * at the task's size, opened at the task's URL, handed out as soon as it runs with `ready` waiting
  * for that page (harness/cdp/page-ready.ts: PAGE_ERR_* when it never is ready). The OS allocates
  * every port; the desktop dies with this process even on SIGKILL (start.sh watches its stdin pipe).
+ * start() starts one at the empty page instead, for a pool (eval/desktop-pool.ts), whose open()
+ * navigates it to the task page later.
  */
 import { launchDesktop, type Desktop, type LaunchDesktopOptions } from '../../harness/desktop/index.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
-import { cdpAnswers, withPageReady } from '../cdp-page.ts';
+import { cdpAnswers, warmOpener, withPageReady } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 import { redactUrl } from '../../harness/redact.ts';
 
@@ -48,6 +50,7 @@ export function leaseLocal(d: Desktop): LeasedDesktop {
     info: { provider: 'local', pid: d.pid, display: d.display, wsPort: d.wsPort, cdpPort: d.cdpPort, ...(d.rfbPort !== undefined ? { rfbPort: d.rfbPort } : {}) },
     health: (opts) => localDesktopProblem(d, () => hasExited, opts),
     release: () => d.close(),
+    exited: d.exited,
   };
 }
 
@@ -65,6 +68,31 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
       });
       const lease = leaseLocal(d);
       return withPageReady(lease, (signal) => waitForPageReady(d.cdpUrl, { url: req.url, loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal }), req.signal);
+    },
+    /** A desktop at the empty page (launchDesktop's about:blank), for a pool: open() shows the task page later. */
+    async start(req): Promise<LeasedDesktop> {
+      const d = await launchDesktop({
+        ...opts.launch,
+        size: req.size,
+        timeoutMs: req.timeoutMs ?? opts.timeoutMs ?? 45_000,
+        ...(req.signal ? { signal: req.signal } : {}),
+      });
+      const lease = leaseLocal(d);
+      let page: Awaited<ReturnType<typeof warmOpener>>;
+      try {
+        page = await warmOpener(d.cdpUrl, { loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
+      } catch (e) {
+        await d.close();
+        throw e;
+      }
+      return {
+        ...lease,
+        open: page.open,
+        release: () => {
+          page.close();
+          return lease.release();
+        },
+      };
     },
   };
 }

@@ -45,6 +45,16 @@ export interface LeasedDesktop {
    * rejection; release() stops the wait. Absent: the desktop is ready when acquire() resolves.
    */
   ready?: Promise<unknown>;
+  /**
+   * Open `url` on this desktop: navigate its one page there, clear the history (Back does not reach the
+   * page it showed before), and wait until the page is ready, the same wait and PAGE_ERR_* as `ready`.
+   * Present on desktops from DesktopProvider.start() (a pool opens the task page with it).
+   */
+  open?(url: string, opts?: { signal?: AbortSignal; loadTimeoutMs?: number }): Promise<unknown>;
+  /** Settles when the desktop went away by itself (its process exited), when the provider can tell; a pool drops such a spare at once. */
+  exited?: Promise<unknown>;
+  /** True when the desktop was started ahead of need by a pool (eval/desktop-pool.ts). */
+  pooled?: boolean;
 }
 
 /** A source of desktops. */
@@ -57,6 +67,17 @@ export interface DesktopProvider {
   prepare?(opts: { sizes: ScreenSize[]; signal?: AbortSignal }): Promise<void>;
   /** One desktop at `size`, showing `url`. A rejection (other than cancellation) is an infra failure. */
   acquire(req: DesktopRequest): Promise<LeasedDesktop>;
+  /**
+   * One desktop at `size` showing a neutral empty page (launchDesktop's about:blank), ready for
+   * LeasedDesktop.open(): what a pool starts ahead of need. Absent: the provider cannot be pooled.
+   */
+  start?(req: Omit<DesktopRequest, 'url'>): Promise<LeasedDesktop>;
+  /**
+   * The sizes of the desktops the runner will acquire next, in order: the acquire() that follows
+   * this call, then its queue of runs no worker has taken yet. A pool keeps spares for them. Called
+   * before every acquire().
+   */
+  plan?(upcoming: readonly ScreenSize[]): void;
   /** Release whatever the provider itself holds. */
   close?(): Promise<void>;
 }

@@ -2,7 +2,8 @@
  * waitForPageReady() on real desktops (Xvnc + Chromium opened at the task URL, as the eval providers
  * and `vncua run` start them) and real servers on 127.0.0.1: a page that renders late, 404 and an empty
  * 500, a refused port, an unresolvable host, TLS to a plain-HTTP port, a server that takes the
- * connection and never answers, a page that mutates its DOM forever, an alert, and cancellation.
+ * connection and never answers, a page that mutates its DOM forever, an alert, and cancellation; and
+ * a pooled desktop's path: ready at about:blank, then navigated with its history cleared.
  */
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchDesktop, type Desktop } from '../desktop/index.ts';
 import { isVncuaError, type ErrorCode } from '../errors.ts';
 import { waitForPageReady, type PageReadyOptions } from './page-ready.ts';
+import { PageSocket, pageTargets } from './page-socket.ts';
 import { SuccessChecker } from './success.ts';
 import { closedPort } from './test-helpers.ts';
 
@@ -164,5 +166,28 @@ describe('waitForPageReady with navigate (a remote desktop)', () => {
     const p = go(hangUrl, { loadTimeoutMs: 30_000, signal: ac.signal });
     setTimeout(() => ac.abort(), 300);
     await rejection(p, 'PAGE_ERR_ABORTED');
+  });
+});
+
+describe('a pooled desktop: started at about:blank, opened at the task page later', () => {
+  it('is ready at about:blank at once; opened with resetHistory, its history holds only the task page (Back reaches nothing)', async () => {
+    const d = await launchDesktop({ size: '800x600', timeoutMs: 45_000 });
+    try {
+      const blank = await waitForPageReady(d.cdpUrl, { url: 'about:blank', loadTimeoutMs: 10_000 });
+      expect(blank.href).toBe('data:text/html,');
+      const ready = await waitForPageReady(d.cdpUrl, { url: `${base}/ok`, navigate: true, resetHistory: true });
+      expect(ready.href).toBe(`${base}/ok`);
+      const [target] = await pageTargets(d.cdpUrl);
+      const s = await PageSocket.open(target!.webSocketDebuggerUrl!, AbortSignal.timeout(10_000));
+      try {
+        const h = await s.send<{ currentIndex: number; entries: Array<{ url: string }> }>('Page.getNavigationHistory', {}, AbortSignal.timeout(10_000));
+        expect(h.entries.map((e) => e.url)).toEqual([`${base}/ok`]);
+        expect(h.currentIndex).toBe(0);
+      } finally {
+        s.close();
+      }
+    } finally {
+      await d.close();
+    }
   });
 });

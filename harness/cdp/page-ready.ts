@@ -33,6 +33,17 @@ export interface PageReadyOptions {
   url: string;
   /** Point the page at `url` first (Page.navigate), e.g. a remote desktop's browser; default false (it is opening it already). */
   navigate?: boolean;
+  /**
+   * With `navigate`: clear the page's history once the task's document has loaded
+   * (Page.resetNavigationHistory), so Back does not reach the page shown before (a pooled desktop's
+   * empty start page); default false.
+   */
+  resetHistory?: boolean;
+  /**
+   * With `navigate`: the page's socket, opened ahead (openPageSocket(); a pool's spare), used instead
+   * of looking the page up and connecting now; closed at the end like one opened here. Ignored when closed.
+   */
+  socket?: PageSocket;
   signal?: AbortSignal;
   /** Time for the document to load and show something (default 20 000 ms; PAGE_ERR_BLANK after it). */
   loadTimeoutMs?: number;
@@ -63,6 +74,8 @@ export const DEFAULT_QUIET_MS = 100;
 const POLL_MS = 100;
 /** Extra time given to the settle evaluation over its in-page cap (a page frozen in a loop never answers). */
 const SETTLE_SLACK_MS = 2000;
+/** Attempts at Page.resetNavigationHistory before the page is handed over with its history as it is. */
+const RESET_TRIES = 10;
 /** The page events that mean "look again". */
 const WAKE_EVENTS = ['Page.loadEventFired', 'Page.frameNavigated', 'Page.frameStoppedLoading', 'Page.domContentEventFired'];
 
@@ -100,7 +113,7 @@ function pickTarget(pages: CdpTarget[], url: string, navigate: boolean): CdpTarg
 }
 
 /** Poll /json/list until the page target is there, and open its WebSocket. */
-async function openPage(cdpUrl: string, url: string, navigate: boolean, signal: AbortSignal): Promise<PageSocket> {
+export async function openPage(cdpUrl: string, url: string, navigate: boolean, signal: AbortSignal): Promise<PageSocket> {
   for (;;) {
     try {
       const target = pickTarget(await pageTargets(cdpUrl, { signal }), url, navigate);
@@ -194,9 +207,11 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   let last: PageProbe | null = null;
   let s: PageSocket | undefined;
   let dialog = false;
+  let historyReset = false;
+  let resetTries = 0;
   const dialogSeen = new AbortController();
   try {
-    s = await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
+    s = opts.navigate && opts.socket && !opts.socket.closed ? opts.socket : await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
     const page = s;
     page.on('Page.javascriptDialogOpening', () => {
       dialog = true;
@@ -231,6 +246,18 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         await wake.promise;
         continue;
       }
+      if (opts.resetHistory && opts.navigate && !historyReset && resetTries++ < RESET_TRIES) {
+        // Once the task's document is there (right after Page.navigate, a cross-process navigation can
+        // still answer "Not attached to an active page"): the history becomes [the page shown now].
+        try {
+          await page.send('Page.resetNavigationHistory', {}, step);
+          historyReset = true;
+        } catch (e) {
+          if (step.aborted) throw e;
+          await wake.promise;
+          continue;
+        }
+      }
       wake.cancel();
       const loadMs = performance.now() - t0;
       const t1 = performance.now();
@@ -244,7 +271,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         throw e;
       }
       if (!settled.quiet) throw notSettledError(url, settleTimeoutMs, quietMs);
-      if (!settled.content) continue;
+      if (!settled.content && url !== 'about:blank') continue;
       return { href: probe.href, status: probe.status, loadMs: Math.round(loadMs), settleMs: Math.round(performance.now() - t1), dialog: false };
     }
   } catch (e) {
@@ -267,5 +294,6 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
     });
   } finally {
     s?.close();
+    opts.socket?.close();
   }
 }

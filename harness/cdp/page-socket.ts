@@ -128,6 +128,11 @@ export class PageSocket {
     return () => void set.delete(f);
   }
 
+  /** True once the socket closed (by close(), the browser, or an error). */
+  get closed(): boolean {
+    return this.#closed !== null || this.#ws.readyState !== WebSocket.OPEN;
+  }
+
   /** Close the socket (pending commands reject). Never throws. */
   close(): void {
     this.#closed ??= new Error('the CDP page socket was closed');

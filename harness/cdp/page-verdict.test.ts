@@ -28,6 +28,10 @@ describe('judgePage', () => {
     expect(judgePage(probe({ readyState: 'loading', content: false }), URL_)).toEqual({ kind: 'loading' });
     // ...unless about:blank is the task.
     expect(judgePage(probe({ href: 'about:blank', status: 0, content: false }), 'about:blank')).toEqual({ kind: 'loaded' });
+    // A desktop shows about:blank as an empty data: page (start.sh), loaded with nothing in it: ready.
+    expect(judgePage(probe({ href: 'data:text/html,', status: 200, content: false }), 'about:blank')).toEqual({ kind: 'loaded' });
+    expect(judgePage(probe({ href: 'data:text/html,', readyState: 'loading', content: false }), 'about:blank')).toEqual({ kind: 'loading' });
+    expect(judgePage(probe({ href: 'http://127.0.0.1:1/other' }), 'about:blank')).toEqual({ kind: 'loading' });
   });
 
   it('a loaded page that shows nothing is empty', () => {

@@ -47,11 +47,16 @@ export const PAGE_PROBE = `(() => {
   return { href: location.href, readyState: document.readyState, status: nav && typeof nav.responseStatus === 'number' ? nav.responseStatus : 0, content };
 })()`;
 
+/** What docker/start.sh opens for `--url about:blank`. */
+export const BLANK_DATA_URL = 'data:text/html,';
+
 /** The verdict on `probe` for a page that should show `url`. */
 export function judgePage(probe: PageProbe, url: string): PageVerdict {
   if (probe.status >= 400) return { kind: 'http-status', status: probe.status };
   if (probe.href.startsWith('chrome-error://')) return { kind: 'error-page' };
   if (probe.href === 'about:blank' || probe.href === '') return url === 'about:blank' ? { kind: 'loaded' } : { kind: 'loading' };
+  // about:blank asked of a desktop: its start script shows it as an empty data: page (Chromium's app mode would show its new-tab page).
+  if (url === 'about:blank') return probe.href === BLANK_DATA_URL && probe.readyState === 'complete' ? { kind: 'loaded' } : { kind: 'loading' };
   if (probe.readyState !== 'complete') return { kind: 'loading' };
   if (!probe.content) return { kind: 'empty' };
   return { kind: 'loaded' };
