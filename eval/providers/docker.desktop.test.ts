@@ -169,6 +169,36 @@ describe.skipIf(reason !== undefined)('the docker provider on a real engine', ()
     if (gateway) expect(r.text).toContain(`serving ${SUITE} at http://${gateway}:`);
   }, 900_000);
 
+  it('vncua eval --provider docker --pool 2: pooled containers serve one run each (nav-back among them: the pool page is not in the history), none left', async () => {
+    const out = join(dir, 'pool');
+    const ids = ['click-button', 'nav-back', 'type-search', 'late-content'];
+    let pid = 0;
+    const r = await evalCli(
+      ['--tasks', join(SUITE, 'tasks.json'), '--agent', 'replay', '--provider', 'docker', '--workers', '2', '--pool', '2', '--only', ids.join(','), '--out', out],
+      (p) => {
+        pid = p;
+      },
+    );
+    expect(r.code, r.text).toBe(0);
+    const tasks = ids.map(
+      (id) =>
+        JSON.parse(readFileSync(join(out, 'replay', '1280_800', id, 'task.json'), 'utf8')) as {
+          status: string;
+          desktop: { container: string; pooled: boolean };
+          desktop_overhead_ms: number;
+        },
+    );
+    for (const t of tasks) {
+      expect(t.status).toBe('finished');
+      expect(t.desktop_overhead_ms).toEqual(expect.any(Number));
+    }
+    expect(new Set(tasks.map((t) => t.desktop.container)).size).toBe(ids.length);
+    expect(tasks.filter((t) => t.desktop.pooled).length).toBeGreaterThanOrEqual(1);
+    const scores = JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8')) as { by_agent: Array<{ success_rate: number; runs: number }> };
+    expect(scores.by_agent[0]).toMatchObject({ runs: ids.length, success_rate: 1 });
+    expect(containersOf(pid)).toEqual([]);
+  }, 900_000);
+
   it('a runner killed with SIGKILL: its containers stop and go (their stdin ends); a leftover with a dead owner is removed by the next run', async () => {
     const tasks = join(dir, 'slow.json');
     // A page no container can reach keeps the task waiting for its page: time enough to kill the runner.
