@@ -25,8 +25,8 @@ describe('recommendedWorkers', () => {
   });
 
   it('warns when workers + pooled desktops are more than the available memory holds', () => {
-    const advice = recommendedWorkers({ cores: 2, availableBytes: 2 * GiB }, 576 * MiB);
+    const advice = recommendedWorkers({ cores: 2, availableBytes: 2 * GiB }, 680 * MiB);
     expect(poolMemoryWarning(1, 2, advice)).toBeNull();
-    expect(poolMemoryWarning(2, 2, advice)).toBe('--workers 2 with --pool 2 keeps up to 4 desktops alive; the available memory holds 3 (2.0 GiB at 576 MiB per desktop)');
+    expect(poolMemoryWarning(2, 2, advice)).toBe('--workers 2 with --pool 2 keeps up to 4 desktops alive; the available memory holds 3 (2.0 GiB at 680 MiB per desktop)');
   });
 });

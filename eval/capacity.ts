@@ -9,18 +9,18 @@
  *   capped by the cgroup limit (`process.constrainedMemory()`) when there is one.
  * - DESKTOP_MEMORY_BYTES: one desktop's memory while a task runs plus its worker's share of the
  *   runner, measured by bench/desktop-cost.ts (basic suite, replay agent, one worker). The desktop's
- *   processes (Xvnc, matchbox, websockify, Chromium) peaked at 426-445 MiB PSS at 1280x800 and
- *   1920x1080 in one run and 225-259 MiB in another (PSS splits the pages shared with other processes,
- *   e.g. other desktops' Chromium libraries, so it varies with what else runs; the higher figure is
- *   used; RSS stayed 910-935 MiB), and the runner's RSS grew by 54-67 MiB with one worker (agent,
- *   live framebuffer, recording proxy): 445 + 67 = 512 MiB, plus a 1/8 margin: 576 MiB. The same
- *   bench measured 0.5-0.8 CPU cores per desktop (median run, on a loaded machine; p90 up to 1),
- *   hence one desktop per core.
+ *   processes (Xvnc, matchbox, websockify, Chromium) peaked at 426-456 MiB PSS at 1280x800 and
+ *   1920x1080 natively (2026-11-25 and -27), 225-259 MiB in another run (PSS splits the pages shared
+ *   with other processes, e.g. other desktops' Chromium libraries, so it varies with what else runs;
+ *   the higher figure is used; RSS stayed 910-950 MiB), 396-413 MiB in a container; the runner's RSS
+ *   grew by up to 149 MiB with one worker (agent, live framebuffer, recording proxy, lazily loaded
+ *   modules): 456 + 149 = 605 MiB, plus a 1/8 margin: 680 MiB. The same bench measured 0.4-0.8 CPU
+ *   cores per desktop (median run, on a loaded machine; p90 up to 1), hence one desktop per core.
  */
 import { availableParallelism, freemem } from 'node:os';
 
 /** Memory budget of one desktop (and its worker's share of the runner), bytes. See the file comment. */
-export const DESKTOP_MEMORY_BYTES = 576 * 1024 * 1024;
+export const DESKTOP_MEMORY_BYTES = 680 * 1024 * 1024;
 
 /** What the default is computed from. */
 export interface MachineResources {
