@@ -13,6 +13,7 @@ import { isVncuaError, type ErrorCode } from '../errors.ts';
 import { waitForPageReady, type PageReadyOptions } from './page-ready.ts';
 import { PageSocket, pageTargets } from './page-socket.ts';
 import { SuccessChecker } from './success.ts';
+import { cdpEvaluate } from '../desktop/test-helpers.ts';
 import { closedPort } from './test-helpers.ts';
 
 const PAGES: Record<string, string> = {
@@ -22,6 +23,9 @@ const PAGES: Record<string, string> = {
     setTimeout(() => { const r = document.getElementById('root');
       r.innerHTML = '<p>one</p>'; setTimeout(() => { r.innerHTML += '<p>two</p>';
       setTimeout(() => { r.innerHTML += '<p id="last">three</p>'; }, 50); }, 50); }, 600);</script>`,
+  // Changes its DOM every 30 ms for 300 ms after it is parsed, noting when it last did.
+  '/burst': `<!doctype html><p id="n">0</p><script>window.lastChange = performance.now(); let n = 0;
+    const t = setInterval(() => { document.getElementById('n').textContent = String(++n); window.lastChange = performance.now(); if (n === 10) clearInterval(t); }, 30);</script>`,
   '/busy': `<!doctype html><p id="n">0</p><script>let n = 0; setInterval(() => { document.getElementById('n').textContent = String(++n); }, 10);</script>`,
   '/alert': '<!doctype html><p>alert</p><script>alert("hello")</script>',
   '/empty-app': '<!doctype html><div id="root"></div><script src="/missing-bundle.js"></script>',
@@ -170,6 +174,34 @@ describe('waitForPageReady with navigate (a remote desktop)', () => {
 });
 
 describe('a pooled desktop: started at about:blank, opened at the task page later', () => {
+  it('navigating, it counts the quiet that passed before it looked (a document-start mutation clock), and leaves no trace in the page', async () => {
+    const d = await launchDesktop({ size: '800x600', timeoutMs: 45_000 });
+    try {
+      // A page rendering after load: everything is there when the wait ends.
+      await waitForPageReady(d.cdpUrl, { url: `${base}/late`, navigate: true });
+      expect(await cdpEvaluate(d.cdpUrl, "document.getElementById('last')?.textContent ?? null")).toBe('three');
+      // A burst of changes: the wait ends only once the DOM has been quiet for quietMs since its last change.
+      await waitForPageReady(d.cdpUrl, { url: `${base}/burst`, navigate: true, quietMs: 100 });
+      expect(await cdpEvaluate(d.cdpUrl, 'document.getElementById("n").textContent')).toBe('10');
+      expect(await cdpEvaluate(d.cdpUrl, 'performance.now() - window.lastChange >= 100')).toBe(true);
+      // The page sees none of the clock, and a later navigation (the agent's) gets none.
+      expect(await cdpEvaluate(d.cdpUrl, "typeof globalThis.__vncuaLastMutation + ' ' + typeof globalThis.__vncuaMutationClock")).toBe('undefined undefined');
+      const [target] = await pageTargets(d.cdpUrl);
+      const s = await PageSocket.open(target!.webSocketDebuggerUrl!, AbortSignal.timeout(10_000));
+      try {
+        await s.send('Page.enable', {}, AbortSignal.timeout(10_000));
+        const loaded = new Promise<void>((r) => s.on('Page.loadEventFired', () => r()));
+        await s.send('Page.navigate', { url: `${base}/ok` }, AbortSignal.timeout(10_000));
+        await loaded;
+      } finally {
+        s.close();
+      }
+      expect(await cdpEvaluate(d.cdpUrl, 'typeof globalThis.__vncuaLastMutation')).toBe('undefined');
+    } finally {
+      await d.close();
+    }
+  });
+
   it('is ready at about:blank at once; opened with resetHistory, its history holds only the task page (Back reaches nothing)', async () => {
     const d = await launchDesktop({ size: '800x600', timeoutMs: 45_000 });
     try {

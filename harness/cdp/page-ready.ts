@@ -81,9 +81,33 @@ const WAKE_EVENTS = ['Page.loadEventFired', 'Page.frameNavigated', 'Page.frameSt
 
 const NAVIGATION_ERRORS = /Execution context was destroyed|Cannot find (default )?(execution )?context|Inspected target navigated|most likely because of a navigation/i;
 
-/** The in-page settle wait: resolves `{ quiet, content }` once no mutation came for quietMs (then two frames), or quiet=false at maxMs. */
+/** Where the document-start observer (MUTATION_CLOCK) keeps the time of the page's last DOM mutation, and itself. */
+const CLOCK = '__vncuaLastMutation';
+const CLOCK_OBSERVER = '__vncuaMutationClock';
+
+/**
+ * Installed before a navigation we make (Page.addScriptToEvaluateOnNewDocument, so it runs before the
+ * page's own scripts): records when the DOM last changed, from the document's first moment. The settle
+ * wait then counts the quiet that already passed before it was evaluated, instead of starting its
+ * window at zero: the same rule (no mutation for quietMs), without the wait that added nothing.
+ */
+const MUTATION_CLOCK = `(() => {
+  const mark = () => { globalThis.${CLOCK} = performance.now(); };
+  mark();
+  const obs = new MutationObserver(mark);
+  obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  Object.defineProperty(globalThis, '${CLOCK_OBSERVER}', { value: obs, configurable: true, enumerable: false });
+})()`;
+
+/**
+ * The in-page settle wait: resolves `{ quiet, content }` once no mutation came for quietMs (then two
+ * frames), or quiet=false at maxMs. With the document-start clock, quiet time already elapsed counts.
+ */
 function settleScript(quietMs: number, maxMs: number): string {
   return `new Promise((resolve) => {
+  const last = globalThis.${CLOCK};
+  const initial = typeof last === 'number' ? Math.max(0, ${quietMs} - (performance.now() - last)) : ${quietMs};
+  try { globalThis.${CLOCK_OBSERVER}?.disconnect(); delete globalThis.${CLOCK_OBSERVER}; delete globalThis.${CLOCK}; } catch {}
   let timer = 0;
   const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(() => finish(true), ${quietMs}); });
   const cap = setTimeout(() => finish(false), ${maxMs});
@@ -101,7 +125,7 @@ function settleScript(quietMs: number, maxMs: number): string {
     requestAnimationFrame(() => requestAnimationFrame(done));
   }
   obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-  timer = setTimeout(() => finish(true), ${quietMs});
+  timer = setTimeout(() => finish(true), initial);
 })`;
 }
 
@@ -208,6 +232,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   let s: PageSocket | undefined;
   let dialog = false;
   let historyReset = false;
+  let clockId: string | undefined;
   let resetTries = 0;
   const dialogSeen = new AbortController();
   try {
@@ -220,6 +245,8 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
     await page.send('Page.enable', {}, loadSignal);
     if (opts.navigate) {
       await page.send('Page.bringToFront', {}, loadSignal).catch(() => {});
+      // The mutation clock for the document we are about to load (removed again in finally).
+      clockId = (await page.send<{ identifier: string }>('Page.addScriptToEvaluateOnNewDocument', { source: MUTATION_CLOCK }, loadSignal).catch(() => null))?.identifier;
       throwIfFailed(url, await navigate(page, url, AbortSignal.any([loadSignal, dialogSeen.signal])));
     }
     for (;;) {
@@ -293,7 +320,15 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       details: { url, cdpUrl },
     });
   } finally {
-    s?.close();
-    opts.socket?.close();
+    // Later documents (the agent's own navigations) get no clock: removed before the socket closes,
+    // without holding up the answer.
+    const sock = s;
+    if (clockId && sock && !sock.closed) {
+      void sock
+        .send('Page.removeScriptToEvaluateOnNewDocument', { identifier: clockId }, AbortSignal.timeout(2000))
+        .catch(() => {})
+        .finally(() => sock.close());
+    } else sock?.close();
+    if (opts.socket !== sock) opts.socket?.close();
   }
 }
