@@ -85,7 +85,10 @@ export class RunCatalog {
         const row: ListedRun = { ...s, suite: suiteOf(s.dir, s.resolution !== 'unknown', s.repeat), task, recorded };
         runs.push({ ...row, abs: d, search: `${s.task_id}\n${task ?? ''}\n${params}`.toLowerCase() });
       }
-      runs.sort((a, b) => a.suite.localeCompare(b.suite) || a.agent.localeCompare(b.agent) || a.resolution.localeCompare(b.resolution) || a.task_id.localeCompare(b.task_id) || a.repeat - b.repeat);
+      runs.sort(
+        (a, b) =>
+          a.suite.localeCompare(b.suite) || a.agent.localeCompare(b.agent) || a.resolution.localeCompare(b.resolution) || a.task_id.localeCompare(b.task_id) || a.repeat - b.repeat,
+      );
       this.scanned = { at: performance.now(), runs };
       return this.scanned;
     })().finally(() => {
@@ -221,7 +224,10 @@ export async function readRunDetail(abs: string, dir: string, row: ListedRun | n
       traceError,
       result,
       recording: null,
-      noRecording: { code: 'SERVE_ERR_NO_RECORDING', message: `${posix(relative(process.cwd(), recDir))} does not exist: this run was not recorded; its steps are shown without frames.` },
+      noRecording: {
+        code: 'SERVE_ERR_NO_RECORDING',
+        message: `${posix(relative(process.cwd(), recDir))} does not exist: this run was not recorded; its steps are shown without frames.`,
+      },
     };
   }
   const rec = await readRecording(recDir);

@@ -109,7 +109,9 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
         records: idx.records.length,
         keyframes: idx.records.filter((r) => r.key).length,
         summary: idx.complete ? idx.summary : null,
-        damage: known ? { code: 'SERVE_ERR_RECORDING_DAMAGED', until: known.until, reason: known.reason, message: damageMessage(known.until, known.reason, idx.summary.warnings) } : null,
+        damage: known
+          ? { code: 'SERVE_ERR_RECORDING_DAMAGED', until: known.until, reason: known.reason, message: damageMessage(known.until, known.reason, idx.summary.warnings) }
+          : null,
         cache: idx.cachePath ? { path: idx.cachePath, problem: idx.cacheProblem } : { path: null, problem: idx.cacheProblem },
       });
     }
@@ -141,7 +143,9 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
         res.writeHead(200, { ...headers, 'content-type': 'image/png', 'content-length': String(png.length) }).end(png);
         return;
       }
-      res.writeHead(200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': String(f.rgb.length) }).end(Buffer.from(f.rgb.buffer, f.rgb.byteOffset, f.rgb.length));
+      res
+        .writeHead(200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': String(f.rgb.length) })
+        .end(Buffer.from(f.rgb.buffer, f.rgb.byteOffset, f.rgb.length));
       return;
     }
     return json(res, 404, { code: 'SERVE_ERR_BAD_REQUEST', message: `no API ${path}` });
@@ -153,7 +157,9 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     if (token !== null) {
       const seg = path.split('/')[1] ?? '';
       if (!sameToken(seg, token)) {
-        res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end('SERVE_ERR_FORBIDDEN: this viewer needs the token its URL carries; use the URL vncua serve printed.\n');
+        res
+          .writeHead(403, { 'content-type': 'text/plain; charset=utf-8' })
+          .end('SERVE_ERR_FORBIDDEN: this viewer needs the token its URL carries; use the URL vncua serve printed.\n');
         return true;
       }
       path = path.slice(1 + seg.length) || '/';
@@ -195,7 +201,10 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
         details: { host, port: opts.port },
       });
     }
-    throw new VncuaError('SERVE_ERR_LISTEN', `Cannot listen on ${host}:${opts.port ?? 0}: ${code ?? ''} ${(e as Error).message}`.replace(/\s+/g, ' '), { cause: e, details: { host, port: opts.port ?? 0 } });
+    throw new VncuaError('SERVE_ERR_LISTEN', `Cannot listen on ${host}:${opts.port ?? 0}: ${code ?? ''} ${(e as Error).message}`.replace(/\s+/g, ' '), {
+      cause: e,
+      details: { host, port: opts.port ?? 0 },
+    });
   }
   // Warm the catalogue and the script so the first page load does not pay for them.
   void catalog.list().catch(() => {});

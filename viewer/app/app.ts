@@ -114,7 +114,9 @@ async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
   if (data.empty) empty.innerHTML = `<b>${esc(data.empty.code)}</b>: ${esc(data.empty.message)}`;
   $('#summary').textContent =
     `${data.runs.length} of ${data.total} runs` +
-    (data.by_agent.length ? ` — ${data.by_agent.map((a) => `${a.agent}: ${a.successes}/${a.runs} success${a.success_rate == null ? '' : ` (${Math.round(a.success_rate * 100)}%)`}`).join('; ')}` : '');
+    (data.by_agent.length
+      ? ` — ${data.by_agent.map((a) => `${a.agent}: ${a.successes}/${a.runs} success${a.success_rate == null ? '' : ` (${Math.round(a.success_rate * 100)}%)`}`).join('; ')}`
+      : '');
   const body = $('#runs tbody');
   body.innerHTML = data.runs
     .map((r) => {
@@ -231,7 +233,9 @@ function describeMeta(meta: Record<string, unknown>): string {
   for (const c of calls) {
     const u = (c.usage ?? {}) as Record<string, unknown>;
     const tok = ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
-    lines.push(`model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, $${c.cost_usd.toFixed(4)}` : ''}`.trim());
+    lines.push(
+      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, $${c.cost_usd.toFixed(4)}` : ''}`.trim(),
+    );
   }
   for (const [k, v] of Object.entries(meta)) {
     if (k === 'model_calls') continue;
