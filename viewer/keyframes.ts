@@ -34,7 +34,7 @@ const FRAMES_FILE = 'frames.bin';
 const FORMAT_VERSION = 1;
 const TILE = 64;
 /** A keyframe at least this often (recording time) while the screen changes. */
-export const KEYFRAME_MS = 5000;
+export const KEYFRAME_MS = 30_000;
 /** ... or once the changed pixels since the last keyframe reach this many bytes (twice a 1280x800 screen). */
 const KEYFRAME_BYTES = 2 * 1280 * 800 * 3;
 

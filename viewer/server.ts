@@ -67,23 +67,24 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token !== undefined ? opts.token : LOOPBACK.has(host) ? null : randomBytes(18).toString('base64url');
   const catalog = new RunCatalog(root);
-  const sessions = new Map<string, { index: KeyframeIndex; used: number }>();
+  const sessions = new Map<string, { index: Promise<KeyframeIndex>; used: number }>();
   let appJs: Promise<string> | null = null;
   const script = () => (appJs ??= compileApp());
 
-  const openIndex = async (dir: string): Promise<KeyframeIndex> => {
+  /** The run's seek index, opened once (concurrent requests share the one being opened). */
+  const openIndex = (dir: string): Promise<KeyframeIndex> => {
     const s = sessions.get(dir);
     if (s) {
       s.used = performance.now();
       return s.index;
     }
-    const abs = await catalog.resolveRun(dir);
-    const index = await KeyframeIndex.open(abs, { cache: opts.cache ?? true });
+    const index = catalog.resolveRun(dir).then((abs) => KeyframeIndex.open(abs, { cache: opts.cache ?? true }));
+    index.catch(() => sessions.delete(dir));
     sessions.set(dir, { index, used: performance.now() });
     if (sessions.size > MAX_OPEN) {
       const [oldest] = [...sessions].sort((a, b) => a[1].used - b[1].used);
       sessions.delete(oldest![0]);
-      void oldest![1].index.close();
+      void oldest![1].index.then((i) => i.close()).catch(() => {});
     }
     return index;
   };
@@ -215,7 +216,7 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     catalog,
     async close() {
       await server.close();
-      await Promise.all([...sessions.values()].map((s) => s.index.close()));
+      await Promise.all([...sessions.values()].map((s) => s.index.then((i) => i.close()).catch(() => {})));
       sessions.clear();
     },
   };
