@@ -40,6 +40,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: ['--real-minutes', '5', '--runs', '3'],
     about: 'post-processing a real 5-minute, 100-action session at 1280x800 (paced, not stretched)',
   },
+  {
+    name: 'viewer',
+    args: [],
+    about: 'the trace viewer (vncua serve): time to first frame opening a 300-step run, seek median on a 30-minute 1280x800 recording (a real one extended)',
+  },
   { name: 'page-ready', args: ['15'], about: "a task page's load until the agent's first act(): the page readiness wait against the fixed wait it replaced" },
   { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
   {

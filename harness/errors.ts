@@ -146,6 +146,18 @@ export const ERROR_CODES = {
   PROCESS_ERR_NO_RUNS: 'vncua process found no run directory (execution.json or partial_execution.json beside a recording/ directory) under the given root.',
   PROCESS_ERR_WORKER: 'A post-processing worker process died or answered garbage while processing a run (the run is reported failed; the others go on).',
   PROCESS_ERR_ALIGNMENT: 'A uitask trace (no timestamps) could not be aligned to the recorded client input; its actions have no images.',
+  // The trace viewer (vncua serve, viewer/)
+  SERVE_ERR_ROOT: 'The ROOT given to vncua serve does not exist or is not a directory (details: root).',
+  SERVE_ERR_NO_RUNS:
+    'ROOT holds no run (no directory with task.json, result.json or a trace): vncua serve keeps serving and its page says so; give the --out directory of vncua eval.',
+  SERVE_ERR_PORT_IN_USE:
+    'The port given to vncua serve (--port) is already in use on that address: choose another, or leave --port out for an OS-chosen one (details: host, port).',
+  SERVE_ERR_LISTEN: 'vncua serve could not listen (an address not on this machine, no permission for the port, or the start timed out; details: host, port).',
+  SERVE_ERR_RUN_NOT_FOUND: 'The viewer was asked for a run that is not under ROOT (a stale or mistyped link): the page lists the runs there.',
+  SERVE_ERR_NO_RECORDING: 'The run has no recording/ (recorded with record: false, or never started): the viewer shows its steps without frames.',
+  SERVE_ERR_RECORDING_DAMAGED:
+    "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",
+  SERVE_ERR_FORBIDDEN: 'A request to a vncua serve bound with --host lacked the token its URL carries (HTTP 403): use the printed URL.',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
     'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',

@@ -23,6 +23,8 @@ export interface StaticServerOptions {
   root: string;
   /** Address to listen on (default 127.0.0.1). */
   host?: string;
+  /** Port to listen on (default 0: OS-assigned). A port in use rejects with an Error whose cause has code EADDRINUSE. */
+  port?: number;
   /** Closes the server when it fires (and refuses to start if it already fired). */
   signal?: AbortSignal;
   /** Give up starting after this many ms (default 10 000). */
@@ -86,14 +88,14 @@ export async function startStaticServer(opts: StaticServerOptions): Promise<Stat
     return closed;
   };
   const onAbort = () => void close();
-  await listen(server, opts.host ?? '127.0.0.1', opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal);
+  await listen(server, opts.host ?? '127.0.0.1', opts.port ?? 0, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal);
   signal?.addEventListener('abort', onAbort, { once: true });
   const { port, address, family } = server.address() as AddressInfo;
   const host = family === 'IPv6' ? `[${address}]` : address;
   return { url: `http://${host}:${port}/`, close };
 }
 
-function listen(server: Server, host: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+function listen(server: Server, host: string, port: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise<void>((resolveListen, reject) => {
     const done = (e?: unknown) => {
       clearTimeout(timer);
@@ -109,7 +111,7 @@ function listen(server: Server, host: string, timeoutMs: number, signal: AbortSi
     const timer = setTimeout(() => done(new Error(`not listening within ${timeoutMs} ms`)), timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });
     server.once('error', done);
-    server.listen(0, host, () => done());
+    server.listen(port, host, () => done());
   });
 }
 

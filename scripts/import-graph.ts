@@ -13,8 +13,9 @@ export const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   agents: ['harness'],
   byom: ['harness'],
   eval: ['harness', 'recorder'],
-  cli: ['harness', 'recorder', 'agents', 'byom', 'eval'],
-  bench: ['harness', 'recorder', 'agents', 'byom', 'eval'],
+  viewer: ['harness', 'recorder', 'eval'],
+  cli: ['harness', 'recorder', 'agents', 'byom', 'eval', 'viewer'],
+  bench: ['harness', 'recorder', 'agents', 'byom', 'eval', 'viewer'],
   scripts: ['harness', 'recorder', 'agents', 'byom', 'eval'],
   '.': ['harness', 'recorder', 'agents', 'byom', 'eval'],
 };

@@ -198,6 +198,21 @@ export class Replayer {
     return a ? a.conn.cursorAt(t) : null;
   }
 
+  /** The pointer positions connection `index`'s client sent, in time order (what the cursor is drawn at); empty for an unknown or dropped connection. */
+  pointerTrack(index: number): ReadonlyArray<{ t: number; x: number; y: number }> {
+    return this.conns.find((c) => c?.index === index)?.pointer ?? [];
+  }
+
+  /** Per connection still held: up to when its screen is known, when it stops early (as far as decoded so far). */
+  knownByConnection(): Array<{ conn: number; until: number; reason: 'damage' | 'undecodable' }> {
+    const out: Array<{ conn: number; until: number; reason: 'damage' | 'undecodable' }> = [];
+    for (const c of this.conns) {
+      const k = c?.known;
+      if (c && k) out.push({ conn: c.index, until: k.until, reason: k.reason });
+    }
+    return out;
+  }
+
   /** Rectangles decoded so far by encoding number, over the connections still held. */
   rectStats(): Map<number, number> {
     const out = new Map<number, number>();

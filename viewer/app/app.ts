@@ -1,0 +1,396 @@
+/**
+ * The vncua serve page (plain DOM, no framework; compiled by esbuild on the server). Two views chosen by
+ * the URL: the run list (`./?agent=…&q=…`) and one run's trace viewer (`./?run=<dir>&t=<epoch ms>`), so
+ * either can be shared as a link. Frames come from api/frame as raw RGB and are put on the canvas
+ * unchanged (no image decoding or colour management in between: the canvas holds the replayed pixels).
+ */
+
+interface Entry {
+  index: number;
+  action: string;
+  params: Record<string, unknown>;
+  task_marked_complete: boolean | null;
+  started_at?: number;
+  ended_at?: number;
+  duration_ms?: number;
+  error?: { code: string; message: string };
+  success_check?: { phase: string; rule: string; pattern: string; snippet: string; url: string; at: number };
+  meta?: Record<string, unknown>;
+}
+interface Row {
+  dir: string;
+  suite: string;
+  agent: string;
+  resolution: string;
+  task_id: string;
+  group: string;
+  repeat: number;
+  status: string;
+  success: boolean;
+  steps_performed: number;
+  duration_ms: number | null;
+  task: string | null;
+  infra_error: boolean;
+  invalid: unknown;
+  recorded: boolean;
+}
+interface Damage {
+  code: string;
+  until: number;
+  reason: string;
+  message: string;
+}
+interface Detail {
+  dir: string;
+  row: Row | null;
+  entries: Entry[];
+  traceError: { code: string; message: string } | null;
+  result: { status?: string; error?: { code: string; message: string }; success_at?: number } | null;
+  recording: { start: number | null; end: number | null; warnings: Array<{ code: string; message: string }>; damage: Damage | null } | null;
+  noRecording: { code: string; message: string } | null;
+}
+
+const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySelector(sel) as T;
+const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[c]};`);
+const params = new URLSearchParams(location.search);
+
+function statusOf(r: Row): string {
+  if (r.invalid) return 'invalid';
+  if (r.infra_error) return 'infra_error';
+  if (r.success) return 'success';
+  if (r.status === 'partial') return 'partial';
+  return 'failure';
+}
+const secs = (ms: number | null | undefined) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
+
+// ---------------------------------------------------------------- run list
+const FILTERS = ['suite', 'agent', 'resolution', 'group', 'status'] as const;
+
+async function showList(): Promise<void> {
+  $('#list-view').hidden = false;
+  const q = $<HTMLInputElement>('#q');
+  q.value = params.get('q') ?? '';
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reload = () => {
+    const p = new URLSearchParams();
+    if (q.value) p.set('q', q.value);
+    for (const f of FILTERS) {
+      const v = $<HTMLSelectElement>(`#f-${f}`).value;
+      if (v) p.set(f, v);
+    }
+    history.replaceState(null, '', `./${p.size ? `?${p}` : ''}`);
+    void loadRuns(p);
+  };
+  q.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(reload, 150);
+  });
+  for (const f of FILTERS) $(`#f-${f}`).addEventListener('change', reload);
+  const p = new URLSearchParams();
+  for (const k of ['q', ...FILTERS]) if (params.get(k)) p.set(k, params.get(k)!);
+  await loadRuns(p, true);
+}
+
+let facetsFilled = false;
+async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
+  const res = await fetch(`api/runs?${p}`);
+  const data = (await res.json()) as {
+    runs: Row[];
+    total: number;
+    facets: Record<string, string[]>;
+    by_agent: Array<{ agent: string; runs: number; successes: number; success_rate: number | null }>;
+    empty: { code: string; message: string } | null;
+  };
+  if (!facetsFilled) {
+    for (const f of FILTERS) {
+      const sel = $<HTMLSelectElement>(`#f-${f}`);
+      for (const v of data.facets[f] ?? []) sel.add(new Option(v, v));
+      if (first && params.get(f)) sel.value = params.get(f)!;
+    }
+    facetsFilled = true;
+  }
+  const empty = $('#empty');
+  empty.hidden = !data.empty;
+  if (data.empty) empty.innerHTML = `<b>${esc(data.empty.code)}</b>: ${esc(data.empty.message)}`;
+  $('#summary').textContent =
+    `${data.runs.length} of ${data.total} runs` +
+    (data.by_agent.length
+      ? ` — ${data.by_agent.map((a) => `${a.agent}: ${a.successes}/${a.runs} success${a.success_rate == null ? '' : ` (${Math.round(a.success_rate * 100)}%)`}`).join('; ')}`
+      : '');
+  const body = $('#runs tbody');
+  body.innerHTML = data.runs
+    .map((r) => {
+      const st = statusOf(r);
+      const href = `./?run=${encodeURIComponent(r.dir)}`;
+      return `<tr data-dir="${esc(r.dir)}"><td>${esc(r.suite)}</td><td>${esc(r.agent)}</td><td>${esc(r.resolution)}</td><td><a href="${href}">${esc(r.task_id)}</a></td><td>${esc(r.group)}</td><td>${r.repeat}</td><td class="st-${st}">${st}</td><td>${r.steps_performed}</td><td>${secs(r.duration_ms)}</td><td class="text" title="${esc(r.task ?? '')}">${esc(r.task ?? '')}</td></tr>`;
+    })
+    .join('');
+  body.dataset.loaded = String(Date.now());
+  document.body.dataset.ready = 'list';
+}
+
+// ---------------------------------------------------------------- trace viewer
+interface Player {
+  dir: string;
+  entries: Entry[];
+  start: number;
+  end: number;
+  t: number;
+  speed: number;
+  playing: boolean;
+  damageUntil: number | null;
+}
+
+async function showRun(dir: string): Promise<void> {
+  $('#run-view').hidden = false;
+  $('#crumb').textContent = dir;
+  const res = await fetch(`api/run?dir=${encodeURIComponent(dir)}`);
+  const d = (await res.json()) as Detail & { code?: string; message?: string };
+  const notice = $('#run-notice');
+  const say = (html: string) => {
+    notice.hidden = false;
+    notice.innerHTML += `<div>${html}</div>`;
+  };
+  if (!res.ok) {
+    say(`<b>${esc(d.code ?? 'error')}</b>: ${esc(d.message ?? '')} <a href="./">all runs</a>`);
+    document.body.dataset.ready = 'run';
+    return;
+  }
+  const r = d.row;
+  $('#run-head').innerHTML = r
+    ? `<b>${esc(r.task_id)}</b> — ${esc(r.agent)} ${esc(r.resolution)} — <span class="st-${statusOf(r)}">${statusOf(r)}</span> — ${r.steps_performed} steps, ${secs(r.duration_ms)}<div>${esc(r.task ?? '')}</div>`
+    : esc(dir);
+  if (d.traceError) say(`<b>${esc(d.traceError.code)}</b>: ${esc(d.traceError.message)}`);
+  if (d.noRecording) say(`<b>${esc(d.noRecording.code)}</b>: ${esc(d.noRecording.message)}`);
+  if (d.result?.error) say(`run error <b>${esc(d.result.error.code)}</b>: ${esc(d.result.error.message)}`);
+  const times = d.entries.flatMap((e) => [e.started_at, e.ended_at]).filter((x): x is number => typeof x === 'number');
+  const start = Math.min(d.recording?.start ?? Infinity, ...times);
+  const end = Math.max(d.recording?.end ?? -Infinity, ...times, start + 1);
+  const p: Player = { dir, entries: d.entries, start, end, t: start, speed: 1, playing: false, damageUntil: null };
+  const showDamage = (dm: Damage | null) => {
+    if (!dm || p.damageUntil !== null) return;
+    p.damageUntil = dm.until;
+    say(`<b>${esc(dm.code)}</b>: ${esc(dm.message)}`);
+    const zone = $('#damage-zone');
+    zone.hidden = false;
+    zone.style.left = `${pct(p, dm.until)}%`;
+    zone.title = `damaged from ${new Date(dm.until).toISOString()}`;
+  };
+  showDamage(d.recording?.damage ?? null);
+  renderSteps(p);
+  renderMarkers(p);
+  wireControls(p);
+  const t0 = Number(params.get('t'));
+  const firstT = d.entries.find((e) => typeof e.started_at === 'number')?.started_at ?? start;
+  await seek(p, Number.isFinite(t0) && params.has('t') ? t0 : firstT, false);
+  document.body.dataset.ready = 'run';
+  // The seek index is built in the background: damage found by decoding shows up when it completes.
+  if (d.recording) {
+    for (;;) {
+      const ix = (await (await fetch(`api/index?dir=${encodeURIComponent(dir)}`)).json()) as { complete: boolean; damage: Damage | null };
+      showDamage(ix.damage);
+      if (ix.complete) break;
+      await new Promise((res2) => setTimeout(res2, 700));
+    }
+    document.body.dataset.indexed = '1';
+  }
+}
+
+const pct = (p: Player, t: number) => (100 * (t - p.start)) / (p.end - p.start);
+
+function renderMarkers(p: Player): void {
+  const firstOk = p.entries.find((e) => e.task_marked_complete === true);
+  $('#track').innerHTML = p.entries
+    .filter((e) => typeof e.started_at === 'number')
+    .map((e) => {
+      const cls = e === firstOk ? 'first-success' : e.error ? 'err' : e.task_marked_complete === true ? 'ok' : e.action === 'finish' ? 'done' : '';
+      const tip = `#${e.index} ${e.action}${e.error ? ` — ${e.error.code}` : ''}${e === firstOk ? ' — first success' : ''}`;
+      return `<div class="marker ${cls}" data-index="${e.index}" style="left:${pct(p, e.started_at!)}%" title="${esc(tip)}"></div>`;
+    })
+    .join('');
+}
+
+function renderSteps(p: Player): void {
+  $('#steps').innerHTML = p.entries
+    .map((e) => {
+      const verdict = e.task_marked_complete === null ? '' : `<span class="verdict-${e.task_marked_complete}">${e.task_marked_complete ? 'complete' : 'not complete'}</span>`;
+      const ev = e.success_check ? `<div class="meta">evidence (${esc(e.success_check.phase)}, ${esc(e.success_check.rule)}): ${esc(e.success_check.snippet)}</div>` : '';
+      const err = e.error ? `<div class="err">${esc(e.error.code)}: ${esc(e.error.message)}</div>` : '';
+      const meta = e.meta ? `<div class="meta">${esc(describeMeta(e.meta))}</div>` : '';
+      return `<div class="step" id="step-${e.index}" data-index="${e.index}"><span class="act">#${e.index} ${esc(e.action)}</span> ${e.duration_ms == null ? '' : `${e.duration_ms.toFixed(0)} ms`} ${verdict}<div class="params">${esc(JSON.stringify(e.params))}</div>${err}${ev}${meta}</div>`;
+    })
+    .join('');
+  $('#steps').addEventListener('click', (ev) => {
+    const el = (ev.target as HTMLElement).closest('.step') as HTMLElement | null;
+    if (el) void goStep(p, Number(el.dataset.index));
+  });
+}
+
+/** Model calls (latency, tokens, cost), the model's text and reasoning, and anything else the adapter recorded. */
+function describeMeta(meta: Record<string, unknown>): string {
+  const lines: string[] = [];
+  const calls = Array.isArray(meta.model_calls) ? (meta.model_calls as Array<Record<string, unknown>>) : [];
+  for (const c of calls) {
+    const u = (c.usage ?? {}) as Record<string, unknown>;
+    const tok = ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
+    lines.push(
+      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, $${c.cost_usd.toFixed(4)}` : ''}`.trim(),
+    );
+  }
+  for (const [k, v] of Object.entries(meta)) {
+    if (k === 'model_calls') continue;
+    lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  }
+  return lines.join('\n');
+}
+
+function currentStep(p: Player): number {
+  let cur = -1;
+  for (const e of p.entries) if (typeof e.started_at === 'number' && e.started_at <= p.t) cur = e.index;
+  return cur;
+}
+
+async function goStep(p: Player, index: number): Promise<void> {
+  const e = p.entries[index];
+  if (!e || typeof e.started_at !== 'number') return;
+  p.playing = false;
+  $('#play').textContent = 'play';
+  await seek(p, e.started_at);
+}
+
+let inflight: Promise<void> | null = null;
+let wanted: number | null = null;
+
+/** Show the frame at `t` (requests are coalesced: while one is in flight only the latest instant asked is fetched next). */
+async function seek(p: Player, t: number, push = true): Promise<void> {
+  p.t = Math.max(p.start, Math.min(p.end, t));
+  $('#playhead').style.left = `${pct(p, p.t)}%`;
+  $('#time').textContent = `${((p.t - p.start) / 1000).toFixed(3)} s / ${((p.end - p.start) / 1000).toFixed(1)} s`;
+  const cur = currentStep(p);
+  for (const el of Array.from(document.querySelectorAll('.step.current, .marker.current'))) el.classList.remove('current');
+  if (cur >= 0) {
+    document.getElementById(`step-${cur}`)?.classList.add('current');
+    document.querySelector(`.marker[data-index="${cur}"]`)?.classList.add('current');
+    if (!p.playing) document.getElementById(`step-${cur}`)?.scrollIntoView({ block: 'nearest' });
+  }
+  $('#steps').dataset.current = String(cur);
+  if (push) {
+    const q = new URLSearchParams({ run: p.dir, t: p.t.toFixed(3) });
+    history.replaceState(null, '', `./?${q}`);
+  }
+  $<HTMLAnchorElement>('#png').href = `api/frame.png?dir=${encodeURIComponent(p.dir)}&t=${p.t}`;
+  wanted = p.t;
+  if (!inflight) {
+    inflight = (async () => {
+      while (wanted !== null) {
+        const at = wanted;
+        wanted = null;
+        await draw(p, at);
+      }
+    })().finally(() => {
+      inflight = null;
+    });
+  }
+  await inflight;
+}
+
+async function draw(p: Player, t: number): Promise<void> {
+  const res = await fetch(`api/frame?dir=${encodeURIComponent(p.dir)}&t=${t}`);
+  const canvas = $<HTMLCanvasElement>('#screen');
+  if (res.status === 204 || !res.ok) {
+    $('#no-frame').hidden = false;
+    canvas.dataset.frame = res.ok ? 'none' : 'error';
+    canvas.dataset.t = String(t);
+    return;
+  }
+  const w = Number(res.headers.get('x-width'));
+  const h = Number(res.headers.get('x-height'));
+  const rgb = new Uint8Array(await res.arrayBuffer());
+  if (canvas.width !== w || canvas.height !== h) {
+    canvas.width = w;
+    canvas.height = h;
+  }
+  const img = new ImageData(w, h);
+  const px = img.data;
+  for (let i = 0, j = 0; i < rgb.length; i += 3, j += 4) {
+    px[j] = rgb[i]!;
+    px[j + 1] = rgb[i + 1]!;
+    px[j + 2] = rgb[i + 2]!;
+    px[j + 3] = 255;
+  }
+  canvas.getContext('2d')!.putImageData(img, 0, 0);
+  $('#no-frame').hidden = true;
+  const stale = res.headers.get('x-stale-reason');
+  const known = Number(res.headers.get('x-known-until'));
+  $('#stale').textContent = stale ? `older frame (${stale}): the recording shows nothing after ${((known - p.start) / 1000).toFixed(3)} s` : '';
+  canvas.dataset.frame = stale ? `stale-${stale}` : 'ok';
+  canvas.dataset.t = String(t);
+}
+
+function wireControls(p: Player): void {
+  const tl = $('#timeline');
+  const at = (ev: PointerEvent) => {
+    const r = tl.getBoundingClientRect();
+    return p.start + ((ev.clientX - r.left) / r.width) * (p.end - p.start);
+  };
+  tl.addEventListener('pointerdown', (ev) => {
+    tl.setPointerCapture(ev.pointerId);
+    p.playing = false;
+    $('#play').textContent = 'play';
+    void seek(p, at(ev));
+    const move = (e2: PointerEvent) => void seek(p, at(e2));
+    const up = () => {
+      tl.removeEventListener('pointermove', move);
+      tl.removeEventListener('pointerup', up);
+    };
+    tl.addEventListener('pointermove', move);
+    tl.addEventListener('pointerup', up);
+  });
+  for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('#speeds button'))) {
+    b.addEventListener('click', () => {
+      p.speed = Number(b.dataset.speed);
+      for (const o of Array.from(document.querySelectorAll('#speeds button'))) o.classList.toggle('on', o === b);
+    });
+  }
+  const play = () => {
+    p.playing = !p.playing;
+    $('#play').textContent = p.playing ? 'pause' : 'play';
+    if (!p.playing) return;
+    if (p.t >= p.end) p.t = p.start;
+    let last = performance.now();
+    const tick = (now: number) => {
+      if (!p.playing) return;
+      const dt = (now - last) * p.speed;
+      last = now;
+      void seek(p, p.t + dt, false);
+      if (p.t >= p.end) {
+        p.playing = false;
+        $('#play').textContent = 'play';
+        return;
+      }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  };
+  $('#play').addEventListener('click', play);
+  document.addEventListener('keydown', (ev) => {
+    if ((ev.target as HTMLElement).tagName === 'INPUT') return;
+    const cur = currentStep(p);
+    if (ev.key === 'ArrowRight' || ev.key === 'ArrowDown' || ev.key === 'j') {
+      ev.preventDefault();
+      const next = p.entries.find((e) => e.index > cur && typeof e.started_at === 'number');
+      if (next) void goStep(p, next.index);
+    } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowUp' || ev.key === 'k') {
+      ev.preventDefault();
+      const prev = [...p.entries].reverse().find((e) => e.index < cur && typeof e.started_at === 'number');
+      void goStep(p, prev ? prev.index : Math.max(0, cur));
+    } else if (ev.key === ' ') {
+      ev.preventDefault();
+      play();
+    }
+  });
+}
+
+const run = params.get('run');
+if (run) void showRun(run);
+else void showList();

@@ -1,0 +1,242 @@
+/**
+ * The `vncua serve` web app: harness/static-server.ts (sirv) serving viewer/app/ (index.html, the
+ * stylesheet), with a request hook for the app's script (viewer/app/app.ts, compiled once by esbuild)
+ * and the JSON / frame API:
+ *
+ *   GET api/runs?agent=&resolution=&group=&status=&suite=&q=   the run list (viewer/runs.ts)
+ *   GET api/run?dir=DIR                                        one run: trace entries, result, recording extent, damage
+ *   GET api/index?dir=DIR                                      the seek index's state (complete, damage found by decoding)
+ *   GET api/frame?dir=DIR&t=MS                                 the frame at t as raw RGB (headers: x-width, x-height, ...)
+ *   GET api/frame.png?dir=DIR&t=MS                             the same frame as PNG (to save or share)
+ *
+ * Bound to 127.0.0.1 by default. With `host` anything else, a random token is the first path segment of
+ * every URL (`http://HOST:PORT/<token>/`): other requests get 403 (SERVE_ERR_FORBIDDEN), compared in
+ * constant time as docker/ws-bridge.py does. Nothing under ROOT is written except each opened run's
+ * `.vncua-viewer/` cache (viewer/keyframes.ts).
+ *
+ * Seams for later work: `sessions` holds the open runs by dir (a compare view opens two), and the hook
+ * dispatches by path, so a live view's WebSocket upgrade or a takeover endpoint can be added beside.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { startStaticServer } from '../harness/static-server.ts';
+import { KeyframeIndex } from './keyframes.ts';
+import { RunCatalog, damageMessage, readRunDetail } from './runs.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** viewer/app/ (index.html, style.css, app.ts): beside this file in a checkout; the shipped sources' copy when running from dist/. */
+const APP_DIR = existsSync(join(HERE, 'app', 'index.html')) ? join(HERE, 'app') : join(HERE, '..', '..', 'viewer', 'app');
+
+/** Options of startViewerServer(). */
+export interface ViewerServerOptions {
+  root: string;
+  /** Default 127.0.0.1; any other address requires the token in every URL. */
+  host?: string;
+  /** Default 0 (OS-chosen). */
+  port?: number;
+  /** Force a token (or none) whatever the host (tests); default: a token exactly when host is not loopback. */
+  token?: string | null;
+  /** Keep seek indexes in memory only (default: cached in each run's .vncua-viewer/). */
+  cache?: boolean;
+}
+
+/** A running viewer. */
+export interface ViewerServer {
+  /** The app's URL (with the token when there is one), trailing slash. */
+  url: string;
+  token: string | null;
+  catalog: RunCatalog;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const MAX_OPEN = 4;
+
+/** Start the viewer; SERVE_ERR_ROOT, SERVE_ERR_PORT_IN_USE or SERVE_ERR_LISTEN when it cannot. */
+export async function startViewerServer(opts: ViewerServerOptions): Promise<ViewerServer> {
+  const root = resolve(opts.root);
+  if (!(await stat(root).catch(() => null))?.isDirectory()) {
+    throw new VncuaError('SERVE_ERR_ROOT', `${root} does not exist or is not a directory; give the --out directory of vncua eval.`, { details: { root } });
+  }
+  const host = opts.host ?? '127.0.0.1';
+  const token = opts.token !== undefined ? opts.token : LOOPBACK.has(host) ? null : randomBytes(18).toString('base64url');
+  const catalog = new RunCatalog(root);
+  const sessions = new Map<string, { index: Promise<KeyframeIndex>; used: number }>();
+  let appJs: Promise<string> | null = null;
+  const script = () => (appJs ??= compileApp());
+
+  /** The run's seek index, opened once (concurrent requests share the one being opened). */
+  const openIndex = (dir: string): Promise<KeyframeIndex> => {
+    const s = sessions.get(dir);
+    if (s) {
+      s.used = performance.now();
+      return s.index;
+    }
+    const index = catalog.resolveRun(dir).then((abs) => KeyframeIndex.open(abs, { cache: opts.cache ?? true }));
+    index.catch(() => sessions.delete(dir));
+    sessions.set(dir, { index, used: performance.now() });
+    if (sessions.size > MAX_OPEN) {
+      const [oldest] = [...sessions].sort((a, b) => a[1].used - b[1].used);
+      sessions.delete(oldest![0]);
+      void oldest![1].index.then((i) => i.close()).catch(() => {});
+    }
+    return index;
+  };
+
+  const api = async (path: string, q: URLSearchParams, res: ServerResponse): Promise<void> => {
+    const dir = q.get('dir') ?? '';
+    if (path === 'api/runs') {
+      const f = Object.fromEntries(['agent', 'resolution', 'group', 'status', 'suite', 'q'].flatMap((k) => (q.get(k) ? [[k, q.get(k)!]] : [])));
+      return json(res, 200, await catalog.list(f));
+    }
+    if (path === 'api/run') {
+      const abs = await catalog.resolveRun(dir);
+      const detail = await readRunDetail(abs, dir, await catalog.row(dir));
+      if (detail.recording) void openIndex(dir); // start indexing as the page opens
+      return json(res, 200, detail);
+    }
+    if (path === 'api/index') {
+      const idx = await openIndex(dir);
+      const known = idx.summary.known.slice().sort((a, b) => a.until - b.until)[0];
+      return json(res, 200, {
+        complete: idx.complete,
+        source: idx.source,
+        records: idx.records.length,
+        keyframes: idx.records.filter((r) => r.key).length,
+        summary: idx.complete ? idx.summary : null,
+        damage: known
+          ? { code: 'SERVE_ERR_RECORDING_DAMAGED', until: known.until, reason: known.reason, message: damageMessage(known.until, known.reason, idx.summary.warnings) }
+          : null,
+        cache: idx.cachePath ? { path: idx.cachePath, problem: idx.cacheProblem } : { path: null, problem: idx.cacheProblem },
+      });
+    }
+    if (path === 'api/frame' || path === 'api/frame.png') {
+      const t = Number(q.get('t'));
+      if (!Number.isFinite(t)) return json(res, 400, { code: 'SERVE_ERR_BAD_REQUEST', message: 't must be epoch milliseconds' });
+      const idx = await openIndex(dir);
+      const f = await idx.frameAt(t, { cursor: q.get('cursor') !== '0' });
+      if (!f) {
+        res.writeHead(204, { 'x-frame': 'none', 'cache-control': 'no-store' }).end();
+        return;
+      }
+      const headers: Record<string, string> = {
+        'x-width': String(f.width),
+        'x-height': String(f.height),
+        'x-t': String(f.t),
+        'x-update-at': String(f.updateAt),
+        'x-connection': String(f.connection),
+        'cache-control': 'no-store',
+      };
+      if (f.stale) {
+        headers['x-stale-reason'] = f.stale.reason;
+        headers['x-known-until'] = String(f.stale.knownUntil);
+      }
+      if (path === 'api/frame.png') {
+        const png = await sharp(f.rgb, { raw: { width: f.width, height: f.height, channels: 3 } })
+          .png({ compressionLevel: 1 })
+          .toBuffer();
+        res.writeHead(200, { ...headers, 'content-type': 'image/png', 'content-length': String(png.length) }).end(png);
+        return;
+      }
+      res
+        .writeHead(200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': String(f.rgb.length) })
+        .end(Buffer.from(f.rgb.buffer, f.rgb.byteOffset, f.rgb.length));
+      return;
+    }
+    return json(res, 404, { code: 'SERVE_ERR_BAD_REQUEST', message: `no API ${path}` });
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    let path = url.pathname;
+    if (token !== null) {
+      const seg = path.split('/')[1] ?? '';
+      if (!sameToken(seg, token)) {
+        res
+          .writeHead(403, { 'content-type': 'text/plain; charset=utf-8' })
+          .end('SERVE_ERR_FORBIDDEN: this viewer needs the token its URL carries; use the URL vncua serve printed.\n');
+        return true;
+      }
+      path = path.slice(1 + seg.length) || '/';
+      if (url.pathname === `/${seg}`) {
+        res.writeHead(302, { location: `/${seg}/${url.search}` }).end();
+        return true;
+      }
+      req.url = path + url.search;
+    }
+    const rel = path.replace(/^\/+/, '');
+    if (rel === 'app.js') {
+      void script().then(
+        (js) => res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(js),
+        (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`app.js: ${(e as Error).message}\n`),
+      );
+      return true;
+    }
+    if (rel.startsWith('api/')) {
+      api(rel, url.searchParams, res).catch((e: unknown) => {
+        const code = isVncuaError(e) ? e.code : 'SERVE_ERR_INTERNAL';
+        const status = code === 'SERVE_ERR_RUN_NOT_FOUND' ? 404 : 500;
+        if (!res.headersSent) json(res, status, { code, message: (e as Error).message });
+        else res.destroy();
+      });
+      return true;
+    }
+    return false;
+  };
+
+  let server: Awaited<ReturnType<typeof startStaticServer>>;
+  try {
+    server = await startStaticServer({ root: APP_DIR, host, port: opts.port ?? 0, handle });
+  } catch (e) {
+    const cause = (e as Error).cause as NodeJS.ErrnoException | undefined;
+    const code = cause?.code ?? (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new VncuaError('SERVE_ERR_PORT_IN_USE', `Port ${opts.port} is already in use on ${host}: choose another --port, or leave it out for an OS-chosen one.`, {
+        cause: e,
+        details: { host, port: opts.port },
+      });
+    }
+    throw new VncuaError('SERVE_ERR_LISTEN', `Cannot listen on ${host}:${opts.port ?? 0}: ${code ?? ''} ${(e as Error).message}`.replace(/\s+/g, ' '), {
+      cause: e,
+      details: { host, port: opts.port ?? 0 },
+    });
+  }
+  // Warm the catalogue and the script so the first page load does not pay for them.
+  void catalog.list().catch(() => {});
+  void script().catch(() => {});
+  return {
+    url: token ? `${server.url}${token}/` : server.url,
+    token,
+    catalog,
+    async close() {
+      await server.close();
+      await Promise.all([...sessions.values()].map((s) => s.index.then((i) => i.close()).catch(() => {})));
+      sessions.clear();
+    },
+  };
+}
+
+function sameToken(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(text);
+}
+
+/** viewer/app/app.ts compiled for the browser by esbuild (no bundling: the app imports nothing). */
+async function compileApp(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const { transform } = await import('esbuild');
+  const src = await readFile(join(APP_DIR, 'app.ts'), 'utf8');
+  return (await transform(src, { loader: 'ts', target: 'es2022', format: 'esm' })).code;
+}
