@@ -22,8 +22,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Starts the append loop in `out`, kills it with SIGKILL `delayMs` after it printed "ready"; returns the highest "appended N" it printed. */
-async function runAndKill(out: string, delayMs: number): Promise<number> {
+/**
+ * Starts the append loop in `out`, kills it with SIGKILL once it printed "appended `afterAppends`" (0: once
+ * it printed "ready"), then `delayMs` later; returns the highest "appended N" it printed. Waiting for a
+ * count, not a time, keeps the traces as large on a loaded machine as on a quiet one.
+ */
+async function runAndKill(out: string, afterAppends: number, delayMs: number): Promise<number> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
   children.add(child);
   let stdout = '';
@@ -34,7 +38,7 @@ async function runAndKill(out: string, delayMs: number): Promise<number> {
   try {
     await new Promise<void>((resolve, reject) => {
       const onData = (): void => {
-        if (stdout.startsWith('ready\n')) {
+        if (stdout.startsWith('ready\n') && (afterAppends === 0 || stdout.includes(`\nappended ${afterAppends}\n`))) {
           child.stdout.off('data', onData);
           resolve();
         }
@@ -62,10 +66,12 @@ it(`partial_execution.json survives kill -9 at ${KILLS} random moments`, async (
   const found: number[] = [];
   for (let k = 0; k < KILLS; k++) {
     const out = join(dir, `run-${k}`);
-    // a third of the kills land almost immediately (first appends), the rest up to 250 ms in (large files)
-    const delayMs = k % 3 === 0 ? Math.floor(rand() * 5) : Math.floor(rand() * 250);
-    const reported = await runAndKill(out, delayMs);
-    const ctx = `seed ${seed}, kill ${k}, delay ${delayMs} ms, reported ${reported}`;
+    // a third of the kills land almost immediately (first appends), the rest after 1-200 appends (large
+    // files; the second kill after 120, so some trace surely grew past 50 entries), each a few ms later
+    const afterAppends = k % 3 === 0 ? 0 : k === 1 ? 120 : 1 + Math.floor(rand() * 200);
+    const delayMs = Math.floor(rand() * 5);
+    const reported = await runAndKill(out, afterAppends, delayMs);
+    const ctx = `seed ${seed}, kill ${k}, after ${afterAppends} appends + ${delayMs} ms, reported ${reported}`;
 
     const text = await readFile(join(out, 'partial_execution.json'), 'utf8');
     let data: unknown;
