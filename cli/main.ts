@@ -13,6 +13,10 @@ const COMMANDS: Record<string, Command> = {
   process: { summary: 'process <root> [--overwrite] [--jobs N] [--video]: screenshots and step reports from recordings', load: () => import('./process.ts') },
   score: { summary: 'score DIR: scores.json, scores.md, scores.html for every run under DIR', load: () => import('./score.ts') },
   'export-trace': { summary: 'export-trace --format uitask RUN [--out FILE] [--overwrite]: the trace as uitask writes execution.json', load: () => import('./export-trace.ts') },
+  export: {
+    summary: 'export ROOT --format jsonl [--out FILE|DIR] [--successful] [--agent A] [--group G]: one JSON line per step, PNGs beside it',
+    load: () => import('./export.ts'),
+  },
   demo: { summary: 'the basic suite with the replay agent on a local desktop, processed and scored', load: () => import('./demo.ts') },
 };
 
