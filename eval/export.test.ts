@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../harness/errors.ts';
 import type { ExportLine } from '../harness/trace/export-line.ts';
 import { processRun } from '../recorder/process/run.ts';
-import { H, W, writeUitaskRun, writeVncuaRun } from '../recorder/process/test-helpers/runs.ts';
-import { parseExportArgs, run as exportCli } from '../cli/export.ts';
+import { writeVncuaRun } from '../recorder/process/test-helpers/runs.ts';
+import { H, RES, W, writeExportTree } from './test-fixtures/export-runs.ts';
 import { exportRoot, modelOf } from './export.ts';
 
 const SCHEMA = fileURLToPath(new URL('../schemas/export-line.schema.json', import.meta.url));
@@ -58,67 +58,14 @@ async function lines(file: string): Promise<ExportLine[]> {
     .map((l) => JSON.parse(l) as ExportLine);
 }
 
-/** run(argv) of the CLI with stdout and stderr captured. */
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  let stdout = '';
-  let stderr = '';
-  process.stdout.write = ((s: string) => ((stdout += s), true)) as never;
-  process.stderr.write = ((s: string) => ((stderr += s), true)) as never;
-  try {
-    return { code: await exportCli(argv), stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
-
-const RES = `${W}_${H}`;
 let base: string;
 let root: string;
 const runDir = (agent: string, id: string) => join(root, agent, RES, id);
-const task = (id: string, group: string, agent: string) => ({ id, goal: `Do ${id}`, url: `pages/${id}.html`, group, agent, resolution: `${W}x${H}`, repeat: 1 });
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'vncua-export-'));
   root = join(base, 'runs');
-  // click-1: succeeded at entry 0, processed beforehand: its images are copied.
-  await writeVncuaRun(runDir('replay', 'click-1'), { success: { index: 0, dt: 150, phase: 'immediate' } });
-  await writeFile(join(runDir('replay', 'click-1'), 'task.json'), JSON.stringify(task('click-1', 'click', 'replay')));
-  await processRun(runDir('replay', 'click-1'));
-  // type-1: succeeded at its finish, only recorded: its images are rendered.
-  await writeVncuaRun(runDir('replay', 'type-1'));
-  await writeFile(join(runDir('replay', 'type-1'), 'task.json'), JSON.stringify(task('type-1', 'type', 'replay')));
-  // norec-1: no recording, no process output: screenshots null with a reason.
-  await writeVncuaRun(runDir('replay', 'norec-1'), { partial: true });
-  await rm(join(runDir('replay', 'norec-1'), 'recording'), { recursive: true });
-  await writeFile(join(runDir('replay', 'norec-1'), 'task.json'), JSON.stringify(task('norec-1', 'norec', 'replay')));
-  // bad-1: a truncated trace: skipped with its reason.
-  await mkdir(runDir('replay', 'bad-1'), { recursive: true });
-  await writeFile(join(runDir('replay', 'bad-1'), 'execution.json'), '[{"action": "mouse_cli');
-  // infra-1: the desktop's fault: skipped.
-  await mkdir(runDir('replay', 'infra-1'), { recursive: true });
-  await writeFile(join(runDir('replay', 'infra-1'), 'execution.json'), '[]');
-  await writeFile(
-    join(runDir('replay', 'infra-1'), 'result.json'),
-    JSON.stringify({ status: 'infra_error', steps: 0, durationMs: 5, error: { code: 'DESKTOP_ERR_START_FAILED', message: 'no X' } }),
-  );
-  // model agent: a middle click (no uitask shape) and what the model said, with token usage.
-  const m = runDir('chat', 'click-2');
-  await writeVncuaRun(m, { success: { index: 1, dt: 1030, phase: 'immediate' } });
-  await writeFile(join(m, 'task.json'), JSON.stringify(task('click-2', 'click', 'chat')));
-  const entries = JSON.parse(await readFile(join(m, 'execution.json'), 'utf8')) as Array<Record<string, any>>;
-  entries[0]!.params.button = 'middle';
-  entries[0]!.meta = {
-    model_text: ['I click the button.'],
-    reasoning: ['The button is top left.'],
-    model_calls: [{ latency_ms: 812.5, usage: { prompt_tokens: 1000, completion_tokens: 20, total_tokens: 1020 }, model: 'qwen' }],
-  };
-  entries[1]!.meta = { thought: 'Now type.', model_calls: [{ latency_ms: 100, usage: { input_tokens: 7, output_tokens: 3 } }] };
-  await writeFile(join(m, 'execution.json'), JSON.stringify(entries));
-  // uitask's own run (no timing, no task.json).
-  await writeUitaskRun(join(root, 'uitask', RES, 'web-1'));
+  await writeExportTree(root);
 });
 afterAll(async () => {
   await rm(base, { recursive: true, force: true });
@@ -306,42 +253,5 @@ describe('bad input: one coded error, nothing written', () => {
     expect(existsSync(join(root, 'export'))).toBe(false);
     await writeFile(join(base, 'exists.jsonl'), '');
     expect(await code(exportRoot({ root, out: join(base, 'exists.jsonl') }))).toBe('EXPORT_ERR_OUT_EXISTS');
-  });
-});
-
-describe('the command', () => {
-  it('parses its options; --format jsonl is required', () => {
-    expect(parseExportArgs([root, '--format', 'jsonl', '--agent', 'a', '--agent=b', '--group', 'g', '--resolution', '1280x800', '--successful', '--out', 'x'])).toEqual({
-      root,
-      successful: true,
-      agents: ['a', 'b'],
-      groups: ['g'],
-      resolutions: ['1280x800'],
-      out: 'x',
-    });
-    for (const argv of [[root], [root, '--format', 'csv'], [root, '--format', 'jsonl', '--resolution', 'big']]) {
-      let err: unknown;
-      try {
-        parseExportArgs(argv);
-      } catch (e) {
-        err = e;
-      }
-      expect(isVncuaError(err, 'CLI_ERR_BAD_ARGS'), argv.join(' ')).toBe(true);
-    }
-  });
-
-  it('exit 1 with one EXPORT_ERR_RUN_SKIPPED line per skipped run; exit 2 with one coded line on bad input; exit 0 when all went', async () => {
-    const r = await cli([root, '--format', 'jsonl', '--out', join(base, 'cli-1')]);
-    expect(r.code).toBe(1);
-    expect(r.stderr.trimEnd().split('\n')).toEqual([
-      expect.stringMatching(/^vncua export: EXPORT_ERR_RUN_SKIPPED: replay\/64_48\/bad-1: TRACE_ERR_INVALID: /),
-      expect.stringMatching(/^vncua export: EXPORT_ERR_RUN_SKIPPED: replay\/64_48\/infra-1: DESKTOP_ERR_START_FAILED: /),
-    ]);
-    expect(r.stdout).toMatch(/wrote .*steps\.jsonl: 20 steps of 5 runs, 32 images in .* steps\/s\); 2 skipped/);
-    const again = await cli([root, '--format', 'jsonl', '--out', join(base, 'cli-1')]);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^vncua export: EXPORT_ERR_OUT_EXISTS: .*\n$/);
-    const ok = await cli([root, '--format', 'jsonl', '--out', join(base, 'cli-2'), '--agent', 'chat']);
-    expect([ok.code, ok.stderr]).toEqual([0, '']);
   });
 });
