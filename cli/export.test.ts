@@ -42,9 +42,10 @@ describe('the command', () => {
       agents: ['a', 'b'],
       groups: ['g'],
       resolutions: ['1280x800'],
+      jobs: 1,
       out: 'x',
     });
-    for (const argv of [[root], [root, '--format', 'csv'], [root, '--format', 'jsonl', '--resolution', 'big']]) {
+    for (const argv of [[root], [root, '--format', 'csv'], [root, '--format', 'jsonl', '--resolution', 'big'], [root, '--format', 'jsonl', '--jobs', '0']]) {
       let err: unknown;
       try {
         parseExportArgs(argv);

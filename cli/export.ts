@@ -3,9 +3,10 @@
  * before/after screenshots as PNG files beside it, for training (eval/export.ts; the line's format:
  * schemas/export-line.schema.json and schemas/EXPORT.md). Nothing under ROOT is modified.
  */
+import { availableParallelism } from 'node:os';
 import { parseScreenSize } from '../harness/desktop/size.ts';
 import { exportRoot, type ExportOptions } from '../eval/export.ts';
-import { badArgs, badInputExit, cancelOnSignals, parseCommandArgs, parseCommandLine, parsedValue, type CommandSpec } from './command.ts';
+import { badArgs, badInputExit, cancelOnSignals, parseCommandArgs, parseCommandLine, parsedValue, wholeNumber, type CommandSpec } from './command.ts';
 
 /** The formats vncua export writes. */
 export const EXPORT_LINE_FORMATS = ['jsonl'] as const;
@@ -25,6 +26,7 @@ export const EXPORT_SPEC = {
     agent: { type: 'string', multiple: true, value: 'A', description: 'only this agent (repeatable: any of them)' },
     group: { type: 'string', multiple: true, value: 'G', description: 'only this task group (repeatable)' },
     resolution: { type: 'string', multiple: true, value: 'WxH', description: 'only this resolution (repeatable)' },
+    jobs: { type: 'string', value: 'N', default: '1', description: `worker processes rendering images from recordings (at most ${availableParallelism()} is useful here)` },
   },
   notes: `screenshots: copied from vncua process's output when a run has it, else rendered from its recording
 (nothing is written under ROOT), else null with screenshot_reason
@@ -45,7 +47,7 @@ export function parseExportArgs(argv: string[]): ExportOptions | undefined {
     const s = parsedValue(r, '--resolution', parseScreenSize);
     return `${s.width}x${s.height}`;
   });
-  const o: ExportOptions = { root: line.positional, successful: v.successful, agents: v.agent, groups: v.group, resolutions };
+  const o: ExportOptions = { root: line.positional, successful: v.successful, agents: v.agent, groups: v.group, resolutions, jobs: wholeNumber(v.jobs, '--jobs', 1, 256) };
   if (v.out !== undefined) o.out = v.out;
   return o;
 }

@@ -214,6 +214,17 @@ describe('filters', () => {
     expect((await ids({ resolutions: [`${W}x${H}`], agents: ['replay'], groups: ['type'] }, 'f-res')).runs).toEqual(['type-1']);
   });
 
+  it('jobs 2 (worker processes rendering): the same lines and the same images as in this process', async () => {
+    const one = await exportRoot({ root, out: join(base, 'j1'), agents: ['replay', 'uitask'] });
+    const two = await exportRoot({ root, out: join(base, 'j2'), agents: ['replay', 'uitask'], jobs: 2 });
+    const [a, b] = [await lines(one.paths.jsonl), await lines(two.paths.jsonl)];
+    expect(b.map((l) => ({ ...l, run_dir: '' }))).toEqual(a.map((l) => ({ ...l, run_dir: '' })));
+    for (const l of a.filter((x) => x.screenshot_source === 'rendered')) {
+      expect((await readFile(join(base, 'j2', l.screenshot_after!))).equals(await readFile(join(base, 'j1', l.screenshot_after!)))).toBe(true);
+    }
+    expect((await readdir(join(base, 'j2', 'images'))).sort()).toEqual(['replay', 'uitask']);
+  });
+
   it('--out FILE.jsonl: images and export.json beside it, paths relative to its directory', async () => {
     const file = join(base, 'f-file', 'train.jsonl');
     await exportRoot({ root, out: file, agents: ['chat'] });

@@ -14,11 +14,11 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { apiCall } from '../harness/agent/apply-action.ts';
 import { VncuaError, errorInfo, isVncuaError } from '../harness/errors.ts';
 import type { ExportLine } from '../harness/trace/export-line.ts';
-import { readTrace } from '../harness/trace/reader.ts';
+import { readTrace, type ReadTrace } from '../harness/trace/reader.ts';
 import type { TraceEntry } from '../harness/trace/schema.ts';
 import { toUitaskEntry } from '../harness/trace/uitask.ts';
 import { ACTION_SCREENSHOTS_JSON, isComplete, type ActionScreenshotsFile, type ActionShot } from '../recorder/process/output.ts';
-import { processRun } from '../recorder/process/run.ts';
+import { processRuns, type RunJob } from '../recorder/process/root.ts';
 import { TASK_FILE } from './layout.ts';
 import { findRunDirs, scoreRunDir, type RunScore } from './score.ts';
 
@@ -43,6 +43,8 @@ export interface ExportOptions {
   groups?: readonly string[];
   /** Only these resolutions (WxH); empty: all. */
   resolutions?: readonly string[];
+  /** Worker processes rendering images from recordings (default 1: in this process), as `vncua process --jobs`. */
+  jobs?: number;
   signal?: AbortSignal;
   /** Called as each run is written or skipped. */
   onRun?: (r: ExportedRun | SkippedRun) => void;
@@ -184,8 +186,20 @@ async function readShots(dir: string): Promise<ActionScreenshotsFile> {
   return JSON.parse(await readFile(join(dir, ACTION_SCREENSHOTS_JSON), 'utf8')) as ActionScreenshotsFile;
 }
 
-/** The run's images: vncua process's complete output, else rendered from recording/ into `stage`, else none. */
-async function runShots(dir: string, traceFile: string, entries: number, stage: string): Promise<RunShots> {
+/** How rendering a run went (renderAll): where its output is, or why there is none. */
+type Rendered = { ok: true; dir: string } | { ok: false; reason: string };
+
+const NO_SOURCE = 'the run has no vncua process output (action_screenshots.json) and no recording/ to render one from';
+
+/** Whether a run's images come from vncua process's complete output, are to be rendered from recording/, or cannot be had. */
+async function shotsPlan(dir: string, traceFile: string, entries: number): Promise<'process' | 'render' | 'none'> {
+  if (await isComplete(dir, entries, traceFile)) return 'process';
+  const rec = await stat(join(dir, 'recording')).catch(() => null);
+  return rec?.isDirectory() ? 'render' : 'none';
+}
+
+/** The run's images: vncua process's complete output, else what renderAll() rendered from recording/, else none (with the reason). */
+async function runShots(dir: string, traceFile: string, entries: number, rendered: Rendered | undefined): Promise<RunShots> {
   const shots = (f: ActionScreenshotsFile, source: 'process' | 'rendered', base: string): RunShots => ({
     source,
     reason: null,
@@ -193,31 +207,43 @@ async function runShots(dir: string, traceFile: string, entries: number, stage: 
     byIndex: new Map(f.actions.map((a) => [a.index, a])),
     warnings: f.warnings.map((w) => w.code),
   });
-  if (await isComplete(dir, entries, traceFile)) {
+  const none = (reason: string): RunShots => ({ source: null, reason, base: dir, byIndex: new Map(), warnings: [] });
+  if (rendered === undefined) {
+    if ((await shotsPlan(dir, traceFile, entries)) !== 'process') return none(NO_SOURCE);
     try {
       return shots(await readShots(dir), 'process', dir);
-    } catch {
-      // Unreadable after all: render below.
+    } catch (e) {
+      return none(`its action_screenshots.json cannot be read: ${(e as Error).message}`);
     }
   }
-  const rec = await stat(join(dir, 'recording')).catch(() => null);
-  if (!rec?.isDirectory()) {
-    return {
-      source: null,
-      reason: 'the run has no vncua process output (action_screenshots.json) and no recording/ to render one from',
-      base: dir,
-      byIndex: new Map(),
-      warnings: [],
-    };
+  if (!rendered.ok) return none(rendered.reason);
+  return shots(await readShots(rendered.dir), 'rendered', rendered.dir);
+}
+
+/**
+ * Render the runs that need it (no complete vncua process output, a recording) with the post-processor,
+ * `jobs` worker processes at a time, each into its own directory under `stage` (never into the run).
+ */
+async function renderAll(
+  runs: ReadonlyArray<{ dir: string; traceFile: string; entries: number }>,
+  stage: string,
+  jobs: number,
+  signal: AbortSignal | undefined,
+): Promise<Map<string, Rendered>> {
+  const out = new Map<string, Rendered>();
+  const todo: RunJob[] = [];
+  for (const [k, r] of runs.entries()) {
+    const plan = await shotsPlan(r.dir, r.traceFile, r.entries);
+    if (plan === 'none') out.set(r.dir, { ok: false, reason: NO_SOURCE });
+    if (plan === 'render') todo.push({ runDir: r.dir, options: { outputDir: join(stage, String(k)), overwrite: true } });
   }
-  try {
-    await processRun(dir, { outputDir: stage, overwrite: true });
-    return shots(await readShots(stage), 'rendered', stage);
-  } catch (e) {
-    const { code, message } = errorInfo(e, 'PROCESS_ERR_WRITE');
-    if (code === 'PROCESS_ERR_WRITE' || code === 'EXPORT_ERR_WRITE') throw e;
-    return { source: null, reason: `its recording could not be rendered: ${code}: ${message}`, base: dir, byIndex: new Map(), warnings: [] };
+  const res = await processRuns(todo, { jobs, ...(signal ? { signal } : {}) });
+  for (const [k, o] of res.runs.entries()) {
+    if (o.ok) out.set(o.runDir, { ok: true, dir: todo[k]!.options.outputDir! });
+    else if (o.error.code === 'PROCESS_ERR_WRITE') throw writeError(todo[k]!.options.outputDir!, new Error(o.error.message));
+    else out.set(o.runDir, { ok: false, reason: `its recording could not be rendered: ${o.error.code}: ${o.error.message}` });
   }
+  return out;
 }
 
 function writeError(path: string, cause: unknown): VncuaError {
@@ -226,11 +252,17 @@ function writeError(path: string, cause: unknown): VncuaError {
 }
 
 /** The lines of one run; images are copied (or moved, when rendered) into `imagesDir`. */
-async function runLines(root: string, dir: string, score: RunScore, paths: ExportPaths, runKey: string): Promise<{ lines: ExportLine[]; images: number; run: ExportedRun }> {
-  const trace = await readTrace(dir);
+async function runLines(
+  root: string,
+  dir: string,
+  score: RunScore,
+  paths: ExportPaths,
+  runKey: string,
+  trace: ReadTrace,
+  rendered: Rendered | undefined,
+): Promise<{ lines: ExportLine[]; images: number; run: ExportedRun }> {
   const task = await taskOf(dir, score);
-  const stage = join(paths.images, `.render-${process.pid}`);
-  const shots = await runShots(dir, basename(trace.path), trace.entries.length, stage);
+  const shots = await runShots(dir, basename(trace.path), trace.entries.length, rendered);
   const runImages = join(paths.images, ...runKey.split('/'));
   const outBase = dirname(paths.jsonl);
   let images = 0;
@@ -258,7 +290,7 @@ async function runLines(root: string, dir: string, score: RunScore, paths: Expor
     }
     return { lines, images, run: { kind: 'exported', run_id: score.dir, steps: lines.length, screenshots: shots.source, reason: shots.reason } };
   } finally {
-    if (shots.source === 'rendered') await rm(stage, { recursive: true, force: true }).catch(() => {});
+    if (shots.source === 'rendered') await rm(shots.base, { recursive: true, force: true }).catch(() => {});
   }
 }
 
@@ -390,6 +422,29 @@ export async function exportRoot(options: ExportOptions): Promise<ExportResult> 
   } catch (e) {
     throw writeError(dirname(paths.jsonl), e);
   }
+  // The traces (a run that changed since it was scored and cannot be read now is skipped), then the images to render.
+  const skip = (s: RunScore, e: unknown) => {
+    const { code, message } = errorInfo(e, 'TRACE_ERR_INVALID');
+    const sk: SkippedRun = { kind: 'skipped', run_id: s.dir, code, reason: message };
+    skipped.push(sk);
+    options.onRun?.(sk);
+  };
+  const readable: Array<{ s: RunScore; dir: string; trace: ReadTrace }> = [];
+  for (const s of selected) {
+    const dir = join(root, ...s.dir.split('/'));
+    try {
+      readable.push({ s, dir, trace: await readTrace(dir) });
+    } catch (e) {
+      skip(s, e);
+    }
+  }
+  const stage = join(paths.images, `.render-${process.pid}`);
+  const rendered = await renderAll(
+    readable.map((r) => ({ dir: r.dir, traceFile: basename(r.trace.path), entries: r.trace.entries.length })),
+    stage,
+    options.jobs ?? 1,
+    options.signal,
+  );
   const tmp = `${paths.jsonl}.tmp-${process.pid}`;
   const fh = await open(tmp, 'w').catch((e: unknown) => {
     throw writeError(tmp, e);
@@ -398,20 +453,16 @@ export async function exportRoot(options: ExportOptions): Promise<ExportResult> 
   let lines = 0;
   let images = 0;
   try {
-    for (const s of selected) {
+    for (const { s, dir, trace } of readable) {
       options.signal?.throwIfAborted();
-      const dir = join(root, ...s.dir.split('/'));
       const runKey = s.dir === '.' ? basename(root) : s.dir;
       let r: Awaited<ReturnType<typeof runLines>>;
       try {
-        r = await runLines(root, dir, s, paths, runKey);
+        r = await runLines(root, dir, s, paths, runKey, trace, rendered.get(dir));
       } catch (e) {
         if (isVncuaError(e, 'EXPORT_ERR_WRITE')) throw e;
-        // The run changed under us or its trace could not be read after all: listed, the others go on.
-        const { code, message } = errorInfo(e, 'TRACE_ERR_INVALID');
-        const sk: SkippedRun = { kind: 'skipped', run_id: s.dir, code, reason: message };
-        skipped.push(sk);
-        options.onRun?.(sk);
+        // The run changed under us or its files could not be read after all: listed, the others go on.
+        skip(s, e);
         continue;
       }
       try {
@@ -426,10 +477,10 @@ export async function exportRoot(options: ExportOptions): Promise<ExportResult> 
     }
   } finally {
     await fh.close().catch(() => {});
+    await rm(stage, { recursive: true, force: true }).catch(() => {});
   }
   try {
     await rename(tmp, paths.jsonl);
-    await rm(join(paths.images, `.render-${process.pid}`), { recursive: true, force: true });
     const manifest = {
       version: 1,
       root,
