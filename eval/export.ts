@@ -439,12 +439,6 @@ export async function exportRoot(options: ExportOptions): Promise<ExportResult> 
     }
   }
   const stage = join(paths.images, `.render-${process.pid}`);
-  const rendered = await renderAll(
-    readable.map((r) => ({ dir: r.dir, traceFile: basename(r.trace.path), entries: r.trace.entries.length })),
-    stage,
-    options.jobs ?? 1,
-    options.signal,
-  );
   const tmp = `${paths.jsonl}.tmp-${process.pid}`;
   const fh = await open(tmp, 'w').catch((e: unknown) => {
     throw writeError(tmp, e);
@@ -453,6 +447,12 @@ export async function exportRoot(options: ExportOptions): Promise<ExportResult> 
   let lines = 0;
   let images = 0;
   try {
+    const rendered = await renderAll(
+      readable.map((r) => ({ dir: r.dir, traceFile: basename(r.trace.path), entries: r.trace.entries.length })),
+      stage,
+      options.jobs ?? 1,
+      options.signal,
+    );
     for (const { s, dir, trace } of readable) {
       options.signal?.throwIfAborted();
       const runKey = s.dir === '.' ? basename(root) : s.dir;
