@@ -1,7 +1,8 @@
 /**
  * `vncua export --format jsonl` over a suite run: the basic suite (30 tasks) with the replay agent at
  * 1280x800 (`vncua eval`, a child process), then, each as a user runs it (a child process):
- *   1. `vncua export` of the unprocessed results: every before/after image rendered from the recordings;
+ *   1. `vncua export` of the unprocessed results: every before/after image rendered from the recordings
+ *      (--jobs 1, then --jobs 2);
  *   2. `vncua process --jobs 2` (the peer: what rendering the same images into the runs costs);
  *   3. `vncua export` again, now copying vncua process's images.
  * Prints steps per second for each export, and the JSONL and image sizes.
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
       await vncua(['eval', '--tasks', join(ROOT, 'eval/suites/basic/tasks.json'), '--agent', 'replay', '--resolution', '1280x800', '--workers', '2', '--out', root, '--no-score']);
     }
     const rendered = await vncua(['export', root, '--format', 'jsonl', '--out', join(base, 'rendered')]);
+    const rendered2 = await vncua(['export', root, '--format', 'jsonl', '--out', join(base, 'rendered2'), '--jobs', '2']);
     const steps = (await readFile(join(base, 'rendered', 'steps.jsonl'), 'utf8')).trimEnd().split('\n').length;
     const manifest = JSON.parse(await readFile(join(base, 'rendered', 'export.json'), 'utf8')) as { runs: unknown[]; images: number };
     const processed = given === undefined ? await vncua(['process', root, '--jobs', '2']) : null;
@@ -64,7 +66,8 @@ async function main(): Promise<void> {
         table(
           ['What', 'Wall time', 'Steps per second'],
           [
-            ['export, unprocessed runs (every image rendered from the recordings)', `${(rendered.ms / 1000).toFixed(1)} s`, rate(rendered.ms)],
+            ['export, unprocessed runs (every image rendered from the recordings), --jobs 1', `${(rendered.ms / 1000).toFixed(1)} s`, rate(rendered.ms)],
+            ['export, unprocessed runs, --jobs 2', `${(rendered2.ms / 1000).toFixed(1)} s`, rate(rendered2.ms)],
             ...(processed
               ? [['peer: `vncua process --jobs 2` of the same runs (images + step reports into the runs)', `${(processed.ms / 1000).toFixed(1)} s`, rate(processed.ms)]]
               : []),
