@@ -45,6 +45,12 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: [],
     about: 'the trace viewer (vncua serve): time to first frame opening a 300-step run, seek median on a 30-minute 1280x800 recording (a real one extended)',
   },
+  {
+    name: 'export',
+    args: [],
+    about:
+      '`vncua export --format jsonl` of a basic-suite run (30 runs at 1280x800): steps per second with the images rendered from the recordings, and copied from `vncua process`',
+  },
   { name: 'page-ready', args: ['15'], about: "a task page's load until the agent's first act(): the page readiness wait against the fixed wait it replaced" },
   { name: 'eval-overhead', args: ['20'], about: "the runner's desktop overhead per task (start plus teardown)" },
   {

@@ -14,6 +14,10 @@ const COMMANDS: Record<string, Command> = {
   score: { summary: 'score DIR: scores.json, scores.md, scores.html for every run under DIR', load: () => import('./score.ts') },
   serve: { summary: 'serve [ROOT] [--port N] [--host ADDR]: a web app listing the runs under ROOT and replaying each frame by frame', load: () => import('./serve.ts') },
   'export-trace': { summary: 'export-trace --format uitask RUN [--out FILE] [--overwrite]: the trace as uitask writes execution.json', load: () => import('./export-trace.ts') },
+  export: {
+    summary: 'export ROOT --format jsonl [--out FILE|DIR] [--successful] [--agent A] [--group G]: one JSON line per step, PNGs beside it',
+    load: () => import('./export.ts'),
+  },
   demo: { summary: 'the basic suite with the replay agent on a local desktop, processed and scored', load: () => import('./demo.ts') },
 };
 

@@ -158,6 +158,14 @@ export const ERROR_CODES = {
   SERVE_ERR_RECORDING_DAMAGED:
     "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",
   SERVE_ERR_FORBIDDEN: 'A request to a vncua serve bound with --host lacked the token its URL carries (HTTP 403): use the printed URL.',
+  // vncua export (eval/export.ts)
+  EXPORT_ERR_NO_RUNS:
+    'vncua export found no run under ROOT (task.json / result.json / execution.json), ROOT cannot be read, or no run passes the filters (--successful, --agent, --group, --resolution); nothing was written.',
+  EXPORT_ERR_OUT_EXISTS: "vncua export's --out directory exists and is not empty, or --out FILE (or its images directory) exists; nothing was written: give a new path.",
+  EXPORT_ERR_OUT_IN_ROOT: "vncua export's --out lies inside ROOT, which the export never modifies; give a path outside it.",
+  EXPORT_ERR_RUN_SKIPPED:
+    'A run under ROOT was not exported: its trace, result.json or task.json cannot be read (damaged), or it ended in an infra error; listed with the reason in export.json and on stderr (exit code 1; the other runs are written).',
+  EXPORT_ERR_WRITE: 'An export output (the JSONL, a PNG, export.json) could not be written (directory not writable, disk full).',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
     'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',

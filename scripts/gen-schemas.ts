@@ -1,6 +1,6 @@
 /**
- * Generates `schemas/execution.schema.json` and `schemas/result.schema.json` from the zod schemas
- * in harness/trace/schema.ts. Usage: `npx tsx scripts/gen-schemas.ts` (write) or
+ * Generates `schemas/execution.schema.json`, `schemas/result.schema.json` and `schemas/export-line.schema.json` from the zod schemas
+ * in harness/trace/schema.ts and export-line.ts. Usage: `npx tsx scripts/gen-schemas.ts` (write) or
  * `npx tsx scripts/gen-schemas.ts --check` (exit 1 if a committed file differs from fresh output).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';

@@ -66,3 +66,39 @@ export async function applyAction(agent: Agent, step: ActionStep, index: number)
       return agent.finish(p);
   }
 }
+
+/** A trace entry as the Agent method call that performs it: the TypeScript API's name and arguments (camelCase). */
+export interface ApiCall {
+  /** The Agent method (`mouseClick`, `typeText`, …). */
+  method: 'mouseMove' | 'mouseClick' | 'mouseDrag' | 'mouseScroll' | 'pressKeys' | 'typeText' | 'pageNavigation' | 'wait' | 'finish';
+  /** Its arguments in order, as applyAction passes them (absent options left out, so the defaults apply). */
+  args: unknown[];
+}
+
+/**
+ * The Agent call that `applyAction` makes for `step` (a known action), as data: the TypeScript API's
+ * method and arguments, e.g. `mouse_click { click_type }` → `mouseClick({ clickType })`.
+ */
+export function apiCall(step: { action: ActionName; params?: Record<string, unknown> }): ApiCall {
+  const p = (step.params ?? {}) as Record<string, unknown>;
+  switch (step.action) {
+    case 'mouse_move':
+      return { method: 'mouseMove', args: [p.position] };
+    case 'mouse_click':
+      return { method: 'mouseClick', args: [defined({ position: p.position, button: p.button, clickType: p.click_type })] };
+    case 'mouse_drag':
+      return { method: 'mouseDrag', args: [defined({ start: p.start, end: p.end, button: p.button })] };
+    case 'mouse_scroll':
+      return { method: 'mouseScroll', args: [defined({ position: p.position, direction: p.direction, repeat: p.repeat })] };
+    case 'press_keys':
+      return { method: 'pressKeys', args: [p.keys] };
+    case 'type_text':
+      return { method: 'typeText', args: [p.text] };
+    case 'page_navigation':
+      return { method: 'pageNavigation', args: [p.direction] };
+    case 'wait':
+      return { method: 'wait', args: [p.seconds] };
+    case 'finish':
+      return { method: 'finish', args: [p] };
+  }
+}

@@ -15,6 +15,6 @@ export { DEFAULT_MAX_STEPS, agentOptionsSchema, resolveAgentOptions } from './op
 export type { AgentOptions, ResolvedAgentOptions, RunOptions } from './options.ts';
 export { CLICK_TYPES, MAX_SCROLL_REPEAT, MAX_WAIT_SECONDS, MOUSE_BUTTONS, NAVIGATION_DIRECTIONS, SCROLL_DIRECTIONS } from './arguments.ts';
 export type { ClickType, MouseButton, NavigationDirection, Point, ScrollDirection } from './arguments.ts';
-export { applyAction, isKnownAction, unknownActionError, type ActionStep } from './apply-action.ts';
+export { apiCall, applyAction, isKnownAction, unknownActionError, type ActionStep, type ApiCall } from './apply-action.ts';
 export { reenact, REENACT_FILES, type ReenactOptions, type ReenactResult } from './reenact.ts';
 export type { AgentBuilder, AgentContext } from './context.ts';

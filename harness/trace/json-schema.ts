@@ -4,6 +4,7 @@
  * files equal to this output.
  */
 import { z } from 'zod';
+import { exportLineSchema } from './export-line.ts';
 import { executionSchema, runResultSchema } from './schema.ts';
 
 /** Generated schema files: name in `schemas/` → file text. */
@@ -11,6 +12,7 @@ export function renderJsonSchemas(): Record<string, string> {
   return {
     'execution.schema.json': render(z.toJSONSchema(executionSchema, { target: 'draft-2020-12' })),
     'result.schema.json': render(z.toJSONSchema(runResultSchema, { target: 'draft-2020-12' })),
+    'export-line.schema.json': render(z.toJSONSchema(exportLineSchema, { target: 'draft-2020-12' })),
   };
 }
 

@@ -39,26 +39,44 @@ export async function processRoot(root: string, options: ProcessRootOptions = {}
       details: { root },
     });
   }
+  const { jobs, onOutcome, signal, ...runOptions } = options;
+  return processRuns(
+    runs.map((runDir) => ({ runDir, options: runOptions })),
+    { ...(jobs !== undefined ? { jobs } : {}), ...(onOutcome ? { onOutcome } : {}), ...(signal ? { signal } : {}) },
+  );
+}
+
+/** One run for processRuns(): its directory and its own options (e.g. its outputDir). */
+export interface RunJob {
+  runDir: string;
+  options: ProcessRunOptions;
+}
+
+/**
+ * Process the given runs (distinct directories), each with its own options, `jobs` worker processes at a
+ * time (1: in this process); every run's outcome, in the order given.
+ */
+export async function processRuns(runs: readonly RunJob[], options: Pick<ProcessRootOptions, 'jobs' | 'onOutcome' | 'signal'> = {}): Promise<ProcessRootResult> {
   const jobs = Math.max(1, Math.min(options.jobs ?? 1, runs.length));
-  const { jobs: _j, onOutcome, signal, ...runOptions } = options;
+  const { onOutcome, signal } = options;
   const outcomes = new Map<string, RunOutcome>();
   const report = (o: RunOutcome) => {
     outcomes.set(o.runDir, o);
     onOutcome?.(o);
   };
   if (jobs === 1) {
-    for (const dir of runs) {
+    for (const { runDir, options: runOptions } of runs) {
       if (signal?.aborted) break;
       try {
-        report({ runDir: dir, ok: true, result: await processRun(dir, runOptions) });
+        report({ runDir, ok: true, result: await processRun(runDir, runOptions) });
       } catch (e) {
-        report({ runDir: dir, ok: false, error: errorInfo(e, 'PROCESS_ERR_WORKER') });
+        report({ runDir, ok: false, error: errorInfo(e, 'PROCESS_ERR_WORKER') });
       }
     }
-  } else {
-    await runInWorkers(runs, jobs, runOptions, report, signal);
+  } else if (runs.length > 0) {
+    await runInWorkers(runs, jobs, report, signal);
   }
-  const ordered = runs.filter((r) => outcomes.has(r)).map((r) => outcomes.get(r)!);
+  const ordered = runs.filter((r) => outcomes.has(r.runDir)).map((r) => outcomes.get(r.runDir)!);
   return { runs: ordered, failed: ordered.filter((o) => !o.ok).length };
 }
 
@@ -71,7 +89,7 @@ function workerEntry(): { path: string; execArgv: string[] } {
   return { path, execArgv: ['--import', pathToFileURL(tsx).href] };
 }
 
-async function runInWorkers(runs: string[], jobs: number, options: ProcessRunOptions, report: (o: RunOutcome) => void, signal: AbortSignal | undefined): Promise<void> {
+async function runInWorkers(runs: readonly RunJob[], jobs: number, report: (o: RunOutcome) => void, signal: AbortSignal | undefined): Promise<void> {
   const entry = workerEntry();
   const queue = [...runs];
   const live = new Set<ChildProcess>();
@@ -94,13 +112,13 @@ async function runInWorkers(runs: string[], jobs: number, options: ProcessRunOpt
     let ready = false;
     let stderrNote = '';
     const give = () => {
-      const dir = signal?.aborted ? undefined : queue.shift();
-      if (dir === undefined) {
+      const next = signal?.aborted ? undefined : queue.shift();
+      if (next === undefined) {
         current = null;
         if (child.connected) child.disconnect();
         return;
       }
-      current = { id: nextId++, runDir: dir, options };
+      current = { id: nextId++, runDir: next.runDir, options: next.options };
       child.send(current, (err) => {
         if (err) child.kill('SIGKILL'); // reported as a dead worker by the exit handler
       });
@@ -123,7 +141,7 @@ async function runInWorkers(runs: string[], jobs: number, options: ProcessRunOpt
       live.delete(child);
       if (!ready && ++startFailures > jobs) {
         // Workers cannot even start (e.g. the module fails to load): fail what is left rather than loop.
-        for (const dir of queue.splice(0)) {
+        for (const { runDir: dir } of queue.splice(0)) {
           settle({
             runDir: dir,
             ok: false,

@@ -50,6 +50,11 @@ export interface ProcessRunOptions {
   video?: boolean;
   /** Draw the cursor into the images (default true: agents see it, and so does the reader of the report). */
   cursor?: boolean;
+  /**
+   * Write `action_screenshots/` and `action_screenshots.json` into this directory instead of the run's, and
+   * nothing else (no step report, no video): the run directory is only read (`vncua export` renders this way).
+   */
+  outputDir?: string;
 }
 
 /** What processRun() did. */
@@ -80,8 +85,11 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
   if (!(Number.isFinite(settleMs) && settleMs >= 0)) throw new VncuaError('CLI_ERR_BAD_ARGS', `settleMs must be a number >= 0, got ${settleMs}`, { details: { settleMs } });
   const trace = await readTrace(dir);
   const traceFile = basename(trace.path);
-  if (!options.overwrite && (await isComplete(dir, trace.entries.length, traceFile))) {
-    const report = await ensureReport(dir, []);
+  // Where the outputs go: the run directory, or (outputDir) elsewhere, with no report or video.
+  const outDir = options.outputDir === undefined ? dir : resolve(options.outputDir);
+  const own = outDir === dir;
+  if (!options.overwrite && (await isComplete(outDir, trace.entries.length, traceFile))) {
+    const report = own ? await ensureReport(dir, []) : null;
     return { runDir: dir, status: 'skipped', actions: trace.entries.length, images: 0, warnings: [], report, video: null, durationMs: performance.now() - t0, pid: process.pid };
   }
   const warnings: ShotWarning[] = [];
@@ -114,7 +122,8 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
   }
 
   // Build the images into a fresh directory; swap it in at the end (the JSON, written last, marks completion).
-  const tmpDir = join(dir, `${ACTION_SCREENSHOTS_DIR}.tmp-${process.pid}`);
+  if (!own) await mkdirOrFail(outDir);
+  const tmpDir = join(outDir, `${ACTION_SCREENSHOTS_DIR}.tmp-${process.pid}`);
   await rm(tmpDir, { recursive: true, force: true });
   await mkdirOrFail(tmpDir);
   const png = new PngWriter();
@@ -160,7 +169,7 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       if (f.stale) stale.push(`${shot.index} ${which} (${f.stale.reason})`);
       const rel = imagePath(shot.index, which);
       await png.add(f, join(tmpDir, rel.slice(ACTION_SCREENSHOTS_DIR.length + 1))).catch((cause: unknown) => {
-        throw writeError(join(dir, rel), cause);
+        throw writeError(join(outDir, rel), cause);
       });
       shot[which] = rel;
       shot[`${which}_at`] = at;
@@ -209,7 +218,7 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       const f = success.at <= dataEnd ? await replayer.frameAt(success.at, { cursor }) : null;
       if (f) {
         await png.add(f, join(tmpDir, SUCCESS_IMAGE.slice(ACTION_SCREENSHOTS_DIR.length + 1))).catch((cause: unknown) => {
-          throw writeError(join(dir, SUCCESS_IMAGE), cause);
+          throw writeError(join(outDir, SUCCESS_IMAGE), cause);
         });
         success.image = SUCCESS_IMAGE;
       } else missing.push(`${success.index} success`);
@@ -254,8 +263,8 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       success,
       actions: shots,
     };
-    const finalDir = join(dir, ACTION_SCREENSHOTS_DIR);
-    const jsonPath = join(dir, ACTION_SCREENSHOTS_JSON);
+    const finalDir = join(outDir, ACTION_SCREENSHOTS_DIR);
+    const jsonPath = join(outDir, ACTION_SCREENSHOTS_JSON);
     try {
       await rm(jsonPath, { force: true });
       await rm(finalDir, { recursive: true, force: true });
@@ -270,9 +279,9 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
     await png.done().catch(() => {}); // no write may land after the temp directory is gone
     await rm(tmpDir, { recursive: true, force: true }).catch(() => {});
   }
-  const report = await ensureReport(dir, warnings, true);
+  const report = own ? await ensureReport(dir, warnings, true) : null;
   let video: string | null = null;
-  if (options.video) {
+  if (options.video && own) {
     try {
       video = await writeRunVideo(dir, entries, size, Number.isFinite(dataEnd) ? dataEnd : undefined);
     } catch (e) {
