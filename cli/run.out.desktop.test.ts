@@ -124,7 +124,7 @@ describe('vncua run --out', () => {
     const ro = await unwritableDir();
     try {
       const env = ro.runAs ? { HOME: dir, TMPDIR: dir } : {};
-      const r = await vncuaRun([...base, '--out', join(ro.dir, 'run')], { ...(ro.runAs ? { runAs: ro.runAs } : {}), env });
+      const r = await vncuaRun([...base, '--out', join(ro.dir, 'run')], { runAs: ro.runAs, env });
       expect([r.code, codeLine(r)], ro.how).toEqual([2, 'OUTPUT_ERR_NOT_WRITABLE']);
       expect(await readdir(ro.dir)).toEqual([]);
     } finally {

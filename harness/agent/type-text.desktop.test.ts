@@ -42,7 +42,7 @@ describe('typeText on x0vncserver (keysyms missing from its keymap are dropped)'
   let lastRun = '';
   async function type(text: string, cdp: boolean): Promise<void> {
     lastRun = join(out.dir, `run-${++runs}`);
-    const agent = new ScriptAgent({ outputDir: lastRun, vncUrl: x0.url, ...(cdp ? { cdpUrl: desktop.cdpUrl } : {}) }, async (a) => {
+    const agent = new ScriptAgent({ outputDir: lastRun, vncUrl: x0.url, cdpUrl: cdp ? desktop.cdpUrl : undefined }, async (a) => {
       await a.mouseClick({ position: { x: 900, y: 150 } });
       await a.typeText(text);
     });
