@@ -12,8 +12,6 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import { launchDesktop } from '../../desktop/index.ts';
 import { freePort, stopProcess, track, waitForPort } from '../../rfb/test-helpers/xvnc.ts';
-import { Agent } from '../agent.ts';
-import type { AgentOptions } from '../options.ts';
 
 const EVENTS_HTML = readFileSync(new URL('../test-pages/events.html', import.meta.url));
 
@@ -168,20 +166,8 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
   }
 }
 
-/** An Agent whose act() runs a test's script once and reports done. */
-export class ScriptAgent extends Agent {
-  constructor(
-    options: AgentOptions,
-    private readonly script: (agent: ScriptAgent) => Promise<unknown>,
-  ) {
-    super(options);
-  }
-
-  override async act(): Promise<boolean> {
-    await this.script(this);
-    return true;
-  }
-}
+// The scripted Agent lives beside the other test agents (no playwright-core there, for unit tests).
+export { ScriptAgent } from './hook-agent.ts';
 
 /** A fresh temporary output directory; remove it with the returned function. */
 export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: string; remove(): Promise<void> }> {
