@@ -79,25 +79,27 @@ describe('ScriptedAgent: a uitask execution.json as the script', () => {
 
 describe('ScriptedAgent on the fake desktop', () => {
   const t = useFakeRuns();
-
-  it('plays every entry, one per step, and finishes after the last', async () => {
+  /** Play `script` on a fresh fake desktop: the result, the trace's entries and the desktop. */
+  async function play(script: unknown[]) {
     const desktop = await t.desktop();
     const dir = await t.out();
-    const script = [click(300, 100), { action: 'type_text', params: { text: 'ab' } }, { action: 'press_keys', params: { keys: 'BackSpace' } }];
     const result = await new ScriptedAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, script }).run({ maxSteps: 20 });
+    return { result, entries: (await readTrace(dir)).entries, desktop };
+  }
+
+  it('plays every entry, one per step, and finishes after the last', async () => {
+    const script = [click(300, 100), { action: 'type_text', params: { text: 'ab' } }, { action: 'press_keys', params: { keys: 'BackSpace' } }];
+    const { result, entries, desktop } = await play(script);
     expect(result).toMatchObject({ status: 'finished', steps: 3 });
-    expect((await readTrace(dir)).entries.map((e) => ({ action: e.action, params: e.params }))).toEqual(script);
+    expect(entries.map((e) => ({ action: e.action, params: e.params }))).toEqual(script);
     expect(presses(desktop.events)).toEqual([[300, 100, 0]]);
     expect(keyDowns(desktop.events)).toEqual([0x61, 0x62, 0xff08]); // a, b, BackSpace
   });
 
   it('stops at finish: the entries after it are not played', async () => {
-    const desktop = await t.desktop();
-    const dir = await t.out();
     const script = [click(300, 100), { action: 'finish', params: { why: 'enough' } }, { action: 'type_text', params: { text: 'never' } }];
-    const result = await new ScriptedAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, script }).run({ maxSteps: 20 });
+    const { result, entries, desktop } = await play(script);
     expect(result).toMatchObject({ status: 'finished', steps: 2 });
-    const { entries } = await readTrace(dir);
     expect(entries.map((e) => e.action)).toEqual(['mouse_click', 'finish']);
     expect(entries[1]!.params).toEqual({ why: 'enough' });
     // The run is over once run() resolves: no key of 'never' ever reached the desktop.

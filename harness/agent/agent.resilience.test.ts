@@ -13,7 +13,7 @@ import { readResult, readTrace } from '../trace/reader.ts';
 import type { Agent } from './agent.ts';
 import { HookAgent, ScriptAgent } from './test-helpers/hook-agent.ts';
 import { keyDowns, presses, useFakeRuns } from './test-helpers/fake-run.ts';
-import { startTcpProxy } from './test-helpers/tcp-proxy.ts';
+import { startTcpProxy, type TcpProxy } from './test-helpers/tcp-proxy.ts';
 
 const t = useFakeRuns();
 
@@ -116,24 +116,31 @@ describe('bad actions', () => {
 });
 
 describe('reconnection', () => {
-  it('a connection cut between steps is re-made once by the next action, which then lands', async () => {
+  /** A run through a TCP proxy in front of the fake desktop: a move (step 1), then `between(proxy)` and a click at 70,80 (step 2). */
+  async function moveThenClick(between: (proxy: TcpProxy) => Promise<void>) {
     const desktop = await t.desktop();
     const proxy = await startTcpProxy(desktop.tcpUrl);
     t.defer(() => proxy.close());
     const dir = await t.out();
     let call = 0;
-    const agent = new HookAgent({ outputDir: dir, vncUrl: proxy.url, record: false }, async (a) => {
+    const r = await new HookAgent({ outputDir: dir, vncUrl: proxy.url, record: false }, async (a) => {
       if (++call === 1) {
         await a.mouseMove({ x: 60, y: 60 });
         return false;
       }
+      await between(proxy);
+      await a.mouseClick({ position: { x: 70, y: 80 } });
+      return true;
+    }).run({ maxSteps: 3 });
+    return { desktop, proxy, dir, r };
+  }
+
+  it('a connection cut between steps is re-made once by the next action, which then lands', async () => {
+    const { desktop, proxy, dir, r } = await moveThenClick(async (proxy) => {
       proxy.dropAll();
       // Let the close reach the client first: the cut is between steps, not inside the next action.
       await new Promise((r) => setTimeout(r, 50));
-      await a.mouseClick({ position: { x: 70, y: 80 } });
-      return true;
     });
-    const r = await agent.run({ maxSteps: 3 });
     expect(r).toMatchObject({ status: 'finished', steps: 2 });
     expect(proxy.accepted).toBe(2);
     expect(desktop.connections).toBe(2);
@@ -145,21 +152,7 @@ describe('reconnection', () => {
   });
 
   it('a server gone for good ends the run with AGENT_ERR_CONNECTION_LOST; result.json and execution.json stay valid', async () => {
-    const desktop = await t.desktop();
-    const proxy = await startTcpProxy(desktop.tcpUrl);
-    t.defer(() => proxy.close());
-    const dir = await t.out();
-    let call = 0;
-    const agent = new HookAgent({ outputDir: dir, vncUrl: proxy.url, record: false }, async (a) => {
-      if (++call === 1) {
-        await a.mouseMove({ x: 60, y: 60 });
-        return false;
-      }
-      await proxy.close();
-      await a.mouseClick({ position: { x: 70, y: 80 } });
-      return true;
-    });
-    const r = await agent.run({ maxSteps: 3 });
+    const { desktop, dir, r } = await moveThenClick((proxy) => proxy.close());
     expect(r).toMatchObject({ status: 'error', steps: 1, error: { code: 'AGENT_ERR_CONNECTION_LOST' } });
     expect(await readResult(dir)).toEqual(r);
     const trace = await readTrace(dir);
