@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActionStep, AgentContext } from '../../harness/agent/index.ts';
-import { startEventsDesktop, tempOutputDir, type EventsDesktop } from '../../harness/agent/test-helpers/desktops.ts';
+import { tempOutputDir, useEventsDesktop } from '../../harness/agent/test-helpers/desktops.ts';
 import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { readTrace } from '../../harness/trace/reader.ts';
 import { loadSuiteTask, serveSuite, waitForPage, type StepParams } from '../chat/test-helpers/suite-task.ts';
@@ -33,13 +33,7 @@ async function planner(script: (req: PlannerRequest, n: number, seen: SeenReques
 const actions = (...a: PlannerAction[]): Reply => ({ body: { actions: a } });
 
 describe('HttpPlannerAgent on the events page', () => {
-  let desktop: EventsDesktop;
-  beforeAll(async () => {
-    desktop = await startEventsDesktop('xvnc');
-  }, 90_000);
-  afterAll(async () => {
-    await desktop?.close();
-  });
+  const env = useEventsDesktop('xvnc');
 
   it("a plan's actions reach the page: clicks where the planner said, text selected with Shift+Home and typed over, a scroll", async () => {
     const s = await planner((_req, n) =>
@@ -53,9 +47,9 @@ describe('HttpPlannerAgent on the events page', () => {
           )
         : actions({ type: 'FINISH', success: true }),
     );
-    const a = new HttpPlannerAgent({ outputDir: await outDir(), vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, record: false, endpoint: `${s.url}v1/plan`, token: 't' });
+    const a = new HttpPlannerAgent({ outputDir: await outDir(), vncUrl: env.desktop.vncUrl, cdpUrl: env.desktop.cdpUrl, record: false, endpoint: `${s.url}v1/plan`, token: 't' });
     expect(await a.run({ maxSteps: 5 })).toMatchObject({ status: 'finished', steps: 2 });
-    const state = await desktop.settle((st) => st.text === 'XY' && st.scroll.top > 0);
+    const state = await env.desktop.settle((st) => st.text === 'XY' && st.scroll.top > 0);
     expect(state.text).toBe('XY');
     expect(state.scroll.top).toBeGreaterThan(0);
     expect(state.events.filter((e) => e.type === 'mousedown').map((e) => [e.x, e.y])).toEqual([

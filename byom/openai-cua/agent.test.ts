@@ -15,7 +15,18 @@ import { keyDowns, presses, useFakeRuns } from '../../harness/agent/test-helpers
 import type { FakeDesktop } from '../../harness/rfb/test-helpers/fake-desktop.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { OpenAICuaAgent, type OpenAICuaOptions, type SafetyCheck } from './agent.ts';
-import { computerCall, imageSize, imagesIn, message, reasoning, safetyCheck, startFakeResponses, type FakeResponsesServer, type Script } from './test-helpers/fake-responses.ts';
+import {
+  EVENTS_PAGE_ACTIONS,
+  computerCall,
+  imageSize,
+  imagesIn,
+  message,
+  reasoning,
+  safetyCheck,
+  startFakeResponses,
+  type FakeResponsesServer,
+  type Script,
+} from './test-helpers/fake-responses.ts';
 
 const TASK = 'Type hi into the text box.';
 
@@ -94,26 +105,7 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
   });
 
   it('batched computer tool: every action of one call is performed in order, screenshots at the real size, no display size or current_url sent', async () => {
-    const actions: ComputerAction[] = [
-      { type: 'move', x: 100, y: 100 },
-      { type: 'click', button: 'left', x: 700, y: 100 },
-      { type: 'type', text: 'ab' },
-      { type: 'keypress', keys: ['CTRL', 'A'] },
-      { type: 'keypress', keys: ['BACKSPACE'] },
-      { type: 'type', text: 'cd' },
-      { type: 'double_click', x: 300, y: 150, keys: null },
-      { type: 'click', button: 'right', x: 310, y: 160 },
-      { type: 'scroll', x: 150, y: 420, scroll_x: 0, scroll_y: 240 },
-      {
-        type: 'drag',
-        path: [
-          { x: 380, y: 380 },
-          { x: 630, y: 410 },
-        ],
-      },
-      { type: 'wait' },
-      { type: 'screenshot' },
-    ];
+    const actions: ComputerAction[] = [...EVENTS_PAGE_ACTIONS, { type: 'wait' }, { type: 'screenshot' }];
     const call = computerCall({ actions });
     const server = await serve([{ reply: [call] }, { reply: [message('Done.')] }]);
     const dir = await out();

@@ -8,34 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseExecution } from '../trace/parse.ts';
 import { readTrace } from '../trace/reader.ts';
-import { ScriptAgent, startEventsDesktop, tempOutputDir, type EventsDesktop } from './test-helpers/desktops.ts';
+import { ScriptAgent, useEventsDesktop } from './test-helpers/desktops.ts';
 import { startTcpProxy } from './test-helpers/tcp-proxy.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CRASH_CHILD = fileURLToPath(new URL('./test-fixtures/crash-agent.ts', import.meta.url));
 
-let desktop: EventsDesktop;
-let out: { dir: string; remove(): Promise<void> };
-
-beforeAll(async () => {
-  desktop = await startEventsDesktop('xvnc');
-  out = await tempOutputDir();
-}, 90_000);
-
-afterAll(async () => {
-  await desktop?.close();
-  await out?.remove();
-});
-
-beforeEach(async () => {
-  await desktop.reset();
-  // A fresh output directory per test: run() never writes over a finished run.
-  await out?.remove();
-  out = await tempOutputDir();
-});
+// One desktop for the file; the page reset and a fresh output directory per test (run() never writes over a finished run).
+const env = useEventsDesktop('xvnc');
 
 async function partial(dir: string) {
   return parseExecution(JSON.parse(await readFile(join(dir, 'partial_execution.json'), 'utf8')));
@@ -48,8 +31,8 @@ describe('crash', () => {
   });
 
   it('kill -9 in the middle of a run: partial_execution.json parses and holds every finished action', async () => {
-    const dir = join(out.dir, 'crash');
-    const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, dir, desktop.vncUrl, desktop.cdpUrl], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+    const dir = join(await env.out(), 'crash');
+    const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, dir, env.desktop.vncUrl, env.desktop.cdpUrl], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
     children.add(child);
     let stdout = '';
     let stderr = '';
@@ -81,9 +64,10 @@ describe('crash', () => {
 
 describe('slow round trips (a busy machine)', () => {
   it('a double click whose presses came too far apart is made again past the double-click time, and the trace says so', async () => {
-    const proxy = await startTcpProxy(desktop.rfbUnixUrl);
+    const dir = await env.out();
+    const proxy = await startTcpProxy(env.desktop.rfbUnixUrl);
     try {
-      const agent = new ScriptAgent({ outputDir: out.dir, vncUrl: proxy.url, cdpUrl: desktop.cdpUrl }, async (a) => {
+      const agent = new ScriptAgent({ outputDir: dir, vncUrl: proxy.url, cdpUrl: env.desktop.cdpUrl }, async (a) => {
         await a.mouseMove({ x: 5, y: 5 }); // connect first: the delay is for the click's round trips
         // From the first press on, every answer of the server comes 300 ms late for 700 ms: the first attempt's
         // presses are ~600 ms apart (the calm moment before it was still calm).
@@ -92,9 +76,9 @@ describe('slow round trips (a busy machine)', () => {
       });
       const r = await agent.run({ maxSteps: 1 });
       expect(r.status).toBe('finished');
-      const s = await desktop.settle((st) => st.events.some((e) => e.type === 'dblclick'));
+      const s = await env.desktop.settle((st) => st.events.some((e) => e.type === 'dblclick'));
       expect(s.events.filter((e) => e.type === 'dblclick').map((e) => [e.x, e.y])).toContainEqual([90, 60]);
-      const click = (await readTrace(out.dir)).entries.at(-1)!;
+      const click = (await readTrace(dir)).entries.at(-1)!;
       expect(click.action).toBe('mouse_click');
       expect((click.meta as { click_attempts?: number }).click_attempts).toBeGreaterThanOrEqual(2);
       expect((click.meta as { click_widest_gap_ms?: number }).click_widest_gap_ms).toBeGreaterThanOrEqual(0);

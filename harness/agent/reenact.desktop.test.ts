@@ -6,10 +6,10 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseExecution } from '../trace/parse.ts';
 import { reenact, REENACT_FILES } from './reenact.ts';
-import { ScriptAgent, startEventsDesktop, tempOutputDir, type EventsDesktop, type PageState } from './test-helpers/desktops.ts';
+import { ScriptAgent, useEventsDesktop, type PageState } from './test-helpers/desktops.ts';
 
 const BUTTON_TYPES = new Set(['mousedown', 'mouseup', 'click', 'dblclick']);
 
@@ -29,29 +29,14 @@ async function readEntries(file: string) {
 }
 
 describe('reenact on Xvnc', () => {
-  let desktop: EventsDesktop;
-  let out: { dir: string; remove(): Promise<void> };
+  const env = useEventsDesktop('xvnc');
 
-  beforeAll(async () => {
-    desktop = await startEventsDesktop('xvnc');
-  }, 90_000);
-
-  afterAll(async () => {
-    await out?.remove();
-    await desktop?.close();
-  });
-
-  beforeEach(async () => {
-    await desktop.reset();
-    await out?.remove();
-    out = await tempOutputDir('vncua-reenact-');
-  });
-
-  const endpoints = () => ({ vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl });
+  const endpoints = () => ({ vncUrl: env.desktop.vncUrl, cdpUrl: env.desktop.cdpUrl });
   const isDone = (s: PageState) => s.scroll.top > 0 && s.events.some((e) => e.type === 'dblclick');
 
   it('replays one of our traces into the same DOM events, beside the trace, leaving the original files alone', async () => {
-    const agent = new ScriptAgent({ outputDir: out.dir, ...endpoints() }, async (a) => {
+    const dir = await env.out('vncua-reenact-');
+    const agent = new ScriptAgent({ outputDir: dir, ...endpoints() }, async (a) => {
       await a.mouseClick({ position: { x: 100, y: 100 } });
       await a.mouseClick({ position: { x: 900, y: 100 }, button: 'left', clickType: 'single' });
       await a.typeText('Hé ✓ ok');
@@ -60,18 +45,18 @@ describe('reenact on Xvnc', () => {
       await a.mouseClick({ position: { x: 200, y: 150 }, clickType: 'double' });
     });
     expect((await agent.run({ maxSteps: 1 })).status).toBe('finished');
-    const recorded = summary(await desktop.settle(isDone));
+    const recorded = summary(await env.desktop.settle(isDone));
     expect(recorded.text).toBe('Hé ✓ o');
 
-    const tracePath = join(out.dir, 'execution.json');
+    const tracePath = join(dir, 'execution.json');
     const original = await readFile(tracePath, 'utf8');
-    await desktop.reset();
+    await env.desktop.reset();
     const result = await reenact(tracePath, { stepWaitSeconds: 0.05, ...endpoints() });
     expect(result.error).toBeUndefined();
     expect(result.status).toBe('finished');
     expect(result.steps).toBe(6);
-    expect(result.reenactPath).toBe(join(out.dir, REENACT_FILES.execution));
-    const replayed = summary(await desktop.settle(isDone));
+    expect(result.reenactPath).toBe(join(dir, REENACT_FILES.execution));
+    const replayed = summary(await env.desktop.settle(isDone));
     expect(replayed).toEqual(recorded);
 
     expect(await readFile(tracePath, 'utf8')).toBe(original);
@@ -79,8 +64,8 @@ describe('reenact on Xvnc', () => {
     const after = await readEntries(result.reenactPath);
     expect(after.map((e) => [e.action, e.params])).toEqual(before.map((e) => [e.action, e.params]));
     expect(after.every((e) => e.started_at > before.at(-1)!.ended_at)).toBe(true);
-    expect(JSON.parse(await readFile(join(out.dir, REENACT_FILES.result), 'utf8')).status).toBe('finished');
+    expect(JSON.parse(await readFile(join(dir, REENACT_FILES.result), 'utf8')).status).toBe('finished');
     // No work directory is left behind.
-    expect((await readdir(out.dir)).filter((n) => n.startsWith('.reenact-'))).toEqual([]);
+    expect((await readdir(dir)).filter((n) => n.startsWith('.reenact-'))).toEqual([]);
   });
 });
