@@ -5,14 +5,13 @@
  * spaces, re-asks, API errors, loop guards and option checks run on the fake desktop: agent.test.ts.
  */
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tempOutputDir } from '../../harness/agent/test-helpers/desktops.ts';
-import type { ActionStep, AgentContext } from '../../harness/agent/index.ts';
+import type { ActionStep } from '../../harness/agent/index.ts';
 import { readTrace } from '../../harness/trace/reader.ts';
 import { buildChatAgent } from './index.ts';
 import { startChatServer, texts, type ChatReply, type ChatServer } from './test-helpers/chat-server.ts';
-import { loadSuiteTask, serveSuite, waitForPage, type StepParams } from './test-helpers/suite-task.ts';
+import { useSuiteTaskDesktop, type StepParams } from './test-helpers/suite-task.ts';
 
 const dirs: Array<{ remove(): Promise<void> }> = [];
 const servers: ChatServer[] = [];
@@ -34,40 +33,16 @@ afterAll(async () => {
 });
 
 describe('ChatAgent end to end', () => {
-  let desktop: Desktop;
-  let suite: { url: string; close(): Promise<void> };
-  let loaded: Awaited<ReturnType<typeof loadSuiteTask>>;
-  beforeAll(async () => {
-    loaded = await loadSuiteTask('type-search');
-    suite = await serveSuite();
-    const url = new URL(loaded.task.url, suite.url).href;
-    desktop = await launchDesktop({ url, timeoutMs: 45_000 });
-    await waitForPage(desktop.cdpUrl, url);
-  }, 90_000);
-  afterAll(async () => {
-    await desktop?.close();
-    await suite?.close();
-  });
+  const e2e = useSuiteTaskDesktop('type-search');
 
   it("solves the basic suite's type-search task through buildChatAgent (normalized1000 from the environment)", async () => {
-    const { task, reference } = loaded;
+    const { task, reference } = e2e;
     // The scripted model replays the task's reference trace in the chat action schema, in normalized 0..1000 coordinates.
     const norm = (p: { x: number; y: number }) => [((p.x + 0.5) * 1000) / 1280, ((p.y + 0.5) * 1000) / 800];
     const script = reference.map((step, i) => `Step ${i + 1}.\n${json(toChatAction(step, norm))}`);
     const s = await chatServer((_b, i) => script[i - 1] ?? json({ action: 'finish' }));
     const outputDir = await outDir();
-    const ctx: AgentContext = {
-      task: task.goal,
-      outputDir,
-      vncUrl: desktop.vncUrl,
-      cdpUrl: desktop.cdpUrl,
-      url: undefined,
-      maxSteps: task.maxSteps ?? 10,
-      script: undefined,
-      args: [],
-      agentOptions: { task: task.goal, outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: task.success },
-      taskId: task.id,
-    };
+    const ctx = e2e.context(outputDir);
     const a = buildChatAgent(ctx, { VNCUA_CHAT_BASE_URL: s.baseURL, VNCUA_CHAT_MODEL: 'local-vlm', OPENAI_API_KEY: 'sk-env', VNCUA_CHAT_COORDINATES: 'normalized1000' });
     const r = await a.run({ maxSteps: ctx.maxSteps });
     expect(r.status).toBe('finished');

@@ -5,12 +5,11 @@
  * previous_steps, the socket, scaling, re-authentication, API errors, loop guards and option checks
  * run on the fake desktop: agent.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionStep, AgentContext } from '../../harness/agent/index.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ActionStep } from '../../harness/agent/index.ts';
 import { tempOutputDir, useEventsDesktop } from '../../harness/agent/test-helpers/desktops.ts';
-import { launchDesktop, type Desktop } from '../../harness/desktop/index.ts';
 import { readTrace } from '../../harness/trace/reader.ts';
-import { loadSuiteTask, serveSuite, waitForPage, type StepParams } from '../chat/test-helpers/suite-task.ts';
+import { useSuiteTaskDesktop, type StepParams } from '../chat/test-helpers/suite-task.ts';
 import { HttpPlannerAgent } from './agent.ts';
 import { buildHttpPlannerAgent } from './index.ts';
 import { startScriptedServer, type Reply, type ScriptedServer, type SeenRequest } from './test-helpers/servers.ts';
@@ -60,39 +59,15 @@ describe('HttpPlannerAgent on the events page', () => {
 });
 
 describe('HttpPlannerAgent end to end', () => {
-  let desktop: Desktop;
-  let suite: { url: string; close(): Promise<void> };
-  let loaded: Awaited<ReturnType<typeof loadSuiteTask>>;
-  beforeAll(async () => {
-    loaded = await loadSuiteTask('type-search');
-    suite = await serveSuite();
-    const url = new URL(loaded.task.url, suite.url).href;
-    desktop = await launchDesktop({ url, timeoutMs: 45_000 });
-    await waitForPage(desktop.cdpUrl, url);
-  }, 90_000);
-  afterAll(async () => {
-    await desktop?.close();
-    await suite?.close();
-  });
+  const e2e = useSuiteTaskDesktop('type-search');
 
   it("solves the basic suite's type-search task through buildHttpPlannerAgent", async () => {
-    const { task, reference } = loaded;
+    const { task, reference } = e2e;
     // The scripted planner sends the task's reference trace as one plan, then FINISH.
     const steps = reference.filter((st) => st.action !== 'finish').map(toPlannerAction);
     const s = await planner((_req, n) => (n === 1 ? { body: { actions: steps } } : actions({ type: 'FINISH', success: true })));
     const outputDir = await outDir();
-    const ctx: AgentContext = {
-      task: task.goal,
-      outputDir,
-      vncUrl: desktop.vncUrl,
-      cdpUrl: desktop.cdpUrl,
-      url: undefined,
-      maxSteps: task.maxSteps ?? 10,
-      script: undefined,
-      args: [],
-      agentOptions: { task: task.goal, outputDir, vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl, successCheck: task.success },
-      taskId: task.id,
-    };
+    const ctx = e2e.context(outputDir);
     const a = buildHttpPlannerAgent(ctx, { VNCUA_PLANNER_URL: `${s.url}plan`, VNCUA_PLANNER_TOKEN: 'env-token' });
     const r = await a.run({ maxSteps: ctx.maxSteps });
     expect(r).toMatchObject({ status: 'finished', steps: 2 });
