@@ -3,13 +3,11 @@
  * showing it, a Playwright view of the page through CDP, and a scripted Agent.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { tempOutputDir } from '../../test-helpers/files.ts';
 import { spawn } from 'node:child_process';
 import { launchDesktop, type Desktop } from '../../desktop/index.ts';
 import { freePort, stopProcess, track, waitForPort } from '../../rfb/test-helpers/xvnc.ts';
@@ -227,14 +225,9 @@ export function useEventsDesktop(kind: ServerKind = 'xvnc', options: { reset?: b
   };
 }
 
-// The scripted Agent lives beside the other test agents (no playwright-core there, for unit tests).
+// The scripted Agent and temporary directories live in light modules (no playwright-core there, for unit tests).
 export { ScriptAgent } from './hook-agent.ts';
-
-/** A fresh temporary output directory; remove it with the returned function. */
-export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: string; remove(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
-}
+export { tempOutputDir } from '../../test-helpers/files.ts';
 
 /**
  * TigerVNC's x0vncserver serving an existing X display (its authority file `xauthority`; no password, localhost): a server that drops key
