@@ -4,17 +4,16 @@
  * machine stretched its presses apart (the page's own click count, over CDP). Bad action arguments
  * and reconnection need no X server: agent.resilience.test.ts runs them on the fake desktop.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseExecution } from '../trace/parse.ts';
 import { readTrace } from '../trace/reader.ts';
 import { ScriptAgent, useEventsDesktop } from './test-helpers/desktops.ts';
+import { startCrashChild } from '../test-helpers/crash-child.ts';
 import { startTcpProxy } from './test-helpers/tcp-proxy.ts';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CRASH_CHILD = fileURLToPath(new URL('./test-fixtures/crash-agent.ts', import.meta.url));
 
 // One desktop for the file; the page reset and a fresh output directory per test (run() never writes over a finished run).
@@ -25,33 +24,17 @@ async function partial(dir: string) {
 }
 
 describe('crash', () => {
-  const children = new Set<ChildProcess>();
-  afterAll(() => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  });
-
   it('kill -9 in the middle of a run: partial_execution.json parses and holds every finished action', async () => {
     const dir = join(await env.out(), 'crash');
-    const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, dir, env.desktop.vncUrl, env.desktop.cdpUrl], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
-    children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      const onData = () => {
-        if (/^done 7$/m.test(stdout)) {
-          child.stdout.off('data', onData);
-          resolve();
-        }
-      };
-      child.stdout.on('data', onData);
-      child.once('close', (code) => reject(new Error(`the agent exited (${code}) early: ${stderr}`)));
-    });
-    child.kill('SIGKILL');
-    await closed;
-    expect(child.signalCode).toBe('SIGKILL');
+    let signal: NodeJS.Signals | null = null;
+    const c = startCrashChild(CRASH_CHILD, [dir, env.desktop.vncUrl, env.desktop.cdpUrl]);
+    try {
+      await c.until((stdout) => /^done 7$/m.test(stdout));
+    } finally {
+      signal = await c.kill9();
+    }
+    expect(signal).toBe('SIGKILL');
+    const stdout = c.stdout();
     const printed = [...stdout.matchAll(/^done (\d+)$/gm)].map((m) => Number(m[1]));
     expect(printed).toEqual(printed.map((_, i) => i));
     const entries = await partial(dir);
