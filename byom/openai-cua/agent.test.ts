@@ -105,7 +105,8 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
   });
 
   it('batched computer tool: every action of one call is performed in order, screenshots at the real size, no display size or current_url sent', async () => {
-    const actions: ComputerAction[] = [...EVENTS_PAGE_ACTIONS, { type: 'wait' }, { type: 'screenshot' }];
+    // A short wait (the default 1 s of a bare wait is mapped in actions.test.ts).
+    const actions: ComputerAction[] = [...EVENTS_PAGE_ACTIONS, { type: 'wait', ms: 20 } as ComputerAction, { type: 'screenshot' }];
     const call = computerCall({ actions });
     const server = await serve([{ reply: [call] }, { reply: [message('Done.')] }]);
     const dir = await out();
@@ -134,7 +135,7 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
       ['mouse_click', { position: { x: 310, y: 160 }, button: 'right', click_type: 'single' }],
       ['mouse_scroll', { position: { x: 150, y: 420 }, direction: 'down', repeat: 2 }],
       ['mouse_drag', { start: { x: 380, y: 380 }, end: { x: 630, y: 410 }, button: 'left' }],
-      ['wait', { seconds: 1 }],
+      ['wait', { seconds: 0.02 }],
       ['finish', { message: 'Done.' }],
     ]);
     // The call is accounted once, on the first entry of its turn.
