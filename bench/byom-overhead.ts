@@ -187,7 +187,7 @@ const CASES: Case[] = [
     async start(base, scaled) {
       const server = await startFakeResponses((_req, i) => ({ reply: [computerCall({ action: { type: 'move', ...spot(i) } })] }));
       modelOrigins.add(new URL(server.baseURL).origin);
-      const agent = new (timed(OpenAICuaAgent))({ ...base, ...common, apiKey: 'sk-bench', baseURL: server.baseURL, ...(scaled ? { screenshotSize: SCALED } : {}) });
+      const agent = new (timed(OpenAICuaAgent))({ ...base, ...common, apiKey: 'sk-bench', baseURL: server.baseURL, screenshotSize: scaled ? SCALED : undefined });
       return { agent, payloads: () => server.requests.map((r) => r.bytes), close: () => server.close() };
     },
   },
@@ -198,7 +198,7 @@ const CASES: Case[] = [
     async start(base, scaled) {
       const server = await startFakeMessages((_req, i) => ({ reply: [toolUse({ action: 'mouse_move', coordinate: [spot(i).x, spot(i).y] })] }));
       modelOrigins.add(new URL(server.baseURL).origin);
-      const agent = new (timed(AnthropicCuaAgent))({ ...base, ...common, apiKey: server.apiKey, baseURL: server.baseURL, ...(scaled ? { screenshotSize: SCALED } : {}) });
+      const agent = new (timed(AnthropicCuaAgent))({ ...base, ...common, apiKey: server.apiKey, baseURL: server.baseURL, screenshotSize: scaled ? SCALED : undefined });
       return { agent, payloads: () => server.requests.map((r) => r.bytes), close: () => server.close() };
     },
   },
@@ -215,7 +215,8 @@ const CASES: Case[] = [
         model: 'bench-vlm',
         apiKey: 'sk-bench',
         baseURL: server.baseURL,
-        ...(scaled ? { coordinates: 'resized', screenshotSize: SCALED } : {}),
+        coordinates: scaled ? 'resized' : undefined,
+        screenshotSize: scaled ? SCALED : undefined,
       });
       return { agent, payloads: () => server.server.requests.map((r) => Buffer.byteLength(r.body)), close: () => server.close() };
     },
@@ -227,7 +228,7 @@ const CASES: Case[] = [
     async start(base, scaled) {
       const server = await startScriptedServer((_req, n) => ({ body: { actions: [{ type: 'MOUSE_MOVE', ...spot(n - 1) }] } }));
       modelOrigins.add(new URL(server.url).origin);
-      const agent = new (timed(HttpPlannerAgent))({ ...base, ...common, endpoint: `${server.url}plan`, token: 'bench-token', ...(scaled ? { screenshotSize: SCALED } : {}) });
+      const agent = new (timed(HttpPlannerAgent))({ ...base, ...common, endpoint: `${server.url}plan`, token: 'bench-token', screenshotSize: scaled ? SCALED : undefined });
       return {
         agent,
         payloads: () => server.requests.map((r) => Buffer.byteLength(r.body)),

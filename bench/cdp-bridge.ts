@@ -13,60 +13,26 @@
  *
  * Run: npx tsx bench/cdp-bridge.ts [calls=200]
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type CDPSession } from 'playwright-core';
 import { cdpHttpUrl } from '../harness/cdp/endpoint.ts';
 import { SuccessChecker } from '../harness/cdp/success.ts';
-import { servePages } from '../harness/cdp/test-helpers.ts';
+import { DESKTOP_CHROMIUM_FLAGS, launchChromium, servePages } from '../harness/cdp/test-helpers.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
-import { stopGroup } from '../harness/desktop/procs.ts';
 import { realisticPage } from './lib/shop-page.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
 const CALLS = Math.max(40, Number(process.argv[2] ?? 200));
 const BLOCK = 20;
-const CHROMIUM = '/usr/lib/chromium/chromium';
-// docker/start.sh's CHROMIUM_FLAGS.
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--no-default-browser-check',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--disable-dev-shm-usage',
-  '--ozone-platform=x11',
-  '--password-store=basic',
-  '--use-mock-keychain',
-  '--disable-features=Translate,MediaRouter,OptimizationHints',
-  '--disable-default-apps',
-  '--disable-extensions',
-  '--disable-smooth-scrolling',
-  '--kiosk',
-];
-
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
 
 const server = await servePages({ '/shop': realisticPage(100_000) });
 const url = `${server.origin}/shop`;
 const desktop = await launchDesktop({ url, size: '1280x800', timeoutMs: 60_000 });
-const peerDir = mkdtempSync(join(tmpdir(), 'vncua-bench-cdp-peer-'));
-mkdirSync(join(peerDir, 'tmp'));
-const peer = spawn(CHROMIUM, ['--remote-debugging-port=0', `--user-data-dir=${join(peerDir, 'profile')}`, ...FLAGS, `--app=${url}`], {
-  detached: true,
-  stdio: 'ignore',
-  env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/', DISPLAY: desktop.display, XAUTHORITY: desktop.xauthority, TMPDIR: join(peerDir, 'tmp') },
-});
+// The peer: the desktop's Chromium flags, on the same X display, on its own CDP port.
+const peer = await launchChromium({ flags: [...DESKTOP_CHROMIUM_FLAGS, `--app=${url}`], env: { DISPLAY: desktop.display, XAUTHORITY: desktop.xauthority }, timeoutMs: 30_000 });
 const cleanup: Array<() => Promise<unknown>> = [];
 try {
-  const portFile = join(peerDir, 'profile', 'DevToolsActivePort');
-  for (let i = 0; i < 600 && !existsSync(portFile); i++) await sleep(50);
-  const direct = `http://127.0.0.1:${readFileSync(portFile, 'utf8').split('\n')[0]}`;
+  const direct = peer.cdpUrl;
   const contenders: Array<[string, string]> = [
     ['bridge', desktop.cdpUrl],
     ['direct', direct],
@@ -139,8 +105,7 @@ try {
   console.log(table(['what', 'calls', 'bridge median', 'bridge p90', 'direct median', 'direct p90', 'bridge / direct'], rows));
 } finally {
   for (const f of cleanup.reverse()) await f().catch(() => {});
-  await stopGroup(peer.pid!, peer.pid!).catch(() => {});
+  await peer.close();
   await desktop.close();
   await server.close();
-  rmSync(peerDir, { recursive: true, force: true });
 }

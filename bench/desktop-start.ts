@@ -12,11 +12,12 @@
  * Runs are interleaved so every row sees the same machine load. Prints a markdown table.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CHROMIUM_BIN, DESKTOP_CHROMIUM_FLAGS, devToolsEndpoint } from '../harness/cdp/test-helpers.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
 import { stopGroup, stopTagged } from '../harness/desktop/procs.ts';
 import { cdpJson, rfbGreeting } from '../harness/desktop/test-helpers.ts';
@@ -25,32 +26,12 @@ import { median, ms, quantile, table } from './stats.ts';
 const RUNS = Number(process.argv[2] ?? 20);
 const WARMUP = 2;
 const POLL_MS = 5;
-const CHROMIUM = '/usr/lib/chromium/chromium';
 const WS_BRIDGE = fileURLToPath(new URL('../docker/ws-bridge.py', import.meta.url));
 // ws-bridge.py answers only under a token, read from a file (as start.sh gives it).
 const TOKEN_DIR = mkdtempSync(join(tmpdir(), 'vncua-bench-token-'));
 const TOKEN_FILE = join(TOKEN_DIR, 'token');
 writeFileSync(TOKEN_FILE, '0123456789abcdef0123456789abcdef\n', { mode: 0o600 });
 process.on('exit', () => rmSync(TOKEN_DIR, { recursive: true, force: true }));
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--no-default-browser-check',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-  '--disable-dev-shm-usage',
-  '--ozone-platform=x11',
-  '--password-store=basic',
-  '--use-mock-keychain',
-  '--disable-features=Translate,MediaRouter,OptimizationHints',
-  '--disable-default-apps',
-  '--disable-extensions',
-  '--kiosk',
-  '--app=about:blank',
-];
 
 const sleep = (t: number) => new Promise((r) => setTimeout(r, t));
 
@@ -162,16 +143,12 @@ async function benchChromium(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'vncua-bench-chromium-'));
   try {
     const t0 = performance.now();
-    const proc = spawnPart(CHROMIUM, ['--remote-debugging-port=0', `--user-data-dir=${dir}`, ...CHROMIUM_FLAGS], tag, { DISPLAY: x.display });
-    let port = 0;
+    const proc = spawnPart(CHROMIUM_BIN, ['--remote-debugging-port=0', `--user-data-dir=${dir}`, ...DESKTOP_CHROMIUM_FLAGS, '--app=about:blank'], tag, { DISPLAY: x.display });
+    let cdpUrl: string | undefined;
     await until(async () => {
-      if (!port) {
-        const f = join(dir, 'DevToolsActivePort');
-        if (!existsSync(f)) return false;
-        port = Number(readFileSync(f, 'utf8').split('\n')[0]);
-        if (!port) return false;
-      }
-      return cdpJson(`http://127.0.0.1:${port}`, '/json/version').then(
+      cdpUrl ??= (await devToolsEndpoint(dir))?.cdpUrl;
+      if (!cdpUrl) return false;
+      return cdpJson(cdpUrl, '/json/version').then(
         () => true,
         () => false,
       );

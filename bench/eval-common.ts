@@ -59,7 +59,7 @@ export interface DesktopLife {
 export function measured(inner: DesktopProvider, lives: DesktopLife[]): DesktopProvider {
   return {
     name: inner.name,
-    ...(inner.capacity !== undefined ? { capacity: inner.capacity } : {}),
+    capacity: inner.capacity,
     async acquire(req): Promise<LeasedDesktop> {
       const life: DesktopLife = { ports: [], acquireStart: performance.now(), acquired: NaN, releaseStart: NaN, released: NaN };
       lives.push(life);

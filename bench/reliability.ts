@@ -411,7 +411,7 @@ function row(probe: string, happened: string, lost: Check, doubled: Check, orpha
   ]
     .filter(([, c]) => !(c as Check).ok)
     .map(([n]) => n as string);
-  return { probe, happened, lost, doubled, orphans, code, outcome: failed.length ? 'FAIL' : 'PASS', ...(failed.length ? { why: `failed: ${failed.join(', ')}` } : {}) };
+  return { probe, happened, lost, doubled, orphans, code, outcome: failed.length ? 'FAIL' : 'PASS', why: failed.length ? `failed: ${failed.join(', ')}` : undefined };
 }
 
 const notes: string[] = [];

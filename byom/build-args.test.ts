@@ -1,17 +1,7 @@
 /** The builders' shared argument and environment reading. */
 import { describe, expect, it } from 'vitest';
-import { isVncuaError, type VncuaError } from '../harness/errors.ts';
 import { adapterArgs, parsePositiveInt, parseSize } from './build-args.ts';
-
-function errorOf(fn: () => unknown): VncuaError | undefined {
-  try {
-    fn();
-  } catch (e) {
-    if (isVncuaError(e)) return e;
-    throw e;
-  }
-  return undefined;
-}
+import { errorOf } from './test-helpers/build.ts';
 
 const FLAGS = ['model', 'size', 'n', 'url', 'mode', 'list'] as const;
 

@@ -3,11 +3,9 @@
  * with actions in between → stuck, the wall-clock budget → timeout; and model-call accounting.
  * Pure logic above the RFB client: it runs on the in-process fake desktop (no X server, no browser).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeDesktop, type FakeDesktop, type FakeDesktopOptions } from '../harness/rfb/test-helpers/fake-desktop.ts';
+import { describe, expect, it } from 'vitest';
+import { useFakeRuns } from '../harness/agent/test-helpers/fake-run.ts';
+import type { FakeDesktopOptions } from '../harness/rfb/test-helpers/fake-desktop.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
 import { ModelAgent, type ModelAgentOptions } from './model-agent.ts';
@@ -37,20 +35,9 @@ class ListAgent extends ModelAgent {
 }
 
 describe('ModelAgent guards', () => {
-  const cleanup: Array<() => Promise<void>> = [];
-  const out = async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'vncua-byom-'));
-    cleanup.push(() => rm(dir, { recursive: true, force: true }));
-    return dir;
-  };
-  const fakeDesktop = async (options: FakeDesktopOptions = {}): Promise<FakeDesktop> => {
-    const d = await startFakeDesktop(options);
-    cleanup.push(() => d.close());
-    return d;
-  };
-  afterEach(async () => {
-    for (const c of cleanup.splice(0).reverse()) await c();
-  });
+  const t = useFakeRuns();
+  const out = () => t.out('vncua-byom-');
+  const fakeDesktop = (options: FakeDesktopOptions = {}) => t.desktop(options);
 
   it('the same action stuckRepeats times in a row ends the run as stuck; calls are accounted in meta', async () => {
     const desktop = await fakeDesktop();

@@ -83,7 +83,7 @@ const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 /** The parseArgs options of a table (with -h/--help). */
 function parseArgsOptions(options: OptionTable) {
   const out: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { ...HELP };
-  for (const [name, o] of Object.entries(options)) out[name] = { type: o.type, ...(o.multiple ? { multiple: true } : {}) };
+  for (const [name, o] of Object.entries(options)) out[name] = { type: o.type, multiple: o.multiple === true };
   return out;
 }
 

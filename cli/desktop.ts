@@ -201,7 +201,7 @@ async function up(argv: string[]): Promise<number> {
     });
     const record: DesktopRecord = {
       vncUrl: desktop.vncUrl,
-      ...(desktop.tcpUrl !== undefined ? { tcpUrl: desktop.tcpUrl } : {}),
+      tcpUrl: desktop.tcpUrl,
       cdpUrl: desktop.cdpUrl,
       display: desktop.display,
       xauthority: desktop.xauthority,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../harness/errors.ts';
+import { runCaptured } from './test-helpers/capture.ts';
 import { readTrace } from '../harness/trace/reader.ts';
 import type { TraceEntryInput } from '../harness/trace/schema.ts';
 import { sampleEntry } from '../harness/trace/test-fixtures/entries.ts';
@@ -25,20 +26,7 @@ afterEach(async () => {
 });
 
 /** Run the command, capturing what it prints. */
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const o = process.stdout.write.bind(process.stdout);
-  const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((s: string | Uint8Array) => ((out += String(s)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((s: string | Uint8Array) => ((err += String(s)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await run(argv), out, err };
-  } finally {
-    process.stdout.write = o;
-    process.stderr.write = e;
-  }
-}
+const cli = (argv: string[]) => runCaptured(run, argv);
 
 /** A run directory whose trace the real TraceWriter wrote. */
 async function vncuaRun(name: string, entries: TraceEntryInput[], finalize = true): Promise<string> {

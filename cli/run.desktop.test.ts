@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveEventsPage, startEventsDesktop, type EventsDesktop } from '../harness/agent/test-helpers/desktops.ts';
+import { serveEventsPage, useEventsDesktop } from '../harness/agent/test-helpers/desktops.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { launchDesktop, type Desktop } from '../harness/desktop/index.ts';
 import { readResult, readTrace } from '../harness/trace/index.ts';
@@ -125,21 +125,14 @@ export default class Sleepy extends Agent {
   });
 
   describe('on an already running desktop (--vnc/--cdp)', () => {
-    let desktop: EventsDesktop;
-    beforeAll(async () => {
-      desktop = await startEventsDesktop('xvnc');
-    }, 90_000);
-    afterAll(async () => {
-      await desktop?.close();
-    });
+    const env = useEventsDesktop('xvnc');
 
     it('a module default-exporting an Agent subclass is constructed with the task and endpoints; the desktop is left running', async () => {
-      await desktop.reset();
       const out = join(dir, 'out-class');
-      const r = await vncua(['--agent', join(dir, 'typing-agent.ts'), '--task', 'héllo class', '--vnc', desktop.vncUrl, '--cdp', desktop.cdpUrl, '--out', out]);
+      const r = await vncua(['--agent', join(dir, 'typing-agent.ts'), '--task', 'héllo class', '--vnc', env.desktop.vncUrl, '--cdp', env.desktop.cdpUrl, '--out', out]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`trace: ${join(out, 'execution.json')}`);
-      expect((await desktop.settle((s) => s.text === 'héllo class')).text).toBe('héllo class');
+      expect((await env.desktop.settle((s) => s.text === 'héllo class')).text).toBe('héllo class');
       const trace = await readTrace(out);
       expect(trace.entries.map((e) => e.action)).toEqual(['mouse_click', 'type_text', 'finish']);
       expect(trace.entries[2]!.params).toEqual({ typed: 'héllo class' });
@@ -148,7 +141,7 @@ export default class Sleepy extends Agent {
     it('Ctrl-C cancels the run: exit 1, result.json says cancelled, the trace keeps the actions done', async () => {
       const out = join(dir, 'out-sleepy');
       let sent = false;
-      const r = await vncua(['--agent', join(dir, 'sleepy.ts'), '--vnc', desktop.vncUrl, '--cdp', desktop.cdpUrl, '--out', out], {
+      const r = await vncua(['--agent', join(dir, 'sleepy.ts'), '--vnc', env.desktop.vncUrl, '--cdp', env.desktop.cdpUrl, '--out', out], {
         onStdout: (text, child) => {
           if (text.includes('acting') && !sent) {
             sent = true;

@@ -7,12 +7,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveTestPages, type TestPages } from '../eval/test-fixtures/pages.ts';
+import { snapshotDir } from '../harness/test-helpers/files.ts';
 import { unwritableDir } from '../harness/test-helpers/unwritable.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -52,16 +53,6 @@ function codeLine(r: Ran): string {
   return /^vncua run: ([A-Z_]+): /.exec(lines[0]!)?.[1] ?? lines[0]!;
 }
 
-/** Every file under `dir` (relative path -> bytes as hex). */
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir, { recursive: true })).sort()) {
-    const p = join(dir, name);
-    if ((await stat(p)).isFile()) out[name] = (await readFile(p)).toString('hex');
-  }
-  return out;
-}
-
 describe('vncua run --out', () => {
   let pages: TestPages;
   let dir: string;
@@ -82,18 +73,18 @@ describe('vncua run --out', () => {
     const args = ['--agent', 'scripted', '--script', script, '--url', `${pages.url}ok/a.html`, '--out', out];
     const first = await vncuaRun(args, { deadlineMs: 90_000 });
     expect(first.code, first.stderr).toBe(0);
-    const before = await snapshot(out);
+    const before = await snapshotDir(out);
     expect(Object.keys(before)).toEqual(expect.arrayContaining(['execution.json', 'result.json', 'recording/recording.json']));
     expect(Object.keys(before).some((f) => f.startsWith('recording/') && f.endsWith('.rfb.bin') && before[f]!.length > 0)).toBe(true);
 
     const refused = await vncuaRun(args);
     expect([refused.code, codeLine(refused), refused.stdout]).toEqual([2, 'OUTPUT_ERR_RUN_EXISTS', '']);
-    expect(await snapshot(out)).toEqual(before);
+    expect(await snapshotDir(out)).toEqual(before);
 
     const over = await vncuaRun([...args, '--overwrite'], { deadlineMs: 90_000 });
     expect(over.code, over.stderr).toBe(0);
     expect(over.stdout).toContain(`the previous run: ${out}.1\n`);
-    expect(await snapshot(`${out}.1`)).toEqual(before);
+    expect(await snapshotDir(`${out}.1`)).toEqual(before);
     expect(JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')).status).toBe('finished');
     expect(readFileSync(join(out, 'execution.json'), 'utf8')).not.toBe(Buffer.from(before['execution.json']!, 'hex').toString('utf8'));
   }, 240_000);
@@ -124,7 +115,7 @@ describe('vncua run --out', () => {
     const ro = await unwritableDir();
     try {
       const env = ro.runAs ? { HOME: dir, TMPDIR: dir } : {};
-      const r = await vncuaRun([...base, '--out', join(ro.dir, 'run')], { ...(ro.runAs ? { runAs: ro.runAs } : {}), env });
+      const r = await vncuaRun([...base, '--out', join(ro.dir, 'run')], { runAs: ro.runAs, env });
       expect([r.code, codeLine(r)], ro.how).toEqual([2, 'OUTPUT_ERR_NOT_WRITABLE']);
       expect(await readdir(ro.dir)).toEqual([]);
     } finally {

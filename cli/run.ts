@@ -218,7 +218,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
     const result = await agent.run({ maxSteps, signal: o.signal, ready });
     const tracePath = join(agent.options.outputDir, TRACE_FILES.execution);
     if (o.afterRun) await o.afterRun({ vncUrl, cdpUrl, outputDir: agent.options.outputDir, result });
-    return { result, outputDir: agent.options.outputDir, tracePath, ...(movedAside ? { movedAside } : {}) };
+    return { result, outputDir: agent.options.outputDir, tracePath, movedAside };
   } finally {
     stopFollowing();
     pageWait.abort();

@@ -6,21 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../harness/errors.ts';
 import { parseScoreArgs, run } from './score.ts';
+import { runCaptured } from './test-helpers/capture.ts';
 
 /** run(argv) with stdout and stderr captured. */
 async function score(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  let stdout = '';
-  let stderr = '';
-  process.stdout.write = ((s: string) => ((stdout += s), true)) as never;
-  process.stderr.write = ((s: string) => ((stderr += s), true)) as never;
-  try {
-    return { code: await run(argv), stdout, stderr };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
+  const { code, out, err } = await runCaptured(run, argv);
+  return { code, stdout: out, stderr: err };
 }
 
 describe('vncua score', () => {

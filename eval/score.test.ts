@@ -13,7 +13,7 @@ import { TraceWriter } from '../harness/trace/writer.ts';
 import { aggregate, scoreRun, writeScores, type RunInput, type ScoreReport } from './score.ts';
 
 type E = RunInput['entries'][number];
-const e = (action: ActionName, tmc: boolean | null, t?: [number, number]): E => ({ action, task_marked_complete: tmc, ...(t ? { started_at: t[0], ended_at: t[1] } : {}) });
+const e = (action: ActionName, tmc: boolean | null, t?: [number, number]): E => ({ action, task_marked_complete: tmc, started_at: t?.[0], ended_at: t?.[1] });
 const finished = (durationMs = 1000): RunResult => ({ status: 'finished', steps: 1, durationMs });
 
 describe('scoreRun: the metrics of one run', () => {

@@ -6,16 +6,13 @@
  * and the loop guards.
  */
 import sharp from 'sharp';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { tempOutputDir } from '../../harness/agent/test-helpers/desktops.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useEventsDesktop } from '../../harness/agent/test-helpers/desktops.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { AnthropicCuaAgent, DEFAULT_ANTHROPIC_MODEL, DEFAULT_SYSTEM_PROMPT, type AnthropicCuaOptions } from './agent.ts';
 import { TRIMMED_IMAGE_TEXT } from './conversation.ts';
 import { DisplayMap } from './display.ts';
 import { lastToolResults, requestImages, resultText, startFakeMessages, text, toolUse, type FakeMessagesServer, type Script } from './test-helpers/fake-messages.ts';
-import { startEventsPageDesktop } from './test-helpers/desktop.ts';
-
-type EventsDesktop = Awaited<ReturnType<typeof startEventsPageDesktop>>;
 
 /** Width and height of a base64 or raw image, decoded by sharp. */
 async function size(bytes: Buffer): Promise<{ width: number; height: number; format: string }> {
@@ -24,29 +21,21 @@ async function size(bytes: Buffer): Promise<{ width: number; height: number; for
 }
 
 describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
-  let d: EventsDesktop;
+  const env = useEventsDesktop('xvnc', { size: '1920x1080' });
   const cleanups: Array<() => Promise<void>> = [];
-  beforeAll(async () => {
-    d = await startEventsPageDesktop('1920x1080');
-  }, 90_000);
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => {});
-    await d?.close();
-  });
-  beforeEach(async () => {
-    await d.reset();
   });
 
   /** Start a fake API playing `script` and an agent pointed at it; returns both and the output dir. */
   async function setup(script: Script, options: Partial<AnthropicCuaOptions> = {}): Promise<{ server: FakeMessagesServer; agent: AnthropicCuaAgent; dir: string }> {
     const server = await startFakeMessages(script);
     cleanups.push(server.close);
-    const out = await tempOutputDir('vncua-anthropic-');
-    cleanups.push(out.remove);
+    const dir = await env.out('vncua-anthropic-');
     const agent = new AnthropicCuaAgent({
-      outputDir: out.dir,
-      vncUrl: d.desktop.vncUrl,
-      cdpUrl: d.desktop.cdpUrl,
+      outputDir: dir,
+      vncUrl: env.desktop.vncUrl,
+      cdpUrl: env.desktop.cdpUrl,
       record: false,
       task: 'Click the two corners of the screen.',
       apiKey: server.apiKey,
@@ -54,7 +43,7 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
       maxRetries: 0,
       ...options,
     });
-    return { server, agent, dir: out.dir };
+    return { server, agent, dir };
   }
 
   it('sends the tool, the headers and 1280x720 screenshots; maps clicks on the edge pixels exactly; answers every tool_use by id; accounts each call', async () => {
@@ -91,7 +80,7 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
     expect(await size(imgs1[1]!.bytes)).toEqual({ width: 1280, height: 720, format: 'png' });
 
     // The page saw the presses on the screen's corner pixels.
-    const downs = (await d.state()).events.filter((e) => e.type === 'mousedown').map((e) => [e.x, e.y]);
+    const downs = (await env.desktop.state()).events.filter((e) => e.type === 'mousedown').map((e) => [e.x, e.y]);
     expect(downs).toEqual([
       [0, 0],
       [1919, 1079],
@@ -204,7 +193,7 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
     expect((entries[10]!.meta as { anthropic_notes: string[] }).anthropic_notes[0]).toMatch(/cannot hold keys/);
 
     // What the page saw.
-    const s = await d.state();
+    const s = await env.desktop.state();
     const ev = (type: string) => s.events.filter((e) => e.type === type);
     // The triple click's second press makes a dblclick too.
     expect(ev('dblclick').map((e) => [e.x, e.y])).toEqual([

@@ -12,7 +12,8 @@ import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { AnthropicCuaAgent } from './agent.ts';
 import { DisplayMap } from './display.ts';
 import { requestImages, startFakeMessages, text, toolUse } from './test-helpers/fake-messages.ts';
-import { serveDir, startPageDesktop, type PageDesktop } from './test-helpers/desktop.ts';
+import { startPageDesktop, type PageDesktop } from '../../harness/agent/test-helpers/desktops.ts';
+import { serveDir } from '../../harness/test-helpers/serve-dir.ts';
 
 const SUITE = fileURLToPath(new URL('../../eval/suites/basic/', import.meta.url));
 const TASK_ID = 'text-edit-rename';
@@ -28,9 +29,10 @@ describe('AnthropicCuaAgent end to end on the basic suite (1920x1080)', () => {
   beforeAll(async () => {
     site = await serveDir(SUITE);
     // As the eval runner does: start once the task page has loaded.
-    d = await startPageDesktop(new URL(task.url, site.url).href, '1920x1080', (p) =>
-      p.waitForFunction(() => document.readyState === 'complete' && 'Suite' in window, undefined, { timeout: 20_000 }),
-    );
+    d = await startPageDesktop(new URL(task.url, site.url).href, {
+      size: '1920x1080',
+      ready: (p) => p.waitForFunction(() => document.readyState === 'complete' && 'Suite' in window, undefined, { timeout: 20_000 }),
+    });
   }, 90_000);
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => {});

@@ -167,7 +167,7 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
     };
     this.client = new Anthropic({
       apiKey: o.apiKey ?? process.env.ANTHROPIC_API_KEY,
-      ...(o.baseURL !== undefined ? { baseURL: o.baseURL } : {}),
+      baseURL: o.baseURL,
       maxRetries: this.#own.maxRetries,
       timeout: this.#own.requestTimeoutMs,
       fetch: this.modelFetch(),

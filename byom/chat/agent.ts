@@ -117,10 +117,10 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
       maxRetries: o.maxRetries ?? CHAT_DEFAULTS.maxRetries,
       requestTimeoutMs: o.requestTimeoutMs ?? CHAT_DEFAULTS.requestTimeoutMs,
       imageFormat: o.imageFormat ?? CHAT_DEFAULTS.imageFormat,
-      ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}),
-      ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
-      ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
-      ...(o.fetch !== undefined ? { fetch: o.fetch } : {}),
+      systemPrompt: o.systemPrompt,
+      temperature: o.temperature,
+      maxTokens: o.maxTokens,
+      fetch: o.fetch,
     };
     this.chat = Object.freeze(c);
     this.#client = new OpenAI({
@@ -128,7 +128,7 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
       baseURL: o.baseURL ?? null,
       maxRetries: c.maxRetries,
       timeout: c.requestTimeoutMs,
-      ...(c.fetch ? { fetch: c.fetch } : {}),
+      fetch: c.fetch,
     });
   }
 

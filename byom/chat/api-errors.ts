@@ -46,6 +46,6 @@ export function chatApiError(e: unknown, url: string): unknown {
   const what = status !== undefined ? `HTTP ${status} (${said})` : code === 'MODEL_ERR_BAD_RESPONSE' ? 'a body that is not valid JSON' : `nothing usable (${said})`;
   return new VncuaError(code, `The chat completions API at ${url} answered ${what}: ${MODEL_ERROR_HINTS[code]}.`, {
     cause: e,
-    details: { url, ...(status !== undefined ? { status } : {}) },
+    details: { url, status },
   });
 }

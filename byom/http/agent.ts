@@ -90,10 +90,10 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
           authUrl: h.authUrl,
           clientId: h.clientId!,
           clientSecret: h.clientSecret!,
-          ...(h.scope !== undefined ? { scope: h.scope } : {}),
-          ...(h.tokenCacheFile !== undefined ? { cacheFile: h.tokenCacheFile } : {}),
-          ...(h.retry ? { retry: h.retry } : {}),
-          ...(h.random ? { random: h.random } : {}),
+          scope: h.scope,
+          cacheFile: h.tokenCacheFile,
+          retry: h.retry,
+          random: h.random,
         })
       : token
         ? new StaticTokenSource(token)
@@ -101,10 +101,10 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
     this.client = new PlannerClient({
       endpoint: h.endpoint,
       auth: this.auth,
-      ...(h.retry ? { retry: h.retry } : {}),
-      ...(h.requestTimeoutMs !== undefined ? { requestTimeoutMs: h.requestTimeoutMs } : {}),
-      ...(h.headers ? { headers: h.headers } : {}),
-      ...(h.random ? { random: h.random } : {}),
+      retry: h.retry,
+      requestTimeoutMs: h.requestTimeoutMs,
+      headers: h.headers,
+      random: h.random,
     });
   }
 

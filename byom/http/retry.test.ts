@@ -31,7 +31,7 @@ describe('withRetries', () => {
     retryable,
     status: code === 'MODEL_ERR_SERVER' ? 503 : 400,
     error: new VncuaError(code, 'failed'),
-    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    retryAfterMs,
   });
   const policy = retryPolicy({ maxAttempts: 4, baseDelayMs: 8, maxDelayMs: 20 });
 

@@ -104,7 +104,7 @@ export async function withRetries<T>(
     const after = out.retryAfterMs ?? null;
     if (after !== null && after > policy.maxRetryAfterMs) throw give(`Retry-After asked for ${after} ms, more than maxRetryAfterMs (${policy.maxRetryAfterMs}).`);
     const delay = after ?? backoffDelay(n - 1, policy, options.random);
-    options.retries?.push({ attempt: n, code: out.error.code, ...(out.status !== undefined ? { status: out.status } : {}), delay_ms: delay, retry_after: after !== null });
+    options.retries?.push({ attempt: n, code: out.error.code, status: out.status, delay_ms: delay, retry_after: after !== null });
     await sleep(delay, options.signal);
   }
 }

@@ -211,7 +211,7 @@ export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsS
     };
     this.client = new OpenAI({
       apiKey: o.apiKey ?? process.env.OPENAI_API_KEY,
-      ...(o.baseURL !== undefined ? { baseURL: o.baseURL } : {}),
+      baseURL: o.baseURL,
       maxRetries: this.#own.maxRetries,
       timeout: this.#own.requestTimeoutMs,
       fetch: this.modelFetch(),

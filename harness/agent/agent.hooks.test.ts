@@ -3,31 +3,21 @@
  * defaultRecorder and the record option), endRun() and attachMeta(). Logic above the RFB client:
  * it runs on the in-process fake desktop (no X server, no browser).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeDesktop, type FakeDesktop } from '../rfb/test-helpers/fake-desktop.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { FakeDesktop } from '../rfb/test-helpers/fake-desktop.ts';
+import { useFakeRuns } from './test-helpers/fake-run.ts';
 import { readResult, readTrace } from '../trace/reader.ts';
 import type { RecorderFactory, RecorderStartOptions } from './recording.ts';
 import { HookAgent } from './test-helpers/hook-agent.ts';
 import { startTcpProxy } from './test-helpers/tcp-proxy.ts';
 
 describe('Agent extensions on the fake desktop', () => {
+  const t = useFakeRuns();
   let desktop: FakeDesktop;
-  const dirs: string[] = [];
-  const out = async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'vncua-agent-'));
-    dirs.push(dir);
-    return dir;
-  };
-
-  beforeAll(async () => {
-    desktop = await startFakeDesktop();
-  });
-  afterAll(async () => {
-    await desktop?.close();
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  const out = () => t.out('vncua-agent-');
+  beforeEach(async () => {
+    desktop = await t.desktop();
   });
 
   it('record (default on) sends the connection through the recorder option, which gets <outputDir>/recording and is closed after the run', async () => {
@@ -153,20 +143,16 @@ describe('Agent extensions on the fake desktop', () => {
   });
 
   it('the password option reaches the VNC server: right one acts, wrong one ends the run with RFB_ERR_AUTH_FAILED', async () => {
-    const locked = await startFakeDesktop({ password: 'secret12' });
-    try {
-      const move = async (password: string) =>
-        new HookAgent({ outputDir: await out(), vncUrl: locked.vncUrl, password }, async (a) => {
-          await a.mouseMove({ x: 5, y: 5 });
-          return true;
-        }).run({ maxSteps: 1 });
-      expect(await move('secret12')).toMatchObject({ status: 'finished', steps: 1 });
-      expect(locked.events).toEqual([{ kind: 'pointer', x: 5, y: 5, mask: 0 }]);
-      expect(await move('wrong')).toMatchObject({ status: 'error', error: { code: 'RFB_ERR_AUTH_FAILED' } });
-      expect(locked.events).toHaveLength(1);
-      expect(JSON.stringify(new HookAgent({ outputDir: await out(), vncUrl: locked.vncUrl, password: 'secret12' }, async () => true).options)).not.toContain('secret12');
-    } finally {
-      await locked.close();
-    }
+    const locked = await t.desktop({ password: 'secret12' });
+    const move = async (password: string) =>
+      new HookAgent({ outputDir: await out(), vncUrl: locked.vncUrl, password }, async (a) => {
+        await a.mouseMove({ x: 5, y: 5 });
+        return true;
+      }).run({ maxSteps: 1 });
+    expect(await move('secret12')).toMatchObject({ status: 'finished', steps: 1 });
+    expect(locked.events).toEqual([{ kind: 'pointer', x: 5, y: 5, mask: 0 }]);
+    expect(await move('wrong')).toMatchObject({ status: 'error', error: { code: 'RFB_ERR_AUTH_FAILED' } });
+    expect(locked.events).toHaveLength(1);
+    expect(JSON.stringify(new HookAgent({ outputDir: await out(), vncUrl: locked.vncUrl, password: 'secret12' }, async () => true).options)).not.toContain('secret12');
   });
 });

@@ -10,9 +10,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseExecution } from '../trace/parse.ts';
-import { ScriptAgent, startEventsDesktop, tempOutputDir, type EventsDesktop, type PageEvent, type PageState, type ServerKind } from './test-helpers/desktops.ts';
+import { ScriptAgent, useEventsDesktop, type PageEvent, type PageState, type ServerKind } from './test-helpers/desktops.ts';
 
 const POINTER_TYPES = new Set(['mousedown', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu']);
 
@@ -26,31 +26,20 @@ function count(s: PageState, type: string): number {
 }
 
 describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) => {
-  let desktop: EventsDesktop;
-  let out: { dir: string; remove(): Promise<void> };
-
+  const env = useEventsDesktop(kind);
+  let out: string;
   beforeAll(async () => {
-    desktop = await startEventsDesktop(kind);
-    out = await tempOutputDir();
-  }, 90_000);
-
-  afterAll(async () => {
-    await desktop?.close();
-    await out?.remove();
-  });
-
-  beforeEach(async () => {
-    await desktop.reset();
+    out = await env.out();
   });
 
   /** Each step's own output directory (a finished run is never written over). */
   let runs = 0;
-  const runDir = () => join(out.dir, String(runs));
+  const runDir = () => join(out, String(runs));
 
   /** Run one agent step that performs `script`; fail the test if the run did not finish. */
   async function step(script: (a: ScriptAgent) => Promise<unknown>): Promise<void> {
     runs++;
-    const agent = new ScriptAgent({ outputDir: runDir(), vncUrl: desktop.vncUrl, cdpUrl: desktop.cdpUrl }, script);
+    const agent = new ScriptAgent({ outputDir: runDir(), vncUrl: env.desktop.vncUrl, cdpUrl: env.desktop.cdpUrl }, script);
     const result = await agent.run({ maxSteps: 1 });
     expect(result.error).toBeUndefined();
     expect(result.status).toBe('finished');
@@ -62,7 +51,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('mouseMove: the page sees the pointer at exactly that position and no button event', async () => {
     await step((a) => a.mouseMove({ x: 123, y: 45 }));
-    const s = await desktop.settle((s) => s.events.some((e) => e.type === 'mousemove' && e.x === 123 && e.y === 45));
+    const s = await env.desktop.settle((s) => s.events.some((e) => e.type === 'mousemove' && e.x === 123 && e.y === 45));
     const moves = s.events.filter((e) => e.type === 'mousemove');
     expect(moves.at(-1)).toMatchObject({ x: 123, y: 45, buttons: 0 });
     expect(clicks(s)).toEqual([]);
@@ -74,7 +63,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('mouseClick single left: one mousedown/mouseup/click at the position, click count 1', async () => {
     await step((a) => a.mouseClick({ position: { x: 101, y: 102 }, button: 'left', clickType: 'single' }));
-    const s = await desktop.settle((s) => count(s, 'click') >= 1);
+    const s = await env.desktop.settle((s) => count(s, 'click') >= 1);
     expect(clicks(s)).toEqual([
       ['mousedown', 101, 102, 0, 1],
       ['mouseup', 101, 102, 0, 1],
@@ -86,7 +75,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('mouseClick double: click counts 1 and 2 and exactly one dblclick', async () => {
     await step((a) => a.mouseClick({ position: { x: 150, y: 60 }, clickType: 'double' }));
-    const s = await desktop.settle((s) => count(s, 'dblclick') >= 1);
+    const s = await env.desktop.settle((s) => count(s, 'dblclick') >= 1);
     expect(clicks(s)).toEqual([
       ['mousedown', 150, 60, 0, 1],
       ['mouseup', 150, 60, 0, 1],
@@ -100,7 +89,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('mouseClick triple: click counts 1, 2, 3 and one dblclick', async () => {
     await step((a) => a.mouseClick({ position: { x: 250, y: 200 }, clickType: 'triple' }));
-    const s = await desktop.settle((s) => s.events.some((e) => e.type === 'click' && e.detail === 3));
+    const s = await env.desktop.settle((s) => s.events.some((e) => e.type === 'click' && e.detail === 3));
     expect(s.events.filter((e) => e.type === 'click').map((e) => e.detail)).toEqual([1, 2, 3]);
     expect(s.events.filter((e) => e.type === 'mousedown').map((e) => e.detail)).toEqual([1, 2, 3]);
     expect(count(s, 'dblclick')).toBe(1);
@@ -109,7 +98,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('mouseClick right: button 2 with a contextmenu, no click; middle: button 1 with an auxclick, no click', async () => {
     await step((a) => a.mouseClick({ position: { x: 200, y: 100 }, button: 'right' }));
-    let s = await desktop.settle((s) => count(s, 'mouseup') >= 1);
+    let s = await env.desktop.settle((s) => count(s, 'mouseup') >= 1);
     expect(clicks(s)).toEqual([
       ['mousedown', 200, 100, 2, 1],
       ['contextmenu', 200, 100, 2, 0],
@@ -118,9 +107,9 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
     ]);
     expect(s.events.find((e) => e.type === 'mousedown')?.buttons).toBe(2);
 
-    await desktop.reset();
+    await env.desktop.reset();
     await step((a) => a.mouseClick({ position: { x: 300, y: 110 }, button: 'middle' }));
-    s = await desktop.settle((s) => count(s, 'auxclick') >= 1);
+    s = await env.desktop.settle((s) => count(s, 'auxclick') >= 1);
     expect(clicks(s)).toEqual([
       ['mousedown', 300, 110, 1, 1],
       ['mouseup', 300, 110, 1, 1],
@@ -134,7 +123,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
       await a.mouseMove({ x: 333.4, y: 77.6 });
       await a.mouseClick({});
     });
-    const s = await desktop.settle((s) => count(s, 'click') >= 1);
+    const s = await env.desktop.settle((s) => count(s, 'click') >= 1);
     expect(clicks(s)).toEqual([
       ['mousedown', 333, 78, 0, 1],
       ['mouseup', 333, 78, 0, 1],
@@ -153,7 +142,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
         a.mouseClick({ position: { x: 120, y: 40 }, button: 'right' }),
       ]);
     });
-    const s = await desktop.settle((s) => count(s, 'auxclick') >= 1);
+    const s = await env.desktop.settle((s) => count(s, 'auxclick') >= 1);
     expect(clicks(s)).toEqual([
       ['mousedown', 40, 40, 0, 1],
       ['mouseup', 40, 40, 0, 1],
@@ -175,7 +164,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('pressKeys("ctrl+shift+p"): keydowns in order with the modifier flags, keyups in reverse', async () => {
     await step((a) => a.pressKeys('ctrl+shift+p'));
-    const s = await desktop.settle((s) => count(s, 'keyup') >= 3);
+    const s = await env.desktop.settle((s) => count(s, 'keyup') >= 3);
     const keys = s.events.filter((e) => e.type === 'keydown' || e.type === 'keyup').map((e: PageEvent) => [e.type, e.key, e.ctrl, e.shift, e.alt, e.meta]);
     expect(keys).toEqual([
       ['keydown', 'Control', true, false, false, false],
@@ -195,7 +184,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
       await a.mouseClick({ position: { x: 900, y: 150 } });
       await a.typeText(text);
     });
-    const s = await desktop.settle((s) => s.text === text, 100);
+    const s = await env.desktop.settle((s) => s.text === text, 100);
     expect(s.text).toBe(text);
     expect((await trace())[1]).toMatchObject({ action: 'type_text', params: { text } });
   });
@@ -208,7 +197,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
       await a.mouseScroll({ position: at, direction: 'right', repeat: 2 });
       await a.mouseScroll({ position: at, direction: 'left', repeat: 1 });
     });
-    const s = await desktop.settle((s) => count(s, 'wheel') >= 7);
+    const s = await env.desktop.settle((s) => count(s, 'wheel') >= 7);
     const wheels = s.events.filter((e) => e.type === 'wheel').map((e) => [Math.sign(e.deltaY!), e.shift, e.x, e.y]);
     expect(wheels).toEqual([
       [1, false, 150, 420],
@@ -234,7 +223,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
 
   it('mouseDrag: a native HTML5 drag-and-drop reaches the drop target', async () => {
     await step((a) => a.mouseDrag({ start: { x: 380, y: 380 }, end: { x: 630, y: 410 }, button: 'left' }));
-    const s = await desktop.settle((s) => count(s, 'drop') >= 1);
+    const s = await env.desktop.settle((s) => count(s, 'drop') >= 1);
     expect(count(s, 'dragstart')).toBe(1);
     expect(s.events.filter((e) => e.type === 'drop')).toEqual([expect.objectContaining({ target: 'dst', data: 'src' })]);
     expect((await trace())[0]).toMatchObject({ action: 'mouse_drag', params: { start: { x: 380, y: 380 }, end: { x: 630, y: 410 }, button: 'left' } });
@@ -243,7 +232,7 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
   it('mouseDrag: an <input type=range> follows the pointer through intermediate values', async () => {
     // The 400 px slider starts at x = 760; its thumb (value 0) is near the left end.
     await step((a) => a.mouseDrag({ start: { x: 767, y: 392 }, end: { x: 960, y: 392 } }));
-    const s = await desktop.settle((s) => count(s, 'mouseup') >= 1);
+    const s = await env.desktop.settle((s) => count(s, 'mouseup') >= 1);
     const values = s.events.filter((e) => e.type === 'input' && e.target === 'slider').map((e) => Number(e.value));
     expect(values.length).toBeGreaterThan(3);
     expect(values).toEqual([...values].sort((a, b) => a - b));
@@ -254,13 +243,13 @@ describe.each<ServerKind>(['xvnc', 'x11vnc'])('Agent primitives on %s', (kind) =
   });
 
   it('pageNavigation: back and forward move through the browser history (Alt+Left / Alt+Right)', async () => {
-    await desktop.page.goto(`${desktop.pageUrl}?p=1`);
-    await desktop.page.goto(`${desktop.pageUrl}?p=2`);
+    await env.desktop.page.goto(`${env.desktop.pageUrl}?p=1`);
+    await env.desktop.page.goto(`${env.desktop.pageUrl}?p=2`);
     await step((a) => a.pageNavigation('back'));
-    await desktop.page.waitForURL(/\?p=1$/);
+    await env.desktop.page.waitForURL(/\?p=1$/);
     await step((a) => a.pageNavigation('forward'));
-    await desktop.page.waitForURL(/\?p=2$/);
-    expect(desktop.page.url()).toBe(`${desktop.pageUrl}?p=2`);
+    await env.desktop.page.waitForURL(/\?p=2$/);
+    expect(env.desktop.page.url()).toBe(`${env.desktop.pageUrl}?p=2`);
     expect((await trace())[0]).toMatchObject({ action: 'page_navigation', params: { direction: 'forward' } });
   });
 

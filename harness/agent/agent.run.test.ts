@@ -5,7 +5,7 @@
  * no partial_execution.json left behind.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { VncuaError } from '../errors.ts';
 import { readResult, readTrace } from '../trace/reader.ts';
 import { Agent } from './agent.ts';
 import type { AgentOptions } from './options.ts';
-import { tempOutputDir } from './test-helpers/desktops.ts';
+import { snapshotDir, tempOutputDir } from '../test-helpers/files.ts';
 
 let closedPort = 0;
 const dirs: Array<{ remove(): Promise<void> }> = [];
@@ -295,13 +295,13 @@ describe('Agent.run', () => {
     // What a recorded run leaves beside its trace.
     await mkdir(join(o.outputDir, 'recording'));
     await writeFile(join(o.outputDir, 'recording', 'server-0.rfb.bin'), Buffer.from([1, 2, 3, 4]));
-    const before = await snapshot(o.outputDir);
+    const before = await snapshotDir(o.outputDir);
 
     const again = new FnAgent(o, async () => true);
     const refused = await again.run();
     expect(refused).toMatchObject({ status: 'error', steps: 0, error: { code: 'OUTPUT_ERR_RUN_EXISTS' } });
     expect(again.calls).toBe(0);
-    expect(await snapshot(o.outputDir)).toEqual(before);
+    expect(await snapshotDir(o.outputDir)).toEqual(before);
 
     const over = new FnAgent({ ...o, overwrite: true }, async (a) => {
       await a.wait(0);
@@ -310,18 +310,8 @@ describe('Agent.run', () => {
     });
     const r = await over.run();
     expect(r).toMatchObject({ status: 'finished', steps: 1 });
-    expect(await snapshot(`${o.outputDir}.1`)).toEqual(before);
+    expect(await snapshotDir(`${o.outputDir}.1`)).toEqual(before);
     expect(await expectFiles(o.outputDir, r)).toHaveLength(2);
     await rm(`${o.outputDir}.1`, { recursive: true, force: true });
   });
 });
-
-/** Every file under `dir` (relative path -> bytes as hex). */
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const name of (await readdir(dir, { recursive: true })).sort()) {
-    const p = join(dir, name);
-    if ((await stat(p)).isFile()) out[name] = (await readFile(p)).toString('hex');
-  }
-  return out;
-}

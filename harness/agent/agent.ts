@@ -444,7 +444,7 @@ export abstract class Agent {
     let clickType: ClickType = 'single';
     return this.#action(
       'mouse_click',
-      () => ({ ...(options.position !== undefined ? { position: point(options.position) } : {}), button, click_type: clickType }),
+      () => ({ position: options.position === undefined ? undefined : point(options.position), button, click_type: clickType }),
       () => ({ position: options?.position, button: options?.button, click_type: options?.clickType }),
       async (signal) => {
         const o = checkObject('options', options, ['position', 'button', 'clickType']);
@@ -458,8 +458,7 @@ export abstract class Agent {
         const check = page ? await pageClickCheck(page, count, signal) : null;
         const r = await d.click(at, BUTTON_BITS[button], count, { signal, landed: check?.landed });
         // A multi-click made again (the page counted separate clicks, or its presses came too far apart): say so in the trace.
-        if (r.attempts > 1)
-          this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs), ...(check ? { click_count_seen: check.lastDetail() } : {}) });
+        if (r.attempts > 1) this.attachMeta({ click_attempts: r.attempts, click_widest_gap_ms: Math.round(r.widestGapMs), click_count_seen: check?.lastDetail() });
       },
     );
   }

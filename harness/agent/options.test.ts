@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VncuaError } from '../errors.ts';
 import { Agent } from './agent.ts';
 import { resolveAgentOptions } from './options.ts';
-import { tempOutputDir } from './test-helpers/desktops.ts';
+import { tempOutputDir } from '../test-helpers/files.ts';
 
 function badField(input: unknown): unknown {
   try {

@@ -76,7 +76,7 @@ export class ActionRecorder {
   private async append(entry: TraceEntryInput, check: ImmediateCheck): Promise<ExecutionEntry> {
     const meta = this.takeMeta();
     const success_check = RunVerdict.entryCheck(check.answer, 'immediate');
-    const full = { ...entry, ...(success_check ? { success_check } : {}), ...(meta ? { meta } : {}) } as TraceEntryInput;
+    const full = { ...entry, success_check, meta } as TraceEntryInput;
     const written = await this.writer.append(full);
     this.count++;
     this.checks.recorded(written.index, check, written.action);

@@ -1,7 +1,7 @@
 /**
- * Test helpers for the CDP success check: a headless Chromium with CDP on an OS-assigned
- * port, a tiny HTTP page server, and a CDP WebSocket proxy that a test can cut.
- * The lead will later swap `launchChromium` for the real desktop.
+ * Test and bench helpers for CDP: the one Chromium launcher (headless by default, or with the desktop's
+ * flags on an X display) with CDP on an OS-assigned port, a tiny HTTP page server, and a CDP WebSocket
+ * proxy that a test can cut.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -14,7 +14,47 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 /** Path of the Chromium binary (the /usr/bin wrapper misbehaves). */
 export const CHROMIUM_BIN = '/usr/lib/chromium/chromium';
 
-/** A running headless Chromium with its CDP endpoint. */
+/** Flags every Chromium of ours starts with: none of Chromium's background traffic, no sandbox, no GPU, no /dev/shm. */
+const QUIET_FLAGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+];
+
+/** docker/start.sh's CHROMIUM_FLAGS (keep the two in step): the desktop's Chromium, for benches that start one beside it. */
+export const DESKTOP_CHROMIUM_FLAGS: readonly string[] = [
+  ...QUIET_FLAGS,
+  '--ozone-platform=x11',
+  '--password-store=basic',
+  '--use-mock-keychain',
+  '--disable-features=Translate,MediaRouter,OptimizationHints',
+  '--disable-default-apps',
+  '--disable-extensions',
+  '--disable-smooth-scrolling',
+  '--kiosk',
+];
+
+/** The flags launchChromium() uses by default. */
+const HEADLESS_FLAGS: readonly string[] = ['--headless=new', ...QUIET_FLAGS];
+
+/** The CDP endpoint Chromium wrote to DevToolsActivePort in `profileDir`, or null while it has not. */
+export async function devToolsEndpoint(profileDir: string): Promise<{ port: number; cdpUrl: string; wsUrl: string } | null> {
+  try {
+    const [portLine, pathLine] = (await readFile(join(profileDir, 'DevToolsActivePort'), 'utf8')).split('\n');
+    const port = Number(portLine);
+    return port > 0 && pathLine ? { port, cdpUrl: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}${pathLine}` } : null;
+  } catch {
+    return null; // not written yet
+  }
+}
+
+/** A running Chromium with its CDP endpoint. */
 export interface TestChromium {
   /** http://127.0.0.1:PORT — what `connectOverCDP` takes. */
   readonly cdpUrl: string;
@@ -58,30 +98,19 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Start headless Chromium on `url` (default about:blank) with CDP on port 0; resolves once DevToolsActivePort exists. */
-export async function launchChromium(opts: { url?: string; timeoutMs?: number } = {}): Promise<TestChromium> {
+/**
+ * Start Chromium with CDP on port 0; resolves once DevToolsActivePort exists. By default headless on `url`
+ * (default about:blank); `flags` replace the headless flags and the URL (e.g. DESKTOP_CHROMIUM_FLAGS with
+ * `--app=URL`), `env` adds to its environment (DISPLAY and XAUTHORITY of a desktop).
+ */
+export async function launchChromium(opts: { url?: string; timeoutMs?: number; flags?: readonly string[]; env?: Record<string, string> } = {}): Promise<TestChromium> {
   const dir = await mkdtemp(join(tmpdir(), 'vncua-cdp-'));
   const proc = spawn(
     CHROMIUM_BIN,
-    [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--no-default-browser-check',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-quic',
-      '--disable-dev-shm-usage',
-      '--remote-debugging-port=0',
-      '--remote-debugging-address=127.0.0.1',
-      `--user-data-dir=${dir}`,
-      opts.url ?? 'about:blank',
-    ],
+    ['--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1', `--user-data-dir=${dir}`, ...(opts.flags ?? [...HEADLESS_FLAGS, opts.url ?? 'about:blank'])],
     // Its own process group, so close() can kill every Chromium process at once; its TMPDIR inside
     // the profile dir, so no temp folder of Chromium's outlives close() (even after a crash).
-    { stdio: 'ignore', detached: true, env: { ...process.env, TMPDIR: dir } },
+    { stdio: 'ignore', detached: true, env: { ...process.env, ...opts.env, TMPDIR: dir } },
   );
   killOnExit(proc);
   let exited = false;
@@ -105,16 +134,8 @@ export async function launchChromium(opts: { url?: string; timeoutMs?: number } 
     for (;;) {
       if (exited) throw new Error('Chromium exited before opening its CDP port');
       if (Date.now() > deadline) throw new Error('Chromium did not write DevToolsActivePort in time');
-      try {
-        const text = await readFile(join(dir, 'DevToolsActivePort'), 'utf8');
-        const [portLine, pathLine] = text.split('\n');
-        const port = Number(portLine);
-        if (port > 0 && pathLine) {
-          return { cdpUrl: `http://127.0.0.1:${port}`, wsUrl: `ws://127.0.0.1:${port}${pathLine}`, port, proc, close };
-        }
-      } catch {
-        /* not written yet */
-      }
+      const endpoint = await devToolsEndpoint(dir);
+      if (endpoint) return { ...endpoint, proc, close };
       await sleep(25);
     }
   } catch (e) {

@@ -41,7 +41,7 @@ async function cdpSocket(
       new Promise((resolve) => {
         const mid = ++id;
         pending.set(mid, resolve);
-        ws.send(JSON.stringify({ id: mid, method, params, ...(sessionId ? { sessionId } : {}) }));
+        ws.send(JSON.stringify({ id: mid, method, params, sessionId }));
       }),
     events,
     close: () => ws.close(),

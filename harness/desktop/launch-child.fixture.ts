@@ -6,7 +6,7 @@
 import { launchDesktop } from './launch.ts';
 
 const tmp = process.argv[3];
-const d = await launchDesktop({ size: process.argv[2] ?? '1280x800', ...(tmp ? { env: { TMPDIR: tmp } } : {}) });
+const d = await launchDesktop({ size: process.argv[2] ?? '1280x800', env: tmp ? { TMPDIR: tmp } : undefined });
 const { close: _close, exited: _exited, ...info } = d;
 process.stdout.write(`${JSON.stringify(info)}\n`);
 // Stay alive until killed (the desktop does not keep Node alive by itself).

@@ -383,7 +383,7 @@ function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopE
 
   const desktop: Desktop = {
     vncUrl: r.vncUrl,
-    ...(r.tcpUrl !== null ? { tcpUrl: r.tcpUrl } : {}),
+    tcpUrl: r.tcpUrl ?? undefined,
     rfbSocket: r.rfbSocket,
     cdpUrl: r.cdpUrl,
     display: r.display,
@@ -393,7 +393,7 @@ function makeDesktop(child: ChildProcess, r: ReadyLine, exited: Promise<DesktopE
     pid,
     width: r.width,
     height: r.height,
-    ...(r.rfbPort !== null ? { rfbPort: r.rfbPort } : {}),
+    rfbPort: r.rfbPort ?? undefined,
     wsPort: r.wsPort,
     cdpPort: r.cdpPort,
     tmpDir: r.tmpDir,

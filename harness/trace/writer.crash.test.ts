@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,18 +6,16 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parseExecution } from './parse.ts';
 import { sampleEntry } from './test-fixtures/entries.ts';
 import { mulberry32 } from '../prng.ts';
+import { startCrashChild } from '../test-helpers/crash-child.ts';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./test-fixtures/append-loop.ts', import.meta.url));
 const KILLS = 24;
 
 let dir: string;
-const children = new Set<ChildProcess>();
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'vncua-trace-crash-'));
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -28,33 +25,16 @@ afterAll(async () => {
  * count, not a time, keeps the traces as large on a loaded machine as on a quiet one.
  */
 async function runAndKill(out: string, afterAppends: number, delayMs: number): Promise<number> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, out], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  let signal: NodeJS.Signals | null = null;
+  const c = startCrashChild(CHILD, [out]);
   try {
-    await new Promise<void>((resolve, reject) => {
-      const onData = (): void => {
-        if (stdout.startsWith('ready\n') && (afterAppends === 0 || stdout.includes(`\nappended ${afterAppends}\n`))) {
-          child.stdout.off('data', onData);
-          resolve();
-        }
-      };
-      child.stdout.on('data', onData);
-      child.once('close', (code) => reject(new Error(`child exited (${code}) before ready: ${stderr}`)));
-    });
+    await c.until((stdout) => stdout.startsWith('ready\n') && (afterAppends === 0 || stdout.includes(`\nappended ${afterAppends}\n`)));
     await new Promise((r) => setTimeout(r, delayMs));
-    child.kill('SIGKILL');
-    await closed;
   } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await closed;
-    children.delete(child);
+    signal = await c.kill9();
   }
-  expect(child.signalCode).toBe('SIGKILL');
+  expect(signal).toBe('SIGKILL');
+  const stdout = c.stdout();
   const counts = [...stdout.matchAll(/^appended (\d+)$/gm)].map((m) => Number(m[1]));
   for (const [i, n] of counts.entries()) expect(n).toBe(i + 1);
   return counts.length;

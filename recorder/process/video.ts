@@ -74,7 +74,7 @@ export async function writeRunVideo(runDir: string, entries: readonly MarkedEntr
     frames: iterateFrames(runDir, { fps: VIDEO_FPS, cursor: true }),
     markers: videoMarkers(entries),
     fps: VIDEO_FPS,
-    ...(endAt !== undefined && Number.isFinite(endAt) ? { endAt } : {}),
+    endAt,
   });
   return formatVideoNotice(r);
 }

@@ -55,7 +55,7 @@ async function silentServer(): Promise<number> {
 }
 
 async function proxyTo(upstream: string, connectTimeoutMs?: number): Promise<RecordingProxy> {
-  const proxy = await startRecordingProxy({ upstream, dir: join(dir, `rec-${Math.random().toString(36).slice(2)}`), ...(connectTimeoutMs ? { connectTimeoutMs } : {}) });
+  const proxy = await startRecordingProxy({ upstream, dir: join(dir, `rec-${Math.random().toString(36).slice(2)}`), connectTimeoutMs });
   cleanups.push(() => proxy.close());
   return proxy;
 }

@@ -2,7 +2,7 @@
  * The recording proxy against real loopback peers (TCP and WebSocket servers and clients on
  * 127.0.0.1, OS-assigned ports): exact relaying and recording in both directions for every
  * client/upstream pairing, backpressure, close propagation, failed upstream dials, start errors.
- * The VNC servers themselves are in proxy.xvnc.desktop.test.ts and proxy.x11vnc.desktop.test.ts.
+ * The VNC servers themselves (Xvnc and x11vnc) are in proxy.servers.desktop.test.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -337,7 +337,7 @@ function spawnFfmpeg(bin: string, args: string[], signal: AbortSignal): { stdin:
       clearTimeout(forceKill);
       process.off('exit', killOnExit);
       const exitCode = error ? null : code;
-      resolve({ exitCode, signal: sig, failed: error !== undefined || exitCode !== 0, canceled, stderr: stderr.slice(-STDERR_MAX), ...(error ? { error } : {}) });
+      resolve({ exitCode, signal: sig, failed: error !== undefined || exitCode !== 0, canceled, stderr: stderr.slice(-STDERR_MAX), error });
     });
   });
   return { stdin: child.stdin!, exited, kill };

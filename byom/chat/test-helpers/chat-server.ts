@@ -3,7 +3,7 @@
  * scripted model. Answers are ChatCompletion objects typed by the `openai` SDK itself, so the
  * wire shapes are the SDK's; the script may also answer an HTTP error, a raw body, or hang.
  */
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionContentPart, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { startScriptedServer, type Reply, type ScriptedServer } from '../../http/test-helpers/servers.ts';
 
 /** What the script returns: the assistant's text, a raw HTTP reply, or `{ hang: true }` (never answer). */
@@ -48,4 +48,17 @@ export async function startChatServer(script: (body: ChatCompletionCreateParamsN
     return 'hang' in reply ? 'hang' : reply;
   });
   return { baseURL: `${server.url}v1`, bodies, server, close: () => server.close() };
+}
+
+/** The text of every part of a message's content. */
+export function texts(content: ChatCompletionCreateParamsNonStreaming['messages'][number]['content']): string[] {
+  if (typeof content === 'string') return [content];
+  return ((content ?? []) as ChatCompletionContentPart[]).flatMap((p) => (p.type === 'text' ? [p.text] : []));
+}
+
+/** The image URLs (data: URLs) of a request, in order. */
+export function images(body: ChatCompletionCreateParamsNonStreaming): string[] {
+  return body.messages
+    .flatMap((m) => (Array.isArray(m.content) ? (m.content as ChatCompletionContentPart[]) : []))
+    .flatMap((p) => (p.type === 'image_url' ? [p.image_url.url] : []));
 }

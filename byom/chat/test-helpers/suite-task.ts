@@ -1,13 +1,15 @@
 /**
  * Test-only: a task of the built-in basic suite (eval/suites/basic) for the adapters' end-to-end
  * tests: the task entry, its reference trace (what a scripted model replays, in the adapter's own
- * wire format), and a static server over the suite directory (read from disk; byom/ may not
- * import eval/).
+ * wire format), a static server over the suite directory (read from disk; byom/ may not
+ * import eval/), and useSuiteTaskDesktop(), the setup the end-to-end tests share.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ActionStep } from '../../../harness/agent/index.ts';
+import { afterAll, beforeAll } from 'vitest';
+import type { ActionStep, AgentContext } from '../../../harness/agent/index.ts';
+import { launchDesktop, type Desktop } from '../../../harness/desktop/index.ts';
 import { serveDir } from '../../../harness/test-helpers/serve-dir.ts';
 
 /** The basic suite's directory. */
@@ -58,6 +60,63 @@ export async function waitForPage(cdpUrl: string, url: string, timeoutMs = 20_00
   } finally {
     await browser.close();
   }
+}
+
+/** What useSuiteTaskDesktop() gives a describe block (once its beforeAll ran). */
+export interface SuiteTaskDesktop {
+  readonly task: SuiteTask;
+  readonly reference: ActionStep[];
+  readonly desktop: Desktop;
+  /** The AgentContext `vncua eval` gives the task's run into `outputDir` (success check included). */
+  context(outputDir: string): AgentContext;
+}
+
+/** For a describe block: suite task `id` on a desktop showing its page, loaded (beforeAll, up to 90 s); all closed after. */
+export function useSuiteTaskDesktop(id: string): SuiteTaskDesktop {
+  let loaded: { task: SuiteTask; reference: ActionStep[] } | undefined;
+  let suite: { url: string; close(): Promise<void> } | undefined;
+  let desktop: Desktop | undefined;
+  beforeAll(async () => {
+    loaded = await loadSuiteTask(id);
+    suite = await serveSuite();
+    const url = new URL(loaded.task.url, suite.url).href;
+    desktop = await launchDesktop({ url, timeoutMs: 45_000 });
+    await waitForPage(desktop.cdpUrl, url);
+  }, 90_000);
+  afterAll(async () => {
+    await desktop?.close();
+    await suite?.close();
+  });
+  const ready = () => {
+    if (!loaded || !desktop) throw new Error('the suite task desktop is not started: use it inside the tests of the block that called useSuiteTaskDesktop()');
+    return { ...loaded, desktop };
+  };
+  return {
+    get task() {
+      return ready().task;
+    },
+    get reference() {
+      return ready().reference;
+    },
+    get desktop() {
+      return ready().desktop;
+    },
+    context(outputDir) {
+      const { task, desktop: d } = ready();
+      return {
+        task: task.goal,
+        outputDir,
+        vncUrl: d.vncUrl,
+        cdpUrl: d.cdpUrl,
+        url: undefined,
+        maxSteps: task.maxSteps ?? 10,
+        script: undefined,
+        args: [],
+        agentOptions: { task: task.goal, outputDir, vncUrl: d.vncUrl, cdpUrl: d.cdpUrl, successCheck: task.success },
+        taskId: task.id,
+      };
+    },
+  };
 }
 
 /** The params of any trace step (each action uses some of them). */

@@ -63,6 +63,29 @@ export interface FakeResponsesServer {
 let seq = 0;
 const nextId = (prefix: string) => `${prefix}_${(++seq).toString(16).padStart(8, '0')}${Math.random().toString(16).slice(2, 10)}`;
 
+/**
+ * One batch of actions for the events page (test-helpers/desktops.ts): a move, a click into the text box, typing,
+ * Ctrl+A (the page cancels it), BackSpace, more typing, a double click, a right click, a 240 px scroll, a drag and drop.
+ */
+export const EVENTS_PAGE_ACTIONS: readonly ComputerAction[] = [
+  { type: 'move', x: 100, y: 100 },
+  { type: 'click', button: 'left', x: 700, y: 100 },
+  { type: 'type', text: 'ab' },
+  { type: 'keypress', keys: ['CTRL', 'A'] },
+  { type: 'keypress', keys: ['BACKSPACE'] },
+  { type: 'type', text: 'cd' },
+  { type: 'double_click', x: 300, y: 150, keys: null },
+  { type: 'click', button: 'right', x: 310, y: 160 },
+  { type: 'scroll', x: 150, y: 420, scroll_x: 0, scroll_y: 240 },
+  {
+    type: 'drag',
+    path: [
+      { x: 380, y: 380 },
+      { x: 630, y: 410 },
+    ],
+  },
+];
+
 /** A computer_call item (the preview tool's `action`, or the batched tool's `actions`). */
 export function computerCall(opts: { action?: ComputerAction; actions?: ComputerAction[]; checks?: ResponseComputerToolCall.PendingSafetyCheck[] }): ResponseComputerToolCall {
   const call: ResponseComputerToolCall = {

@@ -25,4 +25,4 @@ class LineAgent extends Agent {
   }
 }
 
-await new LineAgent({ outputDir, vncUrl, ...(cdpUrl ? { cdpUrl } : {}) }).run({ maxSteps: 1_000_000 });
+await new LineAgent({ outputDir, vncUrl, cdpUrl }).run({ maxSteps: 1_000_000 });

@@ -3,17 +3,14 @@
  * showing it, a Playwright view of the page through CDP, and a scripted Agent.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { tempOutputDir } from '../../test-helpers/files.ts';
 import { spawn } from 'node:child_process';
-import { launchDesktop } from '../../desktop/index.ts';
+import { launchDesktop, type Desktop } from '../../desktop/index.ts';
 import { freePort, stopProcess, track, waitForPort } from '../../rfb/test-helpers/xvnc.ts';
-import { Agent } from '../agent.ts';
-import type { AgentOptions } from '../options.ts';
 
 const EVENTS_HTML = readFileSync(new URL('../test-pages/events.html', import.meta.url));
 
@@ -91,10 +88,18 @@ export interface EventsDesktop {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Start a desktop of `kind` showing the events page. */
-export async function startEventsDesktop(kind: ServerKind): Promise<EventsDesktop> {
-  const http = await serveEventsPage();
-  const closers: Array<() => Promise<void>> = [() => http.close()];
+/** A desktop showing one page, and that page through CDP. */
+export interface PageDesktop {
+  desktop: Desktop;
+  page: Page;
+  /** The URL the desktop opened. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Launch a desktop (`server`, default Xvnc; `size`, default 1280x800) showing `url`; resolves once the page is open and `ready(page)` holds. */
+export async function startPageDesktop(url: string, options: { server?: ServerKind; size?: string; ready?: (page: Page) => Promise<unknown> } = {}): Promise<PageDesktop> {
+  const closers: Array<() => Promise<void>> = [];
   const close = async () => {
     for (const c of closers.reverse()) {
       try {
@@ -105,89 +110,124 @@ export async function startEventsDesktop(kind: ServerKind): Promise<EventsDeskto
     }
   };
   try {
-    let vncUrl: string;
-    let rfbUnixUrl: string;
-    let cdpUrl: string;
-    let display: string;
-    let xauthority: string;
-    {
-      const d = await launchDesktop({ server: kind, url: http.url, timeoutMs: 45_000 });
-      closers.push(() => d.close());
-      ({ vncUrl, cdpUrl, display, xauthority } = d);
-      rfbUnixUrl = `unix://${d.rfbSocket}`;
-    }
-    const browser: Browser = await chromium.connectOverCDP(cdpUrl);
+    const desktop = await launchDesktop({ server: options.server, url, size: options.size, timeoutMs: 45_000 });
+    closers.push(() => desktop.close());
+    const browser: Browser = await chromium.connectOverCDP(desktop.cdpUrl);
     closers.push(() => browser.close());
     let page: Page | undefined;
     for (let i = 0; i < 200 && !page; i++) {
       page = browser
         .contexts()
         .flatMap((c) => c.pages())
-        .find((p) => p.url().startsWith(http.url));
+        .find((p) => p.url().startsWith(url));
       if (!page) await sleep(50);
     }
-    if (!page) throw new Error('the events page did not open');
-    const p = page;
-    await p.waitForFunction(() => typeof (window as unknown as { __reset?: unknown }).__reset === 'function');
-    const state = () => p.evaluate(() => (window as unknown as { __state(): PageState }).__state());
-    return {
-      kind,
-      display,
-      xauthority,
-      vncUrl,
-      rfbUnixUrl,
-      cdpUrl,
-      pageUrl: http.url,
-      page: p,
-      state,
-      async reset() {
-        if (p.url() !== http.url) await p.goto(http.url);
-        await p.evaluate(() => (window as unknown as { __reset(): boolean }).__reset());
-      },
-      async settle(done, quietMs = 250, timeoutMs = 5000) {
-        const end = Date.now() + timeoutMs;
-        let s = await state();
-        while (!done(s) && Date.now() < end) {
-          await sleep(25);
-          s = await state();
-        }
-        // Then until nothing changes for quietMs (smooth scrolling keeps moving after the last wheel event).
-        const quietEnd = Date.now() + timeoutMs;
-        for (;;) {
-          await sleep(quietMs);
-          const next = await state();
-          if (JSON.stringify(next) === JSON.stringify(s) || Date.now() > quietEnd) return next;
-          s = next;
-        }
-      },
-      close,
-    };
+    if (!page) throw new Error(`the page ${url} did not open`);
+    await options.ready?.(page);
+    return { desktop, page, url, close };
   } catch (e) {
     await close();
     throw e;
   }
 }
 
-/** An Agent whose act() runs a test's script once and reports done. */
-export class ScriptAgent extends Agent {
-  constructor(
-    options: AgentOptions,
-    private readonly script: (agent: ScriptAgent) => Promise<unknown>,
-  ) {
-    super(options);
+/** Start a desktop of `kind` (and `size`, default 1280x800) showing the events page. */
+export async function startEventsDesktop(kind: ServerKind, options: { size?: string } = {}): Promise<EventsDesktop> {
+  const http = await serveEventsPage();
+  let d: PageDesktop;
+  try {
+    d = await startPageDesktop(http.url, {
+      server: kind,
+      size: options.size,
+      ready: (p) => p.waitForFunction(() => typeof (window as unknown as { __reset?: unknown }).__reset === 'function'),
+    });
+  } catch (e) {
+    await http.close();
+    throw e;
   }
-
-  override async act(): Promise<boolean> {
-    await this.script(this);
-    return true;
-  }
+  const p = d.page;
+  const state = () => p.evaluate(() => (window as unknown as { __state(): PageState }).__state());
+  return {
+    kind,
+    display: d.desktop.display,
+    xauthority: d.desktop.xauthority,
+    vncUrl: d.desktop.vncUrl,
+    rfbUnixUrl: `unix://${d.desktop.rfbSocket}`,
+    cdpUrl: d.desktop.cdpUrl,
+    pageUrl: http.url,
+    page: p,
+    state,
+    async reset() {
+      if (p.url() !== http.url) await p.goto(http.url);
+      await p.evaluate(() => (window as unknown as { __reset(): boolean }).__reset());
+    },
+    async settle(done, quietMs = 250, timeoutMs = 5000) {
+      const end = Date.now() + timeoutMs;
+      let s = await state();
+      while (!done(s) && Date.now() < end) {
+        await sleep(25);
+        s = await state();
+      }
+      // Then until nothing changes for quietMs (smooth scrolling keeps moving after the last wheel event).
+      const quietEnd = Date.now() + timeoutMs;
+      for (;;) {
+        await sleep(quietMs);
+        const next = await state();
+        if (JSON.stringify(next) === JSON.stringify(s) || Date.now() > quietEnd) return next;
+        s = next;
+      }
+    },
+    async close() {
+      await d.close().catch(() => {});
+      await http.close().catch(() => {});
+    },
+  };
 }
 
-/** A fresh temporary output directory; remove it with the returned function. */
-export async function tempOutputDir(prefix = 'vncua-agent-'): Promise<{ dir: string; remove(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+/** What useEventsDesktop() gives a describe block (or a file). */
+export interface EventsDesktopFixture {
+  /** The events desktop (once the block's beforeAll ran). */
+  readonly desktop: EventsDesktop;
+  /** A fresh temporary output directory, removed after the block's tests. */
+  out(prefix?: string): Promise<string>;
 }
+
+/**
+ * The setup every events-desktop test block shares: the desktop of `kind` (and `size`) started before the block's tests
+ * (beforeAll, up to 90 s) and closed after them, with the output directories it handed out; the page reset
+ * before each test unless `reset` is false.
+ */
+export function useEventsDesktop(kind: ServerKind = 'xvnc', options: { reset?: boolean; size?: string } = {}): EventsDesktopFixture {
+  let desktop: EventsDesktop | undefined;
+  const dirs: Array<{ remove(): Promise<void> }> = [];
+  beforeAll(async () => {
+    desktop = await startEventsDesktop(kind, { size: options.size });
+  }, 90_000);
+  afterAll(async () => {
+    await desktop?.close();
+    for (const d of dirs.splice(0)) await d.remove();
+  });
+  if (options.reset !== false) {
+    beforeEach(async () => {
+      await desktop?.reset();
+    });
+  }
+  return {
+    get desktop() {
+      if (!desktop) throw new Error('the events desktop is not started: use it inside the tests of the block that called useEventsDesktop()');
+      return desktop;
+    },
+    async out(prefix) {
+      const d = await tempOutputDir(prefix);
+      dirs.push(d);
+      return d.dir;
+    },
+  };
+}
+
+// The scripted Agent and temporary directories live in light modules (no playwright-core there, for unit tests).
+export { ScriptAgent } from './hook-agent.ts';
+export { tempOutputDir } from '../../test-helpers/files.ts';
 
 /**
  * TigerVNC's x0vncserver serving an existing X display (its authority file `xauthority`; no password, localhost): a server that drops key

@@ -1,6 +1,6 @@
 /**
- * Test-only: an Agent whose act() is a function of the agent, with the protected adapter hooks
- * (endRun, attachMeta) exposed.
+ * Test-only Agents: ScriptAgent runs a test's function once and reports done; HookAgent's act() is a
+ * function of the agent, with the protected adapter hooks (endRun, attachMeta) exposed.
  */
 import { Agent } from '../agent.ts';
 import type { AgentOptions } from '../options.ts';
@@ -21,5 +21,20 @@ export class HookAgent extends Agent {
   }
   meta(m: Record<string, unknown>): void {
     this.attachMeta(m);
+  }
+}
+
+/** An Agent whose act() runs a test's script once and reports done. */
+export class ScriptAgent extends Agent {
+  constructor(
+    options: AgentOptions,
+    private readonly script: (agent: ScriptAgent) => Promise<unknown>,
+  ) {
+    super(options);
+  }
+
+  override async act(): Promise<boolean> {
+    await this.script(this);
+    return true;
   }
 }

@@ -17,7 +17,7 @@ async function desktop(options: Parameters<typeof startFakeDesktop>[0] = {}): Pr
 }
 
 async function client(url: string, password?: string): Promise<VncClient> {
-  const c = await connectVnc(url, { timeoutMs: 5000, ...(password !== undefined ? { password } : {}) });
+  const c = await connectVnc(url, { timeoutMs: 5000, password });
   open.push(c);
   return c;
 }

@@ -1,39 +1,30 @@
 /**
  * Model API failures through the real SDK: 401, 429, 5xx, other 4xx, timeouts, refused
  * connections and malformed bodies each end the run with status `error` and a MODEL_ERR_* code,
- * with result.json, a final execution.json (earlier actions kept) and error.txt.
+ * with result.json, a final execution.json (earlier actions kept) and error.txt. On the fake RFB desktop
+ * (no X server, no browser).
  */
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempOutputDir } from '../../harness/agent/test-helpers/desktops.ts';
+import { describe, expect, it } from 'vitest';
+import { useFakeRuns } from '../../harness/agent/test-helpers/fake-run.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { AnthropicCuaAgent, type AnthropicCuaOptions } from './agent.ts';
 import { startFakeMessages, text, toolUse, type FakeMessagesServer, type Script } from './test-helpers/fake-messages.ts';
-import { startEventsPageDesktop } from './test-helpers/desktop.ts';
 
 describe('AnthropicCuaAgent: API errors end the run with a clear status and a valid trace', () => {
-  let d: Awaited<ReturnType<typeof startEventsPageDesktop>>;
-  const cleanups: Array<() => Promise<void>> = [];
-  beforeAll(async () => {
-    d = await startEventsPageDesktop('1280x800');
-  }, 90_000);
-  afterAll(async () => {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-    await d?.close();
-  });
+  const t = useFakeRuns();
 
   /** Run an agent against a fake API playing `script`; check the files; return the result, the server and the trace entries. */
   async function runWith(script: Script, options: Partial<AnthropicCuaOptions> = {}) {
     const server: FakeMessagesServer = await startFakeMessages(script);
-    cleanups.push(server.close);
-    const out = await tempOutputDir('vncua-anthropic-err-');
-    cleanups.push(out.remove);
+    t.defer(server.close);
+    const desktop = await t.desktop({ width: 1280, height: 800 });
+    const dir = await t.out('vncua-anthropic-err-');
     const agent = new AnthropicCuaAgent({
-      outputDir: out.dir,
-      vncUrl: d.desktop.vncUrl,
-      cdpUrl: d.desktop.cdpUrl,
+      outputDir: dir,
+      vncUrl: desktop.vncUrl,
       record: false,
       task: 'Click somewhere.',
       apiKey: server.apiKey,
@@ -43,10 +34,10 @@ describe('AnthropicCuaAgent: API errors end the run with a clear status and a va
       ...options,
     });
     const result = await agent.run({ maxSteps: 5 });
-    expect(await readResult(out.dir)).toEqual(result);
-    const trace = await readTrace(out.dir);
+    expect(await readResult(dir)).toEqual(result);
+    const trace = await readTrace(dir);
     expect(trace.partial).toBe(false);
-    expect(existsSync(join(out.dir, 'error.txt'))).toBe(result.status === 'error');
+    expect(existsSync(join(dir, 'error.txt'))).toBe(result.status === 'error');
     return { result, server, entries: trace.entries };
   }
 
