@@ -82,13 +82,37 @@ export async function warmOpener(
       socket = undefined;
       return openDesktopPage(cdpUrl, o.toDesktop ? o.toDesktop(url) : url, {
         loadTimeoutMs: opts.loadTimeoutMs ?? o.loadTimeoutMs ?? 20_000,
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(s ? { socket: s } : {}),
+        signal: opts.signal,
+        socket: s,
       });
     },
     close: () => {
       socket?.close();
       socket = undefined;
+    },
+  };
+}
+
+/**
+ * A started desktop as a pool's spare: `lease` (its `ready` dropped) with the warm opener's open(),
+ * the page socket closed on release(). When no opener can be made, the desktop is released and the
+ * error thrown.
+ */
+export async function withWarmOpener(lease: LeasedDesktop, o: Parameters<typeof warmOpener>[1] = {}): Promise<LeasedDesktop> {
+  const { ready: _ready, ...spare } = lease;
+  let page: Awaited<ReturnType<typeof warmOpener>>;
+  try {
+    page = await warmOpener(lease.cdpUrl, o);
+  } catch (e) {
+    await lease.release();
+    throw e;
+  }
+  return {
+    ...spare,
+    open: page.open,
+    release: () => {
+      page.close();
+      return lease.release();
     },
   };
 }

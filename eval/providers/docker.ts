@@ -29,7 +29,7 @@ import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
 import { procStat } from '../../harness/desktop/procs.ts';
 import { type ErrorCode, ERROR_CODES, VncuaError } from '../../harness/errors.ts';
 import { cdpAnswers, withPageReady } from '../cdp-page.ts';
-import { warmOpener } from '../cdp-page.ts';
+import { withWarmOpener } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
 /** Options of the docker provider. */
@@ -366,7 +366,7 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
     },
     /**
      * For a pool (eval/desktop-pool.ts): a container at the empty page (acquire() at about:blank,
-     * its page wait done, its page socket open: warmOpener), whose open() navigates to a task page
+     * its page wait done, its page socket open: withWarmOpener), whose open() navigates to a task page
      * later, through containerUrl().
      */
     async start(this: DesktopProvider, req): Promise<LeasedDesktop> {
@@ -377,22 +377,7 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
         await lease.release();
         throw e;
       }
-      const { ready: _ready, ...spare } = lease;
-      let page: Awaited<ReturnType<typeof warmOpener>>;
-      try {
-        page = await warmOpener(lease.cdpUrl, { toDesktop: containerUrl, ...(req.signal ? { signal: req.signal } : {}) });
-      } catch (e) {
-        await lease.release();
-        throw e;
-      }
-      return {
-        ...spare,
-        open: page.open,
-        release: () => {
-          page.close();
-          return lease.release();
-        },
-      };
+      return withWarmOpener(lease, { toDesktop: containerUrl, signal: req.signal });
     },
   };
 }

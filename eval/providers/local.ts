@@ -9,7 +9,7 @@
 import { launchDesktop, type Desktop, type LaunchDesktopOptions } from '../../harness/desktop/index.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
-import { cdpAnswers, warmOpener, withPageReady } from '../cdp-page.ts';
+import { cdpAnswers, withPageReady, withWarmOpener } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 import { redactUrl } from '../../harness/redact.ts';
 
@@ -77,22 +77,7 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         timeoutMs: req.timeoutMs ?? opts.timeoutMs ?? 45_000,
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      const lease = leaseLocal(d);
-      let page: Awaited<ReturnType<typeof warmOpener>>;
-      try {
-        page = await warmOpener(d.cdpUrl, { loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, ...(req.signal ? { signal: req.signal } : {}) });
-      } catch (e) {
-        await d.close();
-        throw e;
-      }
-      return {
-        ...lease,
-        open: page.open,
-        release: () => {
-          page.close();
-          return lease.release();
-        },
-      };
+      return withWarmOpener(leaseLocal(d), { loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal: req.signal });
     },
   };
 }
