@@ -71,7 +71,8 @@ function written(r: VideoResult) {
   return r;
 }
 
-describe('writeVideo with ffmpeg', () => {
+// Concurrent: every test has its own folder and its own ffmpeg; the two that set $VNCUA_FFMPEG run alone.
+describe.concurrent('writeVideo with ffmpeg', () => {
   it('encodes H.264 MP4 at real speed: each tick shows the latest frame at or before it, markers drawn for 0.6 s', async () => {
     expect(ffmpegBin, 'ffmpeg must be installed for this test').not.toBeNull();
     const dir = await freshDir('mp4');
@@ -142,7 +143,7 @@ describe('writeVideo with ffmpeg', () => {
     expect(near(f15.pixel(80, 60), [20, 40, 220], 30)).toBe(true);
   });
 
-  it('falls back to WebM when ffmpeg lacks libx264 (option and $VNCUA_FFMPEG)', async () => {
+  it.sequential('falls back to WebM when ffmpeg lacks libx264 (option and $VNCUA_FFMPEG)', async () => {
     const dir = await freshDir('webm');
     const fake = await fakeFfmpegWithoutX264(root, ffmpegBin!);
     const frames = () => [0, 200, 400, 600].map((o, i) => squareFrame(T0 + o, 96, 64, 4 + i * 10, 10));
