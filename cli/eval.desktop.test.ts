@@ -19,18 +19,9 @@ import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { groupMembers, procStat } from '../harness/desktop/procs.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { parseEvalArgs, run } from './eval.ts';
+import { evalArgError } from './test-helpers/child.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-
-function argsError(argv: string[]): string | undefined {
-  try {
-    parseEvalArgs(argv);
-  } catch (e) {
-    if (isVncuaError(e, 'CLI_ERR_BAD_ARGS')) return (e.details as { argument?: string }).argument;
-    throw e;
-  }
-  return undefined;
-}
 
 describe('vncua eval arguments', () => {
   it('parses every option', () => {
@@ -95,21 +86,21 @@ describe('vncua eval arguments', () => {
     expect(parseEvalArgs([...ok, '--success-grace-ms', '0'])?.successGraceMs).toBe(0);
     expect(parseEvalArgs([...ok, '--success-grace-ms', '2500'])?.successGraceMs).toBe(2500);
     expect(parseEvalArgs(ok)?.successGraceMs).toBeUndefined();
-    for (const v of ['-1', '1.5', '60001', 'soon']) expect(argsError([...ok, '--success-grace-ms', v])).toBe('--success-grace-ms');
+    for (const v of ['-1', '1.5', '60001', 'soon']) expect(evalArgError([...ok, '--success-grace-ms', v])).toBe('--success-grace-ms');
   });
 
   it('names the bad argument', () => {
     const ok = ['--tasks', 't', '--agent', 'a'];
-    expect(argsError(['--agent', 'a'])).toBe('--tasks');
-    expect(argsError(['--tasks', 't'])).toBe('--agent');
-    expect(argsError([...ok, '--resolution', '12x'])).toBe('--resolution');
-    expect(argsError([...ok, '--workers', '0'])).toBe('--workers');
-    expect(argsError([...ok, '--shard', '3/2'])).toBe('--shard');
-    expect(argsError([...ok, '--provider', 'cloud'])).toBe('--provider');
-    expect(argsError([...ok, '--provider', 'remote'])).toBe('--endpoints');
-    expect(argsError([...ok, '--endpoints', 'e.json'])).toBe('--endpoints');
-    expect(argsError([...ok, '--frobnicate'])).toBe('--frobnicate');
-    expect(argsError([...ok, '--out'])).toBe('--out');
+    expect(evalArgError(['--agent', 'a'])).toBe('--tasks');
+    expect(evalArgError(['--tasks', 't'])).toBe('--agent');
+    expect(evalArgError([...ok, '--resolution', '12x'])).toBe('--resolution');
+    expect(evalArgError([...ok, '--workers', '0'])).toBe('--workers');
+    expect(evalArgError([...ok, '--shard', '3/2'])).toBe('--shard');
+    expect(evalArgError([...ok, '--provider', 'cloud'])).toBe('--provider');
+    expect(evalArgError([...ok, '--provider', 'remote'])).toBe('--endpoints');
+    expect(evalArgError([...ok, '--endpoints', 'e.json'])).toBe('--endpoints');
+    expect(evalArgError([...ok, '--frobnicate'])).toBe('--frobnicate');
+    expect(evalArgError([...ok, '--out'])).toBe('--out');
   });
 
   it('run() exits 2 on bad arguments, 0 for --help', async () => {

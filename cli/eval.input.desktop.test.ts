@@ -18,53 +18,10 @@ import { serveTestPages, type TestPages } from '../eval/test-fixtures/pages.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { unwritableDir } from '../harness/test-helpers/unwritable.ts';
 import { parseEvalArgs } from './eval.ts';
+import { codeLine, evalArgError, type Ran, runVncua } from './test-helpers/child.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/vncua.js');
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `vncua eval ARGS` in a child; SIGKILLed (and the test failed) after `deadlineMs`. */
-function vncuaEval(args: string[], opts: { deadlineMs?: number; runAs?: { uid: number; gid: number }; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'eval', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, ...(opts.runAs ?? {}) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const deadline = opts.deadlineMs ?? 60_000;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`vncua eval ${args.join(' ')} did not exit within ${deadline} ms:\n${stdout}\n${stderr}`));
-    }, deadline);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The one stderr line of a bad-input exit: `vncua eval: CODE: ...`. */
-function codeLine(r: Ran): string {
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  return /^vncua eval: ([A-Z_]+): /.exec(lines[0]!)?.[1] ?? lines[0]!;
-}
-
-function argError(argv: string[]): string | undefined {
-  try {
-    parseEvalArgs(argv);
-  } catch (e) {
-    if (isVncuaError(e, 'CLI_ERR_BAD_ARGS')) return (e.details as { argument?: string }).argument;
-    throw e;
-  }
-  return undefined;
-}
 
 describe('vncua eval --repeat and --only arguments', () => {
   const ok = ['--tasks', 't', '--agent', 'a'];
@@ -73,8 +30,8 @@ describe('vncua eval --repeat and --only arguments', () => {
     expect(parseEvalArgs(ok)).not.toHaveProperty('repeat');
   });
   it('a --repeat that is not a positive integer, an empty --only: CLI_ERR_BAD_ARGS naming the flag', () => {
-    for (const v of ['0', '-1', '1.5', 'x', '']) expect(argError([...ok, '--repeat', v]), v).toBe('--repeat');
-    expect(argError([...ok, '--only', ' , '])).toBe('--only');
+    for (const v of ['0', '-1', '1.5', 'x', '']) expect(evalArgError([...ok, '--repeat', v]), v).toBe('--repeat');
+    expect(evalArgError([...ok, '--only', ' , '])).toBe('--only');
   });
 });
 
@@ -98,12 +55,12 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
 
   it('--only matching nothing: EVAL_ERR_NO_TASKS; --repeat 0: CLI_ERR_BAD_ARGS', async () => {
     const out = join(dir, 'none');
-    const r = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out, '--only', 'ok-1,nope-*']);
+    const r = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out, '--only', 'ok-1,nope-*']);
     expect(r.code).toBe(2);
-    expect(codeLine(r)).toBe('EVAL_ERR_NO_TASKS');
+    expect(codeLine(r, 'eval')).toBe('EVAL_ERR_NO_TASKS');
     expect(r.stderr).toContain('"nope-*"');
     expect(existsSync(out)).toBe(false);
-    const zero = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out, '--repeat', '0']);
+    const zero = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out, '--repeat', '0']);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toMatch(/^vncua eval: CLI_ERR_BAD_ARGS: --repeat must be a whole number >= 1; got "0"\./);
     expect(existsSync(out)).toBe(false);
@@ -116,8 +73,8 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     const bad = join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify([{ id: 'a' }, { id: 'b', goal: 'x', url: 'p.html', success: {} }]));
     for (const file of [empty, bad]) {
-      const r = await vncuaEval(['--tasks', file, ...agent, '--out', out]);
-      expect([r.code, codeLine(r)], file).toEqual([2, 'EVAL_ERR_BAD_TASKS']);
+      const r = await runVncua('eval', ['--tasks', file, ...agent, '--out', out]);
+      expect([r.code, codeLine(r, 'eval')], file).toEqual([2, 'EVAL_ERR_BAD_TASKS']);
     }
     expect(existsSync(out)).toBe(false);
   });
@@ -131,8 +88,8 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
       ['/proc/vncua-test/out', 'OUTPUT_ERR_PSEUDO_FS'],
       [`/proc/${process.pid}/vncua`, 'OUTPUT_ERR_PSEUDO_FS'],
     ] as const) {
-      const r = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out], { deadlineMs: 60_000 });
-      expect([r.code, codeLine(r)], out).toEqual([2, code]);
+      const r = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out], { deadlineMs: 60_000 });
+      expect([r.code, codeLine(r, 'eval')], out).toEqual([2, code]);
     }
     expect(readFileSync(file, 'utf8')).toBe('not a directory');
     // vncua demo is vncua eval with fixed arguments: the same check, the same exit.
@@ -153,8 +110,8 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     try {
       const out = join(ro.dir, 'results');
       const env = ro.runAs ? { HOME: dir, TMPDIR: dir } : {};
-      const r = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out], { ...(ro.runAs ? { runAs: ro.runAs } : {}), env });
-      expect([r.code, codeLine(r)], ro.how).toEqual([2, 'OUTPUT_ERR_NOT_WRITABLE']);
+      const r = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out], { ...(ro.runAs ? { runAs: ro.runAs } : {}), env });
+      expect([r.code, codeLine(r, 'eval')], ro.how).toEqual([2, 'OUTPUT_ERR_NOT_WRITABLE']);
       expect(await readdir(ro.dir)).toEqual([]);
     } finally {
       await ro.close();
@@ -165,7 +122,7 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     const out = join(dir, 'only');
     const advice = recommendedWorkers(machineResources());
     const asked = advice.workers + 5;
-    const r = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out, '--only', 'never-*', '--workers', String(asked), '--no-score'], { deadlineMs: 120_000 });
+    const r = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out, '--only', 'never-*', '--workers', String(asked), '--no-score'], { deadlineMs: 120_000 });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stderr).toBe(`vncua eval: warning: --workers ${asked} is more than this machine can hold; recommended: ${advice.workers} (${advice.limitedBy})\n`);
     const runs = join(out, 'click-agent', '1280_800');
@@ -173,14 +130,14 @@ describe('vncua eval: bad input is one coded line, exit 2, nothing written', () 
     expect(JSON.parse(readFileSync(join(runs, 'never-1', 'result.json'), 'utf8')).status).toBe('finished');
     const before = readFileSync(join(runs, 'never-1', 'task.json'), 'utf8');
 
-    const mixed = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out, '--repeat', '2', '--only', 'never-1']);
-    expect([mixed.code, codeLine(mixed)]).toEqual([2, 'EVAL_ERR_LAYOUT_MIXED']);
+    const mixed = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out, '--repeat', '2', '--only', 'never-1']);
+    expect([mixed.code, codeLine(mixed, 'eval')]).toEqual([2, 'EVAL_ERR_LAYOUT_MIXED']);
     expect(await readdir(join(runs, 'never-1'))).not.toContain('1');
     expect(readFileSync(join(runs, 'never-1', 'task.json'), 'utf8')).toBe(before);
 
     // A finished run whose trace got corrupted: skipped (its result.json is fine), scored invalid, exit 1.
     await writeFile(join(runs, 'never-1', 'execution.json'), '[{"index": 0, "act');
-    const again = await vncuaEval(['--tasks', tasksFile, ...agent, '--out', out, '--only', 'never-1', '--workers', '1']);
+    const again = await runVncua('eval', ['--tasks', tasksFile, ...agent, '--out', out, '--only', 'never-1', '--workers', '1']);
     expect(again.code, again.stdout + again.stderr).toBe(1);
     expect(again.stdout).toContain('eval: 1 run could not be read (invalid, not scored; listed in the scores)');
     expect(JSON.parse(readFileSync(join(out, 'scores.json'), 'utf8')).invalid.map((e: { dir: string }) => e.dir)).toEqual(['click-agent/1280_800/never-1']);

@@ -15,43 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveTestPages, type TestPages } from '../eval/test-fixtures/pages.ts';
 import { snapshotDir } from '../harness/test-helpers/files.ts';
 import { unwritableDir } from '../harness/test-helpers/unwritable.ts';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin/vncua.js');
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `vncua run ARGS` in a child; SIGKILLed (and the test failed) after `deadlineMs`. */
-function vncuaRun(args: string[], opts: { deadlineMs?: number; runAs?: { uid: number; gid: number }; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'run', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env }, ...(opts.runAs ?? {}) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const deadline = opts.deadlineMs ?? 60_000;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`vncua run ${args.join(' ')} did not exit within ${deadline} ms:\n${stdout}\n${stderr}`));
-    }, deadline);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The code of the one stderr line `vncua run: CODE: ...`. */
-function codeLine(r: Ran): string {
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  return /^vncua run: ([A-Z_]+): /.exec(lines[0]!)?.[1] ?? lines[0]!;
-}
+import { codeLine, runVncua } from './test-helpers/child.ts';
 
 describe('vncua run --out', () => {
   let pages: TestPages;
@@ -71,17 +35,17 @@ describe('vncua run --out', () => {
   it('a folder holding a finished run: refused untouched (exit 2) unless --overwrite, which moves it to DIR.1', async () => {
     const out = join(dir, 'run');
     const args = ['--agent', 'scripted', '--script', script, '--url', `${pages.url}ok/a.html`, '--out', out];
-    const first = await vncuaRun(args, { deadlineMs: 90_000 });
+    const first = await runVncua('run', args, { deadlineMs: 90_000 });
     expect(first.code, first.stderr).toBe(0);
     const before = await snapshotDir(out);
     expect(Object.keys(before)).toEqual(expect.arrayContaining(['execution.json', 'result.json', 'recording/recording.json']));
     expect(Object.keys(before).some((f) => f.startsWith('recording/') && f.endsWith('.rfb.bin') && before[f]!.length > 0)).toBe(true);
 
-    const refused = await vncuaRun(args);
-    expect([refused.code, codeLine(refused), refused.stdout]).toEqual([2, 'OUTPUT_ERR_RUN_EXISTS', '']);
+    const refused = await runVncua('run', args);
+    expect([refused.code, codeLine(refused, 'run'), refused.stdout]).toEqual([2, 'OUTPUT_ERR_RUN_EXISTS', '']);
     expect(await snapshotDir(out)).toEqual(before);
 
-    const over = await vncuaRun([...args, '--overwrite'], { deadlineMs: 90_000 });
+    const over = await runVncua('run', [...args, '--overwrite'], { deadlineMs: 90_000 });
     expect(over.code, over.stderr).toBe(0);
     expect(over.stdout).toContain(`the previous run: ${out}.1\n`);
     expect(await snapshotDir(`${out}.1`)).toEqual(before);
@@ -93,8 +57,8 @@ describe('vncua run --out', () => {
     const partial = join(dir, 'partial');
     await mkdir(join(partial, 'recording'), { recursive: true });
     await writeFile(join(partial, 'recording', 'client-0.rfb.bin'), 'x');
-    const r = await vncuaRun(['--agent', 'scripted', '--script', script, '--vnc', 'ws://127.0.0.1:9', '--cdp', 'http://127.0.0.1:9', '--out', partial]);
-    expect([r.code, codeLine(r)]).toEqual([2, 'OUTPUT_ERR_RUN_EXISTS']);
+    const r = await runVncua('run', ['--agent', 'scripted', '--script', script, '--vnc', 'ws://127.0.0.1:9', '--cdp', 'http://127.0.0.1:9', '--out', partial]);
+    expect([r.code, codeLine(r, 'run')]).toEqual([2, 'OUTPUT_ERR_RUN_EXISTS']);
     expect(await readdir(partial, { recursive: true })).toEqual(['recording', 'recording/client-0.rfb.bin']);
   });
 
@@ -107,16 +71,16 @@ describe('vncua run --out', () => {
       [join(file, 'sub'), 'OUTPUT_ERR_NOT_A_DIRECTORY'],
       ['/proc/vncua-test/run', 'OUTPUT_ERR_PSEUDO_FS'],
     ] as const) {
-      const r = await vncuaRun([...base, '--out', out]);
-      expect([r.code, codeLine(r), r.stdout], out).toEqual([2, code, '']);
+      const r = await runVncua('run', [...base, '--out', out]);
+      expect([r.code, codeLine(r, 'run'), r.stdout], out).toEqual([2, code, '']);
     }
     expect(readFileSync(file, 'utf8')).toBe('keep');
     expect(existsSync('/proc/vncua-test')).toBe(false);
     const ro = await unwritableDir();
     try {
       const env = ro.runAs ? { HOME: dir, TMPDIR: dir } : {};
-      const r = await vncuaRun([...base, '--out', join(ro.dir, 'run')], { runAs: ro.runAs, env });
-      expect([r.code, codeLine(r)], ro.how).toEqual([2, 'OUTPUT_ERR_NOT_WRITABLE']);
+      const r = await runVncua('run', [...base, '--out', join(ro.dir, 'run')], { runAs: ro.runAs, env });
+      expect([r.code, codeLine(r, 'run')], ro.how).toEqual([2, 'OUTPUT_ERR_NOT_WRITABLE']);
       expect(await readdir(ro.dir)).toEqual([]);
     } finally {
       await ro.close();
