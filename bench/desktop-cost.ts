@@ -29,6 +29,7 @@ import { loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
 import { descendants, groupMembers } from '../harness/desktop/procs.ts';
 import { dockerBridgeGateway, dockerProvider } from '../eval/providers/docker.ts';
 import { execFileSync } from 'node:child_process';
+import { memoryOf } from './lib/proc-memory.ts';
 import { median, quantile, table } from './stats.ts';
 
 const args = process.argv.slice(2);
@@ -38,17 +39,6 @@ const SAMPLE_MS = 200;
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 const MIB = 1024 * 1024;
 const SUITE = fileURLToPath(new URL('../eval/suites/basic/tasks.json', import.meta.url));
-
-/** PSS and RSS (bytes) of one process, from smaps_rollup; null when it is gone. */
-function memoryOf(pid: number): { pss: number; rss: number } | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-    return { pss: kb('Pss'), rss: kb('Rss') };
-  } catch {
-    return null;
-  }
-}
 
 /** utime + stime of one process, in seconds; null when it is gone. */
 function cpuOf(pid: number): number | null {

@@ -24,6 +24,7 @@ import { waitForPageReady } from '../harness/cdp/page-ready.ts';
 import { launchDesktop } from '../harness/desktop/index.ts';
 import { descendants, groupMembers } from '../harness/desktop/procs.ts';
 import { cdpJson, rfbGreeting } from '../harness/desktop/test-helpers.ts';
+import { memoryOf } from './lib/proc-memory.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
 const RUNS = Number(process.argv[2] ?? 12);
@@ -44,17 +45,6 @@ async function probe(vncUrl: string, cdpUrl: string): Promise<void> {
   if (!greeting.startsWith('RFB ')) throw new Error(`no RFB greeting: ${greeting}`);
 }
 
-/** PSS and RSS of one process (bytes), from smaps_rollup; zeros when it is gone. */
-function memoryOf(pid: number): { pss: number; rss: number } {
-  try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-    return { pss: kb('Pss'), rss: kb('Rss') };
-  } catch {
-    return { pss: 0, rss: 0 };
-  }
-}
-
 /** Summed PSS and RSS of `pids()`, median of 10 samples 300 ms apart. */
 async function idleMemory(pids: () => number[]): Promise<{ pss: number; rss: number; processes: number }> {
   const pss: number[] = [];
@@ -67,8 +57,8 @@ async function idleMemory(pids: () => number[]): Promise<{ pss: number; rss: num
     let r = 0;
     for (const pid of list) {
       const m = memoryOf(pid);
-      p += m.pss;
-      r += m.rss;
+      p += m?.pss ?? 0;
+      r += m?.rss ?? 0;
     }
     pss.push(p);
     rss.push(r);
