@@ -262,7 +262,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         continue;
       }
       last = probe;
-      const verdict = judgePage(probe, url);
+      const verdict = judgePage(probe, url, opts.navigate === true);
       if (verdict.kind === 'http-status') throw httpStatusError(url, verdict.status);
       if (verdict.kind === 'error-page') {
         wake.cancel();

@@ -26,8 +26,10 @@ describe('judgePage', () => {
     expect(judgePage(probe({ href: 'about:blank', status: 0, content: false }), URL_)).toEqual({ kind: 'loading' });
     expect(judgePage(probe({ readyState: 'interactive' }), URL_)).toEqual({ kind: 'loading' });
     expect(judgePage(probe({ readyState: 'loading', content: false }), URL_)).toEqual({ kind: 'loading' });
-    // ...unless about:blank is the task.
-    expect(judgePage(probe({ href: 'about:blank', status: 0, content: false }), 'about:blank')).toEqual({ kind: 'loaded' });
+    // ...unless about:blank is the task and we navigated there ourselves.
+    expect(judgePage(probe({ href: 'about:blank', status: 0, content: false }), 'about:blank', true)).toEqual({ kind: 'loaded' });
+    // A desktop asked for about:blank: Chromium's initial about:blank comes before start.sh's data: page.
+    expect(judgePage(probe({ href: 'about:blank', status: 0, content: false }), 'about:blank')).toEqual({ kind: 'loading' });
     // A desktop shows about:blank as an empty data: page (start.sh), loaded with nothing in it: ready.
     expect(judgePage(probe({ href: 'data:text/html,', status: 200, content: false }), 'about:blank')).toEqual({ kind: 'loaded' });
     expect(judgePage(probe({ href: 'data:text/html,', readyState: 'loading', content: false }), 'about:blank')).toEqual({ kind: 'loading' });

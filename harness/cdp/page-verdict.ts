@@ -50,11 +50,16 @@ export const PAGE_PROBE = `(() => {
 /** What docker/start.sh opens for `--url about:blank`. */
 export const BLANK_DATA_URL = 'data:text/html,';
 
-/** The verdict on `probe` for a page that should show `url`. */
-export function judgePage(probe: PageProbe, url: string): PageVerdict {
+/**
+ * The verdict on `probe` for a page that should show `url`. `navigated`: we navigated to `url` ourselves,
+ * so a literal about:blank is the page asked for; otherwise about:blank asked of a desktop is start.sh's
+ * empty data: page, and Chromium's initial about:blank before it is still loading (else the data: page
+ * could arrive after the desktop was declared ready, racing the navigation to the task).
+ */
+export function judgePage(probe: PageProbe, url: string, navigated = false): PageVerdict {
   if (probe.status >= 400) return { kind: 'http-status', status: probe.status };
   if (probe.href.startsWith('chrome-error://')) return { kind: 'error-page' };
-  if (probe.href === 'about:blank' || probe.href === '') return url === 'about:blank' ? { kind: 'loaded' } : { kind: 'loading' };
+  if (probe.href === 'about:blank' || probe.href === '') return url === 'about:blank' && navigated ? { kind: 'loaded' } : { kind: 'loading' };
   // about:blank asked of a desktop: its start script shows it as an empty data: page (Chromium's app mode would show its new-tab page).
   if (url === 'about:blank') return probe.href === BLANK_DATA_URL && probe.readyState === 'complete' ? { kind: 'loaded' } : { kind: 'loading' };
   if (probe.readyState !== 'complete') return { kind: 'loading' };
