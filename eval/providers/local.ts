@@ -77,6 +77,14 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         timeoutMs: req.timeoutMs ?? opts.timeoutMs ?? 45_000,
         ...(req.signal ? { signal: req.signal } : {}),
       });
+      // Its blank page (start.sh's data: page) loaded first, as the docker provider's start() waits for
+      // it: a spare must not be handed a task while Chromium's first navigation is still coming.
+      try {
+        await waitForPageReady(d.cdpUrl, { url: 'about:blank', loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal: req.signal });
+      } catch (e) {
+        await d.close();
+        throw e;
+      }
       return withWarmOpener(leaseLocal(d), { loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal: req.signal });
     },
   };
