@@ -5,18 +5,8 @@
  * unchanged (no image decoding or colour management in between: the canvas holds the replayed pixels).
  */
 
-interface Entry {
-  index: number;
-  action: string;
-  params: Record<string, unknown>;
-  task_marked_complete: boolean | null;
-  started_at?: number;
-  ended_at?: number;
-  duration_ms?: number;
-  error?: { code: string; message: string };
-  success_check?: { phase: string; rule: string; pattern: string; snippet: string; url: string; at: number };
-  meta?: Record<string, unknown>;
-}
+import { type Entry, stepHtml } from './steps.ts';
+
 interface Row {
   dir: string;
   suite: string;
@@ -211,37 +201,11 @@ function renderMarkers(p: Player): void {
 }
 
 function renderSteps(p: Player): void {
-  $('#steps').innerHTML = p.entries
-    .map((e) => {
-      const verdict = e.task_marked_complete === null ? '' : `<span class="verdict-${e.task_marked_complete}">${e.task_marked_complete ? 'complete' : 'not complete'}</span>`;
-      const ev = e.success_check ? `<div class="meta">evidence (${esc(e.success_check.phase)}, ${esc(e.success_check.rule)}): ${esc(e.success_check.snippet)}</div>` : '';
-      const err = e.error ? `<div class="err">${esc(e.error.code)}: ${esc(e.error.message)}</div>` : '';
-      const meta = e.meta ? `<div class="meta">${esc(describeMeta(e.meta))}</div>` : '';
-      return `<div class="step" id="step-${e.index}" data-index="${e.index}"><span class="act">#${e.index} ${esc(e.action)}</span> ${e.duration_ms == null ? '' : `${e.duration_ms.toFixed(0)} ms`} ${verdict}<div class="params">${esc(JSON.stringify(e.params))}</div>${err}${ev}${meta}</div>`;
-    })
-    .join('');
+  $('#steps').innerHTML = p.entries.map(stepHtml).join('');
   $('#steps').addEventListener('click', (ev) => {
     const el = (ev.target as HTMLElement).closest('.step') as HTMLElement | null;
     if (el) void goStep(p, Number(el.dataset.index));
   });
-}
-
-/** Model calls (latency, tokens, cost), the model's text and reasoning, and anything else the adapter recorded. */
-function describeMeta(meta: Record<string, unknown>): string {
-  const lines: string[] = [];
-  const calls = Array.isArray(meta.model_calls) ? (meta.model_calls as Array<Record<string, unknown>>) : [];
-  for (const c of calls) {
-    const u = (c.usage ?? {}) as Record<string, unknown>;
-    const tok = ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
-    lines.push(
-      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, $${c.cost_usd.toFixed(4)}` : ''}`.trim(),
-    );
-  }
-  for (const [k, v] of Object.entries(meta)) {
-    if (k === 'model_calls') continue;
-    lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  }
-  return lines.join('\n');
 }
 
 function currentStep(p: Player): number {
@@ -391,6 +355,19 @@ function wireControls(p: Player): void {
   });
 }
 
+/** A live run gets the live view (viewer/app/live.ts, loaded only then); a finished one the trace viewer. */
+async function open(dir: string): Promise<void> {
+  const live = await fetch(`api/live/run?dir=${encodeURIComponent(dir)}`)
+    .then((r) => (r.ok ? (r.json() as Promise<{ run: unknown }>) : { run: null }))
+    .catch(() => ({ run: null }));
+  if (live.run) (await import('./live.ts')).showLive(dir);
+  else await showRun(dir);
+}
+
 const run = params.get('run');
-if (run) void showRun(run);
-else void showList();
+if (run) void open(run);
+else {
+  void showList();
+  // Running workers as live tiles over the list; the table reloads when one starts or ends.
+  void import('./live.ts').then((m) => m.showLiveTiles($('#list-view'), () => void loadRuns(new URLSearchParams(location.search))));
+}
