@@ -154,17 +154,17 @@ export const ERROR_CODES = {
     'The port given to vncua serve (--port) is already in use on that address: choose another, or leave --port out for an OS-chosen one (details: host, port).',
   SERVE_ERR_LISTEN: 'vncua serve could not listen (an address not on this machine, no permission for the port, or the start timed out; details: host, port).',
   SERVE_ERR_RUN_NOT_FOUND: 'The viewer was asked for a run that is not under ROOT (a stale or mistyped link): the page lists the runs there.',
-  SERVE_ERR_NO_RECORDING: 'The run has no recording/ (recorded with record: false, or never started): the viewer shows its steps without frames.',
-  SERVE_ERR_RECORDING_DAMAGED:
-    "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",
-  SERVE_ERR_FORBIDDEN:
-    "A request to a vncua serve bound with --host lacked the token its URL carries (HTTP 403): use the printed URL. Also a live view's socket or takeover coming from another site's page (its Origin is not the viewer's), or for a Host that is not a loopback name on a viewer without a token.",
-  // The live side of vncua serve (viewer/live/)
   SERVE_ERR_NOT_LIVE:
     "The run asked for live is not live: its directory holds no live.json (it has ended, or never announced a live endpoint), or the process that wrote live.json is gone (a stale live.json from a crashed runner, left on disk as it is); the page shows the run's recorded trace.",
   SERVE_ERR_LIVE_UNREACHABLE:
     "The run's live.json names a live endpoint that does not answer (the run has just ended, or its runner crashed or hangs): the page says so and keeps the steps so far; vncua serve prints it once per run on stderr.",
+  SERVE_ERR_CROSS_ORIGIN:
+    "A live view's socket or takeover request came from another site's page (its Origin is not the viewer's), or named a Host that is not a loopback name on a viewer without a token (DNS rebinding): refused (HTTP 403).",
   SERVE_ERR_BAD_REQUEST: 'A request to the viewer API lacks a parameter or has a bad one (t, dir, who, op; HTTP 400): the message names it.',
+  SERVE_ERR_NO_RECORDING: 'The run has no recording/ (recorded with record: false, or never started): the viewer shows its steps without frames.',
+  SERVE_ERR_RECORDING_DAMAGED:
+    "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",
+  SERVE_ERR_FORBIDDEN: 'A request to a vncua serve bound with --host lacked the token its URL carries (HTTP 403): use the printed URL.',
   // vncua export (eval/export.ts)
   EXPORT_ERR_NO_RUNS:
     'vncua export found no run under ROOT (task.json / result.json / execution.json), ROOT cannot be read, or no run passes the filters (--successful, --agent, --group, --resolution); nothing was written.',

@@ -327,5 +327,12 @@ function markRows(m: LiveRunsMessage): void {
     const badge = cell?.querySelector('.live-badge');
     if (r && cell && !badge) cell.insertAdjacentHTML('afterbegin', '<span class="live-badge">live</span> ');
     if (!r && badge) badge.remove();
+    // A live run's score so far is no verdict: its status cell says what it is doing.
+    const status = tr.querySelector<HTMLElement>('td:nth-child(7)');
+    if (r && status) {
+      status.dataset.scored ??= status.textContent ?? '';
+      status.textContent = stateText(r);
+      status.className = `st-live-${r.state}`;
+    }
   }
 }

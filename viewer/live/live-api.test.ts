@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -182,10 +183,23 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     expect(await post(f.server, 'replay/64_48/stale', { op: 'takeover', who: 'ann' })).toMatchObject({ status: 409, body: { code: 'SERVE_ERR_NOT_LIVE' } });
     expect(await post(f.server, '../x', { op: 'takeover', who: 'ann' })).toMatchObject({ status: 409, body: { code: 'SERVE_ERR_NOT_LIVE' } });
     // Another site's page, or a rebound host name: refused before the endpoint is asked.
-    expect(await post(f.server, dir, { op: 'takeover', who: 'eve' }, { origin: 'http://evil.example' })).toMatchObject({ status: 403, body: { code: 'SERVE_ERR_FORBIDDEN' } });
+    expect(await post(f.server, dir, { op: 'takeover', who: 'eve' }, { origin: 'http://evil.example' })).toMatchObject({ status: 403, body: { code: 'SERVE_ERR_CROSS_ORIGIN' } });
+    // A name that resolves to 127.0.0.1 by DNS rebinding: the Host is not a loopback name.
+    const rebound = await new Promise<{ status: number; body: string }>((r, j) => {
+      const req = request(`${f.server.url}api/live/control?dir=${encodeURIComponent(dir)}`, { method: 'POST', headers: { host: 'evil.example' } }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d));
+        res.on('end', () => r({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', j);
+      req.end(JSON.stringify({ op: 'takeover', who: 'eve' }));
+    });
+    expect(rebound.status).toBe(403);
+    expect(JSON.parse(rebound.body)).toMatchObject({ code: 'SERVE_ERR_CROSS_ORIGIN' });
     expect(f.control.status().holder).toBeNull();
     const ws = await events(f.server, undefined, { origin: 'http://evil.example' });
-    await new Promise((r) => ws.ws.once('unexpected-response', r));
+    const refused = await new Promise<number>((r) => ws.ws.once('unexpected-response', (_q, res) => r(res.statusCode ?? 0)));
+    expect(refused).toBe(403);
   });
 
   it('relays a watcher to the endpoint /rfb with its token and who (view-only unless asked), byte for byte', async () => {

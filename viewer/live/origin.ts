@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** Null when `req` may use the live API, else why not (for SERVE_ERR_FORBIDDEN). */
+/** Null when `req` may use the live API, else why not (for SERVE_ERR_CROSS_ORIGIN). */
 export function liveRequestRefusal(req: IncomingMessage, opts: { loopbackOnly: boolean }): string | null {
   const host = req.headers.host ?? '';
   if (opts.loopbackOnly) {

@@ -7,7 +7,7 @@
  *   WS   api/live/events[?dir=DIR]                       pushes LiveRunsMessage on every change, or DIR's status, steps and end
  *   WS   api/live/rfb?dir=DIR&who=NAME[&view_only=0]     the run's desktop: relayed byte for byte to the endpoint's /rfb
  *
- * Control and both sockets answer the viewer's own page only (viewer/live/origin.ts): SERVE_ERR_FORBIDDEN otherwise.
+ * Control and both sockets answer the viewer's own page only (viewer/live/origin.ts): SERVE_ERR_CROSS_ORIGIN otherwise.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -108,7 +108,7 @@ export function liveRoutes(hub: LiveHub, opts: { loopbackOnly: boolean }): LiveR
         hub.run(url.searchParams.get('dir') ?? '').then((m) => json(res, 200, { type: 'run', ...m }), fail);
       } else if (route === 'control' && req.method === 'POST') {
         const refusal = liveRequestRefusal(req, opts);
-        if (refusal) json(res, 403, { code: 'SERVE_ERR_FORBIDDEN', message: `Refused ${refusal}.` });
+        if (refusal) json(res, 403, { code: 'SERVE_ERR_CROSS_ORIGIN', message: `Refused ${refusal}.` });
         else control(url, req, res).catch(fail);
       } else {
         json(res, 404, { code: 'SERVE_ERR_BAD_REQUEST', message: `no live API ${req.method} ${rel}` });
@@ -120,7 +120,7 @@ export function liveRoutes(hub: LiveHub, opts: { loopbackOnly: boolean }): LiveR
       if (rel !== 'api/live/events' && rel !== 'api/live/rfb') return false;
       const refusal = liveRequestRefusal(req, opts);
       if (refusal) {
-        refuseUpgrade(socket, 403, 'SERVE_ERR_FORBIDDEN', `Refused ${refusal}.`);
+        refuseUpgrade(socket, 403, 'SERVE_ERR_CROSS_ORIGIN', `Refused ${refusal}.`);
         return true;
       }
       const dir = url.searchParams.get('dir');

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import WebSocket, { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { VncuaError, type ErrorCode } from '../../harness/errors.ts';
 import type { HumanInput, LiveAnnouncement, LiveControl, LiveStatus } from '../../harness/live/control.ts';
 import { Framebuffer } from '../../harness/rfb/framebuffer.ts';
