@@ -97,9 +97,8 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     }
     if (path === 'api/run') {
       const abs = await catalog.resolveRun(dir);
-      const detail = await readRunDetail(abs, dir, await catalog.row(dir));
-      if (detail.recording) void openIndex(dir); // start indexing as the page opens
-      return json(res, 200, detail);
+      // The seek index starts as the page opens, and reads the recording once for the extent and the frames.
+      return json(res, 200, await readRunDetail(abs, dir, await catalog.row(dir), () => openIndex(dir).then((i) => i.extent())));
     }
     if (path === 'api/index') {
       const idx = await openIndex(dir);
