@@ -214,6 +214,8 @@ export async function showCompare(a: string, b: string, row: number): Promise<vo
     const el = view.querySelector<HTMLElement>(`#pane-${key}`)!;
     el.querySelector('.cmp-head')!.innerHTML = headHtml(key, run);
     const p: Pane = { key, run, start, end, t: start, canvas: el.querySelector('canvas')!, el, inflight: null, wanted: null };
+    p.canvas.dataset.start = String(start);
+    p.canvas.dataset.end = String(end);
     el.querySelector('.track')!.innerHTML = markersHtml(p);
     const dm = run.recording?.damage;
     if (dm) {
