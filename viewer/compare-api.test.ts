@@ -24,7 +24,7 @@ async function root(): Promise<string> {
   const entries = JSON.parse(await readFile(exec, 'utf8')) as Array<Record<string, unknown>>;
   const extra = { ...entries[0]!, action: 'mouse_move', params: { position: { x: 30, y: 20 } }, started_at: T + 500, ended_at: T + 501, duration_ms: 1 };
   entries.splice(1, 0, extra);
-  entries.forEach((e, i) => (e.index = i));
+  for (const [i, e] of entries.entries()) e.index = i;
   await writeFile(exec, JSON.stringify(entries));
   const other = await writeVncuaRun(join(r, 'replay', '64_48', 'other'));
   await writeFile(join(other, 'task.json'), JSON.stringify({ id: 'other', goal: 'Something else' }));
