@@ -22,7 +22,12 @@ describe('model calls in meta', () => {
   it('the tally sums tokens and cost while every call has them, and counts every call', () => {
     const t = new ModelUsageTally();
     expect(t.totals()).toBeNull();
-    t.addMeta({ model_calls: [{ tokens: { input: 100, output: 10 }, cost_usd: 0.1 }, { tokens: { input: 200, output: 20 }, cost_usd: 0.2 }] });
+    t.addMeta({
+      model_calls: [
+        { tokens: { input: 100, output: 10 }, cost_usd: 0.1 },
+        { tokens: { input: 200, output: 20 }, cost_usd: 0.2 },
+      ],
+    });
     expect(t.totals()).toEqual({ model_calls: 2, input_tokens: 300, output_tokens: 30, cost_usd: 0.3 });
     t.addMeta({ note: 'no calls here' });
     t.addCall({ tokens: { input: 1, output: 1 } });

@@ -214,11 +214,7 @@ export const runResultSchema = z
       .min(0)
       .optional()
       .describe("Model calls made during the run (the items of the entries' meta.model_calls, and any recorded after the last entry); absent when the agent made none."),
-    input_tokens: z
-      .number()
-      .min(0)
-      .optional()
-      .describe("Prompt tokens over the run's model calls (cache hits and writes included); absent unless every call reported its tokens."),
+    input_tokens: z.number().min(0).optional().describe("Prompt tokens over the run's model calls (cache hits and writes included); absent unless every call reported its tokens."),
     output_tokens: z.number().min(0).optional().describe("Generated tokens over the run's model calls (reasoning included); absent unless every call reported its tokens."),
     cost_usd: z
       .number()
