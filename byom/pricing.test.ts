@@ -2,6 +2,7 @@
  * The pricing maths per API usage shape (the SDKs' types: openai's ResponseUsage and CompletionUsage,
  * @anthropic-ai/sdk's BetaUsage), the table lookup, and the validation of user prices.
  */
+import { readFileSync } from 'node:fs';
 import type { BetaUsage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { CompletionUsage } from 'openai/resources/completions';
 import type { ResponseUsage } from 'openai/resources/responses/responses';
@@ -164,6 +165,20 @@ describe('findPrice', () => {
         close(row.cachedInput!, row.input * 0.1);
       }
     }
+  });
+});
+
+describe('byom/README.md', () => {
+  it("lists PRICE_TABLE's rows with their rates, and the date they are known for", () => {
+    const readme = readFileSync(new URL('README.md', import.meta.url), 'utf8');
+    const table = /<!-- prices:start[^>]*-->\n([\s\S]*?)<!-- prices:end -->/.exec(readme)?.[1];
+    expect(table, 'the prices table between its markers').toBeTruthy();
+    const rate = (x: number | undefined) => (x === undefined ? '—' : String(x));
+    const rows = Object.entries(PRICE_TABLE).map(
+      ([model, r]) => `| \`${model}\` | ${[r.input, r.cachedInput, r.cacheWrite, r.cacheWrite1h, r.output].map(rate).join(' | ')} | ${r.provider} |`,
+    );
+    expect(table!.trim().split('\n').slice(2)).toEqual(rows);
+    expect(readme).toContain(`as known on ${PRICES_AS_OF}`);
   });
 });
 
