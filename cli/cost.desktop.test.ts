@@ -169,8 +169,8 @@ describe('cost per step and per run through vncua eval, score, export and serve'
       expect(await cell.getAttribute('title')).toBe(`2 model calls, ${tokens}`);
       // The run's page: each step's model call line ends with its cost.
       await page.click('#runs tbody tr a');
-      await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toContain('model call:');
-      const text = await page.locator('body').innerText();
+      await expect.poll(() => page.locator('#steps').textContent(), { timeout: 30_000 }).toContain('model call:');
+      const text = (await page.locator('#steps').textContent()) ?? '';
       for (const c of calls) expect(text).toContain(`in ${c.input}, out ${c.output}, $${c.cost.toPrecision(3).replace(/\.?0+$/, '')}`);
     });
   });
