@@ -160,7 +160,10 @@ export const ERROR_CODES = {
     "The run's live.json names a live endpoint that does not answer (the run has just ended, or its runner crashed or hangs): the page says so and keeps the steps so far; vncua serve prints it once per run on stderr.",
   SERVE_ERR_CROSS_ORIGIN:
     "A live view's socket or takeover request came from another site's page (its Origin is not the viewer's), or named a Host that is not a loopback name on a viewer without a token (DNS rebinding): refused (HTTP 403).",
-  SERVE_ERR_BAD_REQUEST: 'A request to the viewer API lacks a parameter or has a bad one (t, dir, who, op; HTTP 400): the message names it.',
+  SERVE_ERR_BAD_REQUEST:
+    'A viewer API request lacked a parameter or gave a bad one (e.g. api/frame without t, api/compare without a and b, api/live/control without op or a valid who; HTTP 400): the message says which.',
+  SERVE_ERR_COMPARE_MISMATCH:
+    'The viewer was asked to compare two runs of different tasks (api/compare, ?compare=A&with=B; HTTP 400): a comparison aligns the steps of one task; pick two runs with the same task id.',
   SERVE_ERR_NO_RECORDING: 'The run has no recording/ (recorded with record: false, or never started): the viewer shows its steps without frames.',
   SERVE_ERR_RECORDING_DAMAGED:
     "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",

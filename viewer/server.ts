@@ -8,6 +8,7 @@
  *   GET api/index?dir=DIR                                      the seek index's state (complete, damage found by decoding)
  *   GET api/frame?dir=DIR&t=MS                                 the frame at t as raw RGB (headers: x-width, x-height, ...)
  *   GET api/frame.png?dir=DIR&t=MS                             the same frame as PNG (to save or share)
+ *   GET api/compare?a=DIR&b=DIR, api/related?dir=DIR            two runs of one task aligned (viewer/compare-api.ts)
  *   api/live/...                                               live runs: status, steps, takeover, the desktop (viewer/live/routes.ts)
  *
  * Bound to 127.0.0.1 by default. With `host` anything else, a random token is the first path segment of
@@ -30,9 +31,10 @@ import { VncuaError, isVncuaError } from '../harness/errors.ts';
 import { startStaticServer } from '../harness/static-server.ts';
 import { type AppBundle, bundleApp } from './app-bundle.ts';
 import { KeyframeIndex } from './keyframes.ts';
+import { compareApi } from './compare-api.ts';
 import { LiveHub } from './live/hub.ts';
 import { liveRoutes } from './live/routes.ts';
-import { RunCatalog, damageMessage, readRunDetail } from './runs.ts';
+import { RunCatalog, type RunDetail, damageMessage, readRunDetail } from './runs.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** viewer/app/ (index.html, style.css, app.ts): beside this file in a checkout; the shipped sources' copy when running from dist/. */
@@ -100,18 +102,17 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     return index;
   };
 
+  /** One run as api/run gives it; its seek index starts as the page opens, and reads the recording once for the extent and the frames. */
+  const runDetail = async (dir: string): Promise<RunDetail> =>
+    readRunDetail(await catalog.resolveRun(dir), dir, await catalog.row(dir), () => openIndex(dir).then((i) => i.extent()));
+
   const api = async (path: string, q: URLSearchParams, res: ServerResponse): Promise<void> => {
     const dir = q.get('dir') ?? '';
     if (path === 'api/runs') {
       const f = Object.fromEntries(['agent', 'resolution', 'group', 'status', 'suite', 'q'].flatMap((k) => (q.get(k) ? [[k, q.get(k)!]] : [])));
       return json(res, 200, await catalog.list(f));
     }
-    if (path === 'api/run') {
-      const abs = await catalog.resolveRun(dir);
-      const detail = await readRunDetail(abs, dir, await catalog.row(dir));
-      if (detail.recording) void openIndex(dir); // start indexing as the page opens
-      return json(res, 200, detail);
-    }
+    if (path === 'api/run') return json(res, 200, await runDetail(dir));
     if (path === 'api/index') {
       const idx = await openIndex(dir);
       const known = idx.summary.known.slice().sort((a, b) => a.until - b.until)[0];
@@ -160,6 +161,8 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
         .end(Buffer.from(f.rgb.buffer, f.rgb.byteOffset, f.rgb.length));
       return;
     }
+    const compared = await compareApi(path, q, catalog, runDetail);
+    if (compared) return json(res, compared[0], compared[1]);
     return json(res, 404, { code: 'SERVE_ERR_BAD_REQUEST', message: `no API ${path}` });
   };
 

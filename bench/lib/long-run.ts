@@ -1,12 +1,13 @@
 /**
- * A long recorded run for the viewer benches: a REAL short one (`vncua eval`, replay agent, basic-suite
- * click-button at 1280x800, recorded by the proxy), EXTENDED to `minutes` by appending synthetic
- * FramebufferUpdates to its server stream (a raw 160x100 rectangle of new pixels every `updateMs` at a moving
- * place; raw rectangles carry no decoder state, so the real stream's decoding goes on exactly) and a pointer
- * event per update to its client stream; its trace: `steps` steps spread over the whole recording.
+ * A long recorded run for the viewer benches (bench/viewer.ts, bench/live-view.ts): a REAL short one (`vncua
+ * eval`, replay agent, basic-suite click-button at 1280x800, recorded by the proxy), EXTENDED to `minutes` by
+ * appending synthetic FramebufferUpdates to its server stream (a raw 160x100 rectangle of new pixels every
+ * `updateMs` at a moving place; raw rectangles carry no decoder state, so the real stream's decoding goes on
+ * exactly) and a pointer event per update to its client stream; its trace: `steps` steps spread over it.
  */
 import { spawnSync } from 'node:child_process';
-import { cp, readFile, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writePointerEvent } from '../../harness/rfb/client-messages.ts';
 import { framebufferUpdate, rawRect } from '../../harness/rfb/test-helpers/server-stream.ts';
@@ -14,19 +15,24 @@ import { parseTimeIndex, writeTimeRecord } from '../../recorder/proxy/index.ts';
 
 const repo = new URL('../..', import.meta.url).pathname;
 
-/** The run made: under `root`, at `dir` (relative, as the viewer names it). */
+/** The run made under `work`: ROOT `work`/long, the run at `dir` in it; the real run it was made from under `work`/eval. */
 export interface LongRun {
+  work: string;
+  /** The results root holding the long run. */
   root: string;
+  /** The run's directory relative to `root`, as the viewer names it. */
   dir: string;
   /** Its absolute directory. */
   run: string;
+  /** The real run it was made from. */
+  real: string;
   realStart: number;
   realEnd: number;
   endAt: number;
   /** Synthetic updates appended. */
   updates: number;
   /** Size of the server stream, bytes. */
-  serverBytes: number;
+  recBytes: number;
 }
 
 async function appendStream(dir: string, name: 'server' | 'client', chunks: Array<{ t: number; bytes: Uint8Array }>): Promise<void> {
@@ -50,20 +56,29 @@ async function appendStream(dir: string, name: 'server' | 'client', chunks: Arra
   await writeFile(join(dir, `${name}.time.bin`), outTimes);
 }
 
-/** Make the long run under `root` (at replay/1280_800/long-run); the short real one is recorded in `root`/../eval. */
-export async function makeLongRun(root: string, opts: { minutes: number; steps: number; updateMs: number }): Promise<LongRun> {
-  const out = join(root, '..', 'eval');
+/**
+ * Make the long run under `work` (see the header). With `keep`, what is made is noted in `work`/long-run.json and
+ * a later call with the same `work` reuses it (its viewer cache removed first).
+ */
+export async function makeLongRun(work: string, opts: { minutes: number; steps: number; updateMs: number; keep?: boolean }): Promise<LongRun> {
+  const root = join(work, 'long');
+  const dir = 'replay/1280_800/long-run';
+  const run = join(root, dir);
+  const rec = join(run, 'recording');
+  const made = join(work, 'long-run.json');
+  const out = join(work, 'eval');
+  const real = join(out, 'replay', '1280_800', 'click-button');
+  if (opts.keep && existsSync(made)) {
+    await rm(join(run, '.vncua-viewer'), { recursive: true, force: true });
+    return { ...(JSON.parse(await readFile(made, 'utf8')) as LongRun), real };
+  }
   const ev = spawnSync(
     process.execPath,
     [join(repo, 'bin/vncua.js'), 'eval', '--tasks', 'eval/suites/basic/tasks.json', '--agent', 'replay', '--only', 'click-button', '--out', out, '--no-score'],
     { cwd: repo, encoding: 'utf8' },
   );
   if (ev.status !== 0) throw new Error(`vncua eval failed:\n${ev.stderr}${ev.stdout}`);
-  const real = join(out, 'replay', '1280_800', 'click-button');
-  const dir = 'replay/1280_800/long-run';
-  const run = join(root, dir);
   await cp(real, run, { recursive: true });
-  const rec = join(run, 'recording');
   const serverRecs = parseTimeIndex(new Uint8Array(await readFile(join(rec, 'server.time.bin')))).records;
   const realEnd = serverRecs[serverRecs.length - 1]!.t;
   const realStart = serverRecs[0]!.t;
@@ -91,5 +106,7 @@ export async function makeLongRun(root: string, opts: { minutes: number; steps: 
     return { ...real0, index: i, task_marked_complete: i === opts.steps - 1, started_at: s, ended_at: s + 20, duration_ms: 20 };
   });
   await writeFile(join(run, 'execution.json'), JSON.stringify(entries));
-  return { root, dir, run, realStart, realEnd, endAt, updates: n, serverBytes: (await stat(join(rec, 'server.rfb.bin'))).size };
+  const long: LongRun = { work, root, dir, run, real, realStart, realEnd, endAt, updates: n, recBytes: (await stat(join(rec, 'server.rfb.bin'))).size };
+  if (opts.keep) await writeFile(made, JSON.stringify(long));
+  return long;
 }

@@ -33,6 +33,9 @@
  *   with status `error`; the trace keeps every entry.
  * - The VNC connection is made when the first action or screenshot needs it, and re-made once
  *   when it dropped between actions (else AGENT_ERR_CONNECTION_LOST).
+ * - Model calls an agent records with attachMeta({ model_calls: [...] }) are summed into result.json's
+ *   `model_calls`, `input_tokens`, `output_tokens` and `cost_usd` (harness/trace/model-calls.ts reads
+ *   each call's `tokens` and `cost_usd`), calls attached after the last entry included.
  * - Cancelling the run's signal abandons the current act() at once; `this.signal` (pass it to
  *   your model calls) fires, and so do the waits of any action in progress.
  */
@@ -44,6 +47,7 @@ import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
 import { roundMs } from '../trace/clock.ts';
+import { ModelUsageTally } from '../trace/model-calls.ts';
 import type { ActionName, RunResult, RunStatus } from '../trace/schema.ts';
 import { finishedRunFiles, moveAside, runExistsError } from '../trace/out-dir.ts';
 import { TraceWriter } from '../trace/writer.ts';
@@ -160,6 +164,8 @@ interface RunState {
   controller: AbortController;
   /** Extra data for the next trace entry's meta (attachMeta). */
   meta: Record<string, unknown> | undefined;
+  /** Every meta.model_calls item attached during the run, summed for result.json. */
+  usage: ModelUsageTally;
   recorder: ActionRecorder;
   /** The run's success checks: after each action, in its grace window, and the final one. */
   verdict: RunVerdict;
@@ -236,6 +242,7 @@ export abstract class Agent {
     const state: RunState = {
       controller,
       meta: undefined,
+      usage: new ModelUsageTally(),
       recorder: new ActionRecorder(writer, verdict.actionChecks(controller.signal), () => {
         const m = state.meta;
         state.meta = undefined;
@@ -349,7 +356,7 @@ export abstract class Agent {
     const result: AgentRunResult = { status, steps, durationMs: roundMs(performance.now() - t0) };
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
-    Object.assign(result, verdict.result());
+    Object.assign(result, verdict.result(), state.usage.totals());
     try {
       // A finished run that appeared after #claimOutputDir() (another process) is not written over.
       if (!isVncuaError(error, 'OUTPUT_ERR_RUN_EXISTS')) {
@@ -655,12 +662,14 @@ export abstract class Agent {
     run.controller.abort(new EndRun(status, error));
   }
 
-  /** Merge `meta` into the `meta` of the next recorded trace entry (model usage, latency...). Does nothing outside a run. */
+  /** Merge `meta` into the `meta` of the next recorded trace entry (model usage, latency...); its `model_calls` items also count in result.json's totals. Does nothing outside a run. */
   protected attachMeta(meta: Record<string, unknown>): void {
     const run = this.#run;
     if (!run) return;
     const merged: Record<string, unknown> = { ...(run.meta ?? {}) };
-    for (const [k, v] of Object.entries(jsonSafe(meta) as Record<string, unknown>)) {
+    const safe = jsonSafe(meta) as Record<string, unknown>;
+    run.usage.addMeta(safe);
+    for (const [k, v] of Object.entries(safe)) {
       const prev = merged[k];
       merged[k] = Array.isArray(prev) && Array.isArray(v) ? [...prev, ...v] : v;
     }

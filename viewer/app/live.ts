@@ -7,9 +7,9 @@
  */
 import RFB from '@novnc/novnc';
 import type { LiveMessage, LiveProblem, LiveRunInfo, LiveRunsMessage } from '../live/messages.ts';
+import { esc } from './common.ts';
 import { type Entry, stepHtml } from './steps.ts';
 
-const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[c]};`);
 const $ = <T extends HTMLElement = HTMLElement>(sel: string, root: ParentNode = document) => root.querySelector(sel) as T;
 
 /** This browser's name as a watcher and holder: `?who=NAME`, else the one kept in localStorage, else a new `person-XXXX`. */

@@ -3,6 +3,8 @@
  * duration, verdict and evidence, error, and the model calls and messages an adapter recorded in `meta`.
  */
 
+import { esc, usd } from './common.ts';
+
 /** A trace entry as the page receives it (harness/trace/schema.ts TraceEntry, in JSON). */
 export interface Entry {
   index: number;
@@ -18,8 +20,6 @@ export interface Entry {
   /** "human" for what a person did during a takeover. */
   actor?: 'agent' | 'human';
 }
-
-const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[c]};`);
 
 /** The step's element (`.step#step-INDEX`, `data-index`), as HTML. */
 export function stepHtml(e: Entry): string {
@@ -37,9 +37,14 @@ function describeMeta(meta: Record<string, unknown>): string {
   const calls = Array.isArray(meta.model_calls) ? (meta.model_calls as Array<Record<string, unknown>>) : [];
   for (const c of calls) {
     const u = (c.usage ?? {}) as Record<string, unknown>;
-    const tok = ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
+    const t = (c.tokens ?? {}) as Record<string, number | undefined>;
+    // The adapters' normalized tokens (the whole prompt, cache included) when recorded, else the API's own usage names.
+    const tok =
+      typeof t.input === 'number'
+        ? [`in ${t.input}${t.cached_input ? ` (${t.cached_input} cached)` : ''}${t.cache_write ? ` (${t.cache_write} cache writes)` : ''}`, `out ${t.output}`]
+        : ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
     lines.push(
-      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, $${c.cost_usd.toFixed(4)}` : ''}`.trim(),
+      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, ${usd(c.cost_usd)}` : ''}`.trim(),
     );
   }
   for (const [k, v] of Object.entries(meta)) {
