@@ -26,6 +26,8 @@ import { handleControl } from './control-route.ts';
 import { StatusStreams } from './events.ts';
 import { FramebufferFeed } from './feed.ts';
 import { checkWho, errorBody, refuseUpgrade, sameToken, sendJson } from './http.ts';
+import { UpdateCache } from './rfb-server/update-cache.ts';
+import { UpdatePacer } from './pacer.ts';
 import { RfbWatcher, WATCHER_CLOSE } from './watcher.ts';
 
 /** The announcement's file name in the run's directory. */
@@ -51,8 +53,8 @@ export interface RunningLiveEndpoint extends LiveEndpoint {
   readonly port: number;
   /** Watchers connected now. */
   readonly watchers: number;
-  /** FramebufferUpdates handed to watchers' sockets so far, and their bytes. */
-  stats(): { updates: number; bytes: number };
+  /** FramebufferUpdates handed to watchers' sockets so far, their bytes, how many were built (the rest were shared), and the agent-process time the pacer's frames took (ms). */
+  stats(): { updates: number; bytes: number; built: number; busyMs: number };
 }
 
 /** The cancellation errors of the start. */
@@ -85,6 +87,8 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
     handleProtocols: (protocols) => protocols.values().next().value ?? false,
   });
   let closing = false;
+  const cache = new UpdateCache();
+  const pacer = new UpdatePacer();
   const sent = { updates: 0, bytes: 0 };
   const onUpdate = (bytes: number) => {
     sent.updates++;
@@ -138,7 +142,7 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
       }
       const viewOnly = ['1', 'true'].includes(r.q.get('view_only') ?? '');
       accept = (ws) => {
-        const w = new RfbWatcher(ws, { who, viewOnly, name, control, feed, holdMs, onUpdate, onClose: () => watchers.delete(w) });
+        const w = new RfbWatcher(ws, { who, viewOnly, name, control, feed, holdMs, onUpdate, cache, pacer, onClose: () => watchers.delete(w) });
         watchers.add(w);
       };
     } else if (r.path === '/events') {
@@ -161,6 +165,7 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
       const reason = new VncuaError('LIVE_ERR_CLOSED', 'the live endpoint closed: the run ended');
       for (const step of [
         () => feed.close(),
+        () => pacer.close(),
         () => streams.close(),
         () => {
           for (const w of [...watchers]) w.close(WATCHER_CLOSE.GOING_AWAY, reason);
@@ -222,7 +227,7 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
     get watchers() {
       return watchers.size;
     },
-    stats: () => ({ ...sent }),
+    stats: () => ({ ...sent, built: cache.misses, busyMs: pacer.busyMs }),
     close,
   };
 }

@@ -4,6 +4,7 @@
  * feed's damage to the session. At most one FramebufferUpdate is on its way to a watcher at a time:
  * the next is built only once the previous one has been written to the socket (ws's send callback)
  * and the watcher asked again, so a slow watcher costs the agent one update's memory, not a queue.
+ * Updates are built in the endpoint's pacer's frames (./pacer.ts), which bound what watching costs.
  */
 import type WebSocket from 'ws';
 import { VncuaError, isVncuaError } from '../errors.ts';
@@ -12,6 +13,8 @@ import type { LiveControl } from './control.ts';
 import type { FramebufferFeed, FeedListener } from './feed.ts';
 import type { Rect } from './rfb-server/region.ts';
 import { LiveRfbSession, type LiveSessionEvent } from './rfb-server/session.ts';
+import type { UpdateCache } from './rfb-server/update-cache.ts';
+import type { Paced, UpdatePacer } from './pacer.ts';
 
 /** Bytes already queued on a watcher's socket past which no update is built (only reachable if the socket is stuck). */
 const MAX_BUFFERED = 1024 * 1024;
@@ -47,10 +50,14 @@ export interface WatcherOptions {
   onClose: () => void;
   /** Called with the size of each FramebufferUpdate handed to the socket. */
   onUpdate?: (bytes: number) => void;
+  /** The endpoint's cache of the last update built (shared by its watchers). */
+  cache?: UpdateCache;
+  /** The endpoint's pacer: updates are sent in its frames. */
+  pacer: UpdatePacer;
 }
 
 /** See the file comment. */
-export class RfbWatcher implements FeedListener {
+export class RfbWatcher implements FeedListener, Paced {
   readonly session: LiveRfbSession;
   private inFlight = false;
   private holdTimer: NodeJS.Timeout | null = null;
@@ -61,7 +68,7 @@ export class RfbWatcher implements FeedListener {
     private readonly ws: WebSocket,
     private readonly opts: WatcherOptions,
   ) {
-    this.session = new LiveRfbSession({ name: opts.name, viewOnly: opts.viewOnly });
+    this.session = new LiveRfbSession({ name: opts.name, viewOnly: opts.viewOnly, ...(opts.cache ? { cache: opts.cache } : {}) });
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
     ws.on('close', () => this.onSocketClose());
     ws.on('error', () => {}); // the 'close' that follows ends the watcher
@@ -93,10 +100,20 @@ export class RfbWatcher implements FeedListener {
     }
   }
 
-  /** Send the update a waiting request can have now, unless one is still on its way. */
+  /** A request waits and nothing is on its way: ask the pacer for a place in its next frame. */
   flush(): void {
-    if (this.ended || this.inFlight || !this.session.wantsUpdate || this.ws.bufferedAmount > MAX_BUFFERED) return;
+    if (this.canSend()) this.opts.pacer.want(this);
+  }
+
+  /** Build and send the update the waiting request can have now (the pacer's frame); true when one was sent. */
+  sendUpdate(): boolean {
+    if (!this.canSend()) return false;
     this.guard(() => this.session.update(), true);
+    return this.inFlight;
+  }
+
+  private canSend(): boolean {
+    return !this.ended && !this.inFlight && this.session.wantsUpdate && this.ws.bufferedAmount <= MAX_BUFFERED;
   }
 
   /** Run a session step and carry out its events; an internal error closes this watcher only (never the run). */
@@ -169,6 +186,7 @@ export class RfbWatcher implements FeedListener {
     this.ended = true;
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.holdTimer = null;
+    this.opts.pacer.forget(this);
     this.stopFeed();
     this.session.close();
     this.opts.onClose();

@@ -8,6 +8,7 @@ import { ByteWriter } from '../../rfb/bytes.ts';
 import { type PixelFormat, writePixelFormatBody } from '../../rfb/client-messages.ts';
 import { ENC } from '../../rfb/encodings/types.ts';
 import type { CursorShape } from '../../rfb/sink.ts';
+import { type HextilePlan, planHextile, writeHextile } from './hextile.ts';
 import { BYTES_PER_PIXEL, type PixelWriter } from './pixel-format.ts';
 import type { Rect } from './region.ts';
 
@@ -83,6 +84,8 @@ export function writeServerInit(width: number, height: number, pf: PixelFormat, 
 export type UpdateRect =
   /** Pixels of the framebuffer, in Raw encoding. */
   | ({ kind: 'raw' } & Rect)
+  /** Pixels of the framebuffer, in Hextile encoding (one-colour tiles as a colour, others raw: ./hextile.ts). */
+  | ({ kind: 'hextile' } & Rect)
   /** The DesktopSize pseudo-rectangle: the framebuffer is now width x height. */
   | { kind: 'desktopSize'; width: number; height: number }
   /** The Cursor pseudo-rectangle: the cursor shape (null: an invisible 0x0 cursor). */
@@ -94,11 +97,14 @@ export interface PixelSource {
   readonly height: number;
   readonly data: Uint8Array;
   readonly cursorShape: CursorShape | null;
+  /** Changes with every drawing operation (a Framebuffer's); lets watchers share an update built once. */
+  readonly version?: number;
 }
 
-/** Bytes of one rectangle's payload. */
-function payloadSize(r: UpdateRect): number {
+/** Bytes of one rectangle's payload (Hextile: as planned). */
+function payloadSize(r: UpdateRect, plans: Map<UpdateRect, HextilePlan>): number {
   if (r.kind === 'raw') return r.w * r.h * BYTES_PER_PIXEL;
+  if (r.kind === 'hextile') return plans.get(r)!.size;
   if (r.kind === 'cursor' && r.shape) return r.shape.width * r.shape.height * BYTES_PER_PIXEL + ((r.shape.width + 7) >> 3) * r.shape.height;
   return 0;
 }
@@ -113,14 +119,17 @@ function payloadSize(r: UpdateRect): number {
  *   | U16 x  | U16 y  | U16 width  | U16 height  | S32 encoding-type  | payload    |
  *   +--------+--------+------------+-------------+--------------------+------------+
  * Raw (§7.7.1, encoding 0): width * height pixels in the watcher's format, row after row.
+ * Hextile (§7.7.4, encoding 5): tiles, see ./hextile.ts.
  * DesktopSize (§7.8.2, -223): x = y = 0, width and height the new size, no payload.
  * Cursor (§7.8.1, -239): x, y the hotspot; width * height pixels, then a bitmask of
  *   floor((width + 7) / 8) bytes a row, most significant bit first, 1 = the pixel is shown.
  */
 export function writeFramebufferUpdate(rects: readonly UpdateRect[], src: PixelSource, pixels: PixelWriter): Uint8Array {
   if (rects.length > 0xffff) throw new VncuaError('LIVE_ERR_ILLEGAL_STATE', `internal: ${rects.length} rectangles do not fit in one FramebufferUpdate`);
+  const plans = new Map<UpdateRect, HextilePlan>();
+  for (const r of rects) if (r.kind === 'hextile') plans.set(r, planHextile(src, r));
   let size = 4;
-  for (const r of rects) size += 12 + payloadSize(r);
+  for (const r of rects) size += 12 + payloadSize(r, plans);
   const out = new Uint8Array(size);
   out.set(new ByteWriter(4).u8(0).pad(1).u16(rects.length).toBytes(), 0);
   let o = 4;
@@ -133,6 +142,11 @@ export function writeFramebufferUpdate(rects: readonly UpdateRect[], src: PixelS
       header(r.x, r.y, r.w, r.h, ENC.RAW);
       pixels.rect(src.data, src.width, r.x, r.y, r.w, r.h, out, o);
       o += r.w * r.h * BYTES_PER_PIXEL;
+    } else if (r.kind === 'hextile') {
+      const plan = plans.get(r)!;
+      header(r.x, r.y, r.w, r.h, ENC.HEXTILE);
+      writeHextile(plan, src, pixels, out, o);
+      o += plan.size;
     } else if (r.kind === 'desktopSize') {
       header(0, 0, r.width, r.height, ENC.DESKTOP_SIZE);
     } else if (!r.shape) {

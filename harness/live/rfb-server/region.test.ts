@@ -29,10 +29,17 @@ describe('DirtyRegion', () => {
     expect(r.rects).toHaveLength(2);
   });
 
-  it('past its bound, becomes the bounding box', () => {
-    const r = new DirtyRegion(4);
-    for (let i = 0; i < 5; i++) r.add(i * 10, i * 10, 2, 2);
-    expect(r.rects).toEqual([{ x: 0, y: 0, w: 42, h: 42 }]);
+  it('past its bound, a new rectangle joins the one it grows least', () => {
+    const r = new DirtyRegion(3);
+    r.add(0, 0, 10, 10);
+    r.add(100, 0, 10, 10);
+    r.add(0, 100, 10, 10);
+    r.add(104, 12, 4, 4); // nearest to the second
+    expect(r.rects).toEqual([
+      { x: 0, y: 0, w: 10, h: 10 },
+      { x: 100, y: 0, w: 10, h: 16 },
+      { x: 0, y: 100, w: 10, h: 10 },
+    ]);
   });
 
   it('take() hands out the parts inside the area and keeps the rest; clip() cuts to a size', () => {

@@ -1,9 +1,9 @@
 /**
  * A dirty region: the rectangles of a framebuffer changed since a watcher last got them. Rectangles
  * are merged as they come (one inside another disappears; two whose union is exactly their bounding box,
- * such as neighbouring tiles of one row, become one), the count is bounded (past it, the region becomes
- * its bounding box), and take() hands out the part inside a requested area, keeping the rest.
- * Pure data: no I/O.
+ * such as neighbouring tiles of one row, become one), the count is bounded (past it, a new rectangle
+ * joins the one whose bounding box with it adds the least unchanged area), and take() hands out the
+ * part inside a requested area, keeping the rest. Pure data: no I/O.
  */
 
 /** A rectangle in framebuffer pixels. */
@@ -100,8 +100,22 @@ export class DirtyRegion {
       }
       i++;
     }
-    list.push(r);
-    if (list.length > this.maxRects) this.collapse();
+    if (list.length < this.maxRects) {
+      list.push(r);
+      return;
+    }
+    // Full: join the rectangle that grows least (O(n); collapsing everything would send whole screens for scattered changes).
+    let best = 0;
+    let bestWaste = Infinity;
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i]!;
+      const waste = area(union(e, r)) - area(e);
+      if (waste < bestWaste) {
+        bestWaste = waste;
+        best = i;
+      }
+    }
+    list[best] = union(list[best]!, r);
   }
 
   /** Take the dirty parts inside `within` (clipped to it); what lies outside stays dirty. */
@@ -117,8 +131,9 @@ export class DirtyRegion {
       out.push(i);
       if (!contains(within, e)) keep.push(...subtract(e, within));
     }
-    this.list = keep;
-    if (keep.length > this.maxRects) this.collapse();
+    this.list = [];
+    if (keep.length <= this.maxRects) this.list = keep;
+    else for (const k of keep) this.add(k.x, k.y, k.w, k.h);
     return out;
   }
 
@@ -126,10 +141,5 @@ export class DirtyRegion {
   clip(width: number, height: number): void {
     const inside = { x: 0, y: 0, w: width, h: height };
     this.list = this.list.flatMap((e) => intersect(e, inside) ?? []);
-  }
-
-  /** Replace the rectangles by their bounding box. */
-  private collapse(): void {
-    this.list = [this.list.reduce(union)];
   }
 }

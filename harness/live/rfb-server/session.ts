@@ -34,6 +34,7 @@ import {
 } from './messages.ts';
 import { type PixelWriter, SERVER_PIXEL_FORMAT, pixelWriter } from './pixel-format.ts';
 import { DirtyRegion, MAX_REGION_RECTS, type Rect, intersect, union } from './region.ts';
+import { UpdateCache } from './update-cache.ts';
 
 /** Where a watcher's session is. `closed` is final. */
 export type LiveSessionState = 'new' | 'awaitingVersion' | 'awaitingSecurity' | 'awaitingClientInit' | 'holdingServerInit' | 'serving' | 'closed';
@@ -71,6 +72,8 @@ export interface LiveSessionOptions {
   viewOnly: boolean;
   /** Bound on the dirty region's rectangles (default MAX_REGION_RECTS). */
   maxRects?: number;
+  /** The endpoint's cache of the last update built, shared by its sessions (default: one of its own). */
+  cache?: UpdateCache;
 }
 
 /** One watcher's RFB server (see the file comment). */
@@ -99,8 +102,11 @@ export class LiveRfbSession {
   /** Pointer and key events dropped because the watcher is view-only. */
   droppedInput = 0;
 
+  private readonly cache: UpdateCache;
+
   constructor(private readonly opts: LiveSessionOptions) {
     this.dirty = new DirtyRegion(opts.maxRects ?? MAX_REGION_RECTS);
+    this.cache = opts.cache ?? new UpdateCache();
   }
 
   /** Where the session is. */
@@ -210,13 +216,16 @@ export class LiveRfbSession {
     }
     this.dirty.clip(this.size.width, this.size.height);
     if (this.cursorPending) rects.push({ kind: 'cursor', shape: fb.cursorShape });
-    if (this.requestArea) for (const r of this.dirty.take(this.requestArea)) rects.push({ kind: 'raw', ...r });
+    // Hextile when the watcher takes it (noVNC and vncua's client do): flat areas shrink to a byte a tile.
+    const kind = this.encodings.has(ENC.HEXTILE) ? 'hextile' : 'raw';
+    if (this.requestArea) for (const r of this.dirty.take(this.requestArea)) rects.push({ kind, ...r });
     if (rects.length === 0 && !this.mustAnswer) return [];
     this.requestPending = false;
     this.requestArea = null;
     this.mustAnswer = false;
     this.cursorPending = false;
-    return [{ type: 'send', bytes: writeFramebufferUpdate(rects, fb, this.pixels) }];
+    const pixels = this.pixels;
+    return [{ type: 'send', bytes: this.cache.get(rects, fb, pixels, () => writeFramebufferUpdate(rects, fb, pixels)) }];
   }
 
   /** The connection is going away (the endpoint closes, or the socket closed). */
