@@ -14,7 +14,8 @@
  *
  * Updates follow the request/response flow: an update request is answered once there is something to
  * send (the dirty region inside the requested area, a new cursor, a new size), or at once with whatever
- * there is when it was non-incremental; so a watcher never has more than one update on its way.
+ * there is when it was non-incremental; so a watcher never has more than one update on its way. Pixels
+ * go as Hextile when the watcher lists it (./hextile.ts), else Raw.
  */
 import { VncuaError } from '../../errors.ts';
 import { type ClientMessage, ClientStreamParser } from '../../rfb/client-stream.ts';
