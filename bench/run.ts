@@ -36,7 +36,8 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   {
     name: 'live-overhead',
     args: [],
-    about: "what watching a run through its live endpoint costs the agent loop (0 against 2 watchers asking continuously), and the latency from the agent's framebuffer to a watcher's",
+    about:
+      "what watching a run through its live endpoint costs the agent loop (0 against 2 watchers asking continuously), and the latency from the agent's framebuffer to a watcher's",
   },
   { name: 'post-process', args: [], about: 'post-processing a 100-action session at 1280x800, also stretched to 5 minutes: time against the session, actions per second' },
   {
