@@ -128,7 +128,7 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
     const r = route(req, (status, body) => refuseUpgrade(socket, status, body));
     if (!r) return;
     if (closing) {
-      refuseUpgrade(socket, 404, errorBody(new VncuaError('LIVE_ERR_CLOSED', 'the live endpoint is closing: the run ended')));
+      refuseUpgrade(socket, 503, errorBody(new VncuaError('LIVE_ERR_CLOSED', 'the live endpoint is closing: the run ended')));
       return;
     }
     let accept: (ws: WebSocket) => void;
