@@ -89,6 +89,12 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
   let closing = false;
   const cache = new UpdateCache();
   const pacer = new UpdatePacer();
+  // Frames are spaced out while the agent acts; a person in control (or a paused run) gets every change at once.
+  const pace = (state: string) => {
+    pacer.running = state === 'running';
+  };
+  pace(control.status().state);
+  const unpace = control.onStatus((s) => pace(s.state));
   const sent = { updates: 0, bytes: 0 };
   const onUpdate = (bytes: number) => {
     sent.updates++;
@@ -166,6 +172,7 @@ export async function startLiveEndpoint(options: StartLiveEndpointOptions): Prom
       for (const step of [
         () => feed.close(),
         () => pacer.close(),
+        () => unpace(),
         () => streams.close(),
         () => {
           for (const w of [...watchers]) w.close(WATCHER_CLOSE.GOING_AWAY, reason);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_FRAME_INTERVAL_MS, UPDATE_BUDGET, UpdatePacer } from './pacer.ts';
+import { MAX_FRAME_INTERVAL_MS, RUNNING_FRAME_INTERVAL_MS, UPDATE_BUDGET, UpdatePacer } from './pacer.ts';
 
 let clock = 0;
 beforeEach(() => {
@@ -88,5 +88,31 @@ describe('UpdatePacer', () => {
     p.close();
     vi.runAllTimers();
     expect(a.calls).toEqual([]);
+  });
+
+  it('while the agent is running, frames are at least RUNNING_FRAME_INTERVAL_MS apart however cheap', () => {
+    const p = new UpdatePacer(() => clock);
+    p.running = true;
+    const a = watcher(1); // 1 ms: the budget alone would allow a frame every 1 / UPDATE_BUDGET ms
+    expect(1 / UPDATE_BUDGET).toBeLessThan(RUNNING_FRAME_INTERVAL_MS);
+    p.want(a);
+    vi.advanceTimersToNextTimer();
+    clock = 1001;
+    p.want(a);
+    vi.advanceTimersByTime(RUNNING_FRAME_INTERVAL_MS - 2);
+    expect(a.calls).toHaveLength(1);
+    clock = 1000 + RUNNING_FRAME_INTERVAL_MS;
+    vi.advanceTimersByTime(1);
+    expect(a.calls).toEqual([1000, 1000 + RUNNING_FRAME_INTERVAL_MS]);
+    // A person took over: from the next frame on, only the budget paces.
+    p.running = false;
+    clock = 2000;
+    p.want(a);
+    vi.advanceTimersByTime(0);
+    expect(a.calls).toHaveLength(3);
+    clock = 2002;
+    p.want(a);
+    vi.advanceTimersByTime(Math.ceil(1 / UPDATE_BUDGET) - 2);
+    expect(a.calls).toHaveLength(4);
   });
 });

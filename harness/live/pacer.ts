@@ -4,14 +4,19 @@
  * served in the same frame, so watchers that wait for the same change get the same bytes, built once
  * (UpdateCache). After a frame that took c ms of the agent process's time (building updates and
  * handing them to sockets), the next frame waits until c / UPDATE_BUDGET ms after it began, at most
- * MAX_FRAME_INTERVAL_MS: on a quiet screen a change goes out at once; on a busy one, frames slow down
- * and changes in between are merged into the next frame.
+ * MAX_FRAME_INTERVAL_MS; and while the agent is acting (state "running"), frames are at least
+ * RUNNING_FRAME_INTERVAL_MS apart (10 a second: plenty to watch, and the watchers' own decoding,
+ * on the same machine, competes less with the agent's loop). While a person holds control or the
+ * run is paused, only the budget paces. A change on a quiet screen goes out at once; on a busy
+ * one, changes in between are merged into the next frame.
  */
 
 /** The share of the agent process's time the endpoint's updates may take, all watchers together. */
 export const UPDATE_BUDGET = 0.03;
 /** The longest the budget makes a frame wait, ms. */
 export const MAX_FRAME_INTERVAL_MS = 200;
+/** The shortest interval between frames while the agent is acting, ms. */
+export const RUNNING_FRAME_INTERVAL_MS = 100;
 
 /** A watcher as the pacer sees it. */
 export interface Paced {
@@ -28,6 +33,9 @@ export class UpdatePacer {
   /** Frames run so far, and the agent-process time they took (ms). */
   frames = 0;
   busyMs = 0;
+
+  /** True while the agent is acting (frames at least RUNNING_FRAME_INTERVAL_MS apart). */
+  running = false;
 
   /** `now`: the clock, in ms (tests give their own). */
   constructor(private readonly now: () => number = () => performance.now()) {}
@@ -67,6 +75,6 @@ export class UpdatePacer {
     const cost = this.now() - start;
     this.frames++;
     this.busyMs += cost;
-    this.notBefore = start + Math.min(cost / UPDATE_BUDGET, MAX_FRAME_INTERVAL_MS);
+    this.notBefore = start + Math.max(Math.min(cost / UPDATE_BUDGET, MAX_FRAME_INTERVAL_MS), this.running ? RUNNING_FRAME_INTERVAL_MS : 0);
   }
 }
