@@ -1,3 +1,10 @@
+/**
+ * `vncua run --out` (`node bin/vncua.js run ...` in a child process, each with a deadline): a folder
+ * holding a run is refused (exit 2, OUTPUT_ERR_RUN_EXISTS, every byte of the old run, recording
+ * included, left as it was) unless --overwrite, which moves the old run to DIR.1 and runs into a
+ * fresh DIR; an --out that is a file, under a file, under /proc or not writable is a coded one-line
+ * error, exit 2, before any desktop starts.
+ */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
