@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { sampleEntry } from '../../harness/trace/test-fixtures/entries.ts';
 import { TraceWriter } from '../../harness/trace/writer.ts';
+import { connectVnc } from '../../harness/rfb/client.ts';
 import { startViewerServer, type ViewerServer } from '../server.ts';
 import type { LiveMessage, LiveRunsMessage } from './messages.ts';
 import { serveTestEndpoint, TestControl, type TestEndpoint } from './test-helpers.ts';
@@ -77,7 +78,7 @@ async function fixture(): Promise<Fixture> {
   await dw.finalize();
   const control = new TestControl();
   const endpoint = await serveTestEndpoint(live, control);
-  cleanup.push(() => endpoint.crash());
+  cleanup.push(() => endpoint.close());
   const log: string[] = [];
   const server = await startViewerServer({ root, log: (l) => log.push(l) });
   cleanup.push(() => server.close());
@@ -129,7 +130,7 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     await mkdir(other);
     const c2 = new TestControl();
     const e2 = await serveTestEndpoint(other, c2);
-    cleanup.push(() => e2.crash());
+    cleanup.push(() => e2.close());
     await until(() => ev.got.some((m) => m.type === 'runs' && m.runs.map((r) => r.dir).join() === 'replay/64_48/later,replay/64_48/live'), 'the second live run');
     await e2.end();
     await until(() => {
@@ -152,13 +153,12 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     }
     expect(steps().map((e) => e.index)).toEqual([0, 1, 2, 3]);
     await until(() => ev.got.some((m) => m.type === 'run' && m.run?.steps === 3), 'the status with 3 steps');
-    // The end: the endpoint says ended while the trace is not final yet; "ended" waits for result.json.
-    await f.endpoint.end({ keepAnnouncement: true });
+    // The end: the endpoint says ended and closes while the trace is not final yet; "ended" waits for result.json.
+    await f.endpoint.end();
     await until(() => ev.got.some((m) => m.type === 'run' && m.run?.state !== 'running'), 'the status after the end');
     expect(ev.got.some((m) => m.type === 'ended')).toBe(false);
     await f.writer.finalize();
     await f.writer.writeResult({ status: 'finished', steps: 4, durationMs: 100 } as never);
-    await rm(join(f.root, 'replay/64_48/live/live.json'));
     expect(await ev.closed).toBe(1000);
     expect(ev.got.at(-1)).toEqual({ type: 'ended', dir: 'replay/64_48/live' });
     // Not live any more: the page shows the recorded trace.
@@ -202,29 +202,43 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     expect(refused).toBe(403);
   });
 
-  it('relays a watcher to the endpoint /rfb with its token and who (view-only unless asked), byte for byte', async () => {
+  it("relays a watcher to the run's /rfb: an RFB client through serve sees the run's framebuffer; input only with view_only=0 from the holder", async () => {
     const f = await fixture();
-    const open = async (q: string) => {
-      const ws = new WebSocket(`${f.server.url.replace('http:', 'ws:')}api/live/rfb?${q}`);
-      cleanup.push(() => ws.terminate());
-      await new Promise((r, j) => {
-        ws.once('open', r);
-        ws.once('error', j);
-      });
-      return ws;
+    f.control.paint(200, 30, 90);
+    const base = `${f.server.url.replace('http:', 'ws:')}api/live/rfb?dir=replay%2F64_48%2Flive`;
+    const watch = async (q: string) => {
+      const c = await connectVnc(`${base}&${q}`, { timeoutMs: 15_000 });
+      cleanup.push(() => c.close());
+      return c;
     };
-    const ws = await open('dir=replay%2F64_48%2Flive&who=ann');
-    const echoed = new Promise<Buffer>((r) => ws.once('message', (d) => r(d as Buffer)));
-    ws.send(Buffer.from([1, 2, 3, 250]));
-    expect([...(await echoed)]).toEqual([1, 2, 3, 250]);
-    await open('dir=replay%2F64_48%2Flive&who=bob&view_only=0');
-    const rfb = await until(() => {
-      const r = f.endpoint.requests.filter((u) => u.startsWith('/rfb'));
-      return r.length === 2 && r;
-    }, 'both watchers at the endpoint');
-    expect(rfb).toEqual([`/rfb?token=${f.endpoint.announcement.token}&who=ann&view_only=1`, `/rfb?token=${f.endpoint.announcement.token}&who=bob`]);
+    const ann = await watch('who=ann');
+    await ann.sync();
+    expect([ann.framebuffer.width, ann.framebuffer.height]).toEqual([64, 48]);
+    expect(Buffer.compare(Buffer.from(ann.framebuffer.rgbPlane()), Buffer.from(f.control.fb!.rgbPlane()))).toBe(0);
+    // A change follows.
+    f.control.paint(10, 220, 40);
+    await until(() => ann.framebuffer.pixel(5, 5)[1] === 220, 'the new colour through serve');
+    expect(Buffer.compare(Buffer.from(ann.framebuffer.rgbPlane()), Buffer.from(f.control.fb!.rgbPlane()))).toBe(0);
+    // ann holds control: her input through a view-only socket is dropped, through view_only=0 it arrives.
+    await post(f.server, 'replay/64_48/live', { op: 'takeover', who: 'ann' });
+    ann.pointerEvent(3, 4, 1);
+    const annLive = await watch('who=ann&view_only=0');
+    annLive.pointerEvent(7, 8, 1);
+    annLive.pointerEvent(7, 8, 0);
+    await until(() => f.control.inputs.length === 2, 'the input of the interactive socket');
+    expect(f.control.inputs).toEqual([
+      { who: 'ann', event: { type: 'pointer', x: 7, y: 8, buttonMask: 1 } },
+      { who: 'ann', event: { type: 'pointer', x: 7, y: 8, buttonMask: 0 } },
+    ]);
+    // bob does not hold control: nothing of his reaches the desktop.
+    const bob = await watch('who=bob&view_only=0');
+    bob.pointerEvent(1, 1, 1);
+    annLive.keyEvent(0x61, true);
+    await until(() => f.control.inputs.length === 3, 'the key');
+    expect(f.control.inputs.map((i) => i.who)).toEqual(['ann', 'ann', 'ann']);
     // A run that is not live: the socket closes with SERVE_ERR_NOT_LIVE.
-    const gone = await open('dir=replay%2F64_48%2Fstale&who=ann');
+    const gone = new WebSocket(`${f.server.url.replace('http:', 'ws:')}api/live/rfb?dir=replay%2F64_48%2Fstale&who=ann`);
+    cleanup.push(() => gone.terminate());
     const c = await new Promise<[number, string]>((r) => gone.once('close', (code, reason) => r([code, String(reason)])));
     expect(c[0]).toBe(4404);
     expect(c[1]).toMatch(/^SERVE_ERR_NOT_LIVE/);

@@ -1,15 +1,12 @@
 /**
  * Test-only: a LiveControl driven by the test (a run's status, takeover rules, a framebuffer it paints, the
- * input it received), and a live endpoint serving it in `dir` (live.json announced, removed by close()).
+ * input it received), served by the real live endpoint (harness/live/endpoint.ts) in a run directory.
  */
-import { writeFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { type WebSocket, WebSocketServer } from 'ws';
-import { VncuaError, type ErrorCode } from '../../harness/errors.ts';
+import { VncuaError } from '../../harness/errors.ts';
 import type { HumanInput, LiveAnnouncement, LiveControl, LiveStatus } from '../../harness/live/control.ts';
+import { type RunningLiveEndpoint, startLiveEndpoint } from '../../harness/live/endpoint.ts';
 import { Framebuffer } from '../../harness/rfb/framebuffer.ts';
 import { packRgb } from '../../harness/rfb/sink.ts';
 
@@ -42,13 +39,13 @@ export class TestControl implements LiveControl {
   }
   async takeover(who: string): Promise<LiveStatus> {
     if (this.s.holder !== null && this.s.holder !== who) {
-      throw new VncuaError('LIVE_ERR_TAKEN' as ErrorCode, `${this.s.holder} holds mouse and keyboard.`, { details: { holder: this.s.holder } });
+      throw new VncuaError('LIVE_ERR_TAKEN', `${this.s.holder} holds mouse and keyboard.`, { details: { holder: this.s.holder } });
     }
     this.set({ state: 'paused', holder: who, help: null });
     return this.status();
   }
   async handback(who: string): Promise<LiveStatus> {
-    if (this.s.holder !== who) throw new VncuaError('LIVE_ERR_NOT_HOLDER' as ErrorCode, `${who} does not hold mouse and keyboard.`, { details: { holder: this.s.holder } });
+    if (this.s.holder !== who) throw new VncuaError('LIVE_ERR_NOT_HOLDER', `${who} does not hold mouse and keyboard.`, { details: { holder: this.s.holder } });
     this.set({ state: 'running', holder: null });
     return this.status();
   }
@@ -76,95 +73,35 @@ export class TestControl implements LiveControl {
   }
 }
 
-/** A running test endpoint. */
+/** A run served live by the real endpoint (harness/live/endpoint.ts). */
 export interface TestEndpoint {
+  /** What live.json announced. */
   announcement: LiveAnnouncement;
-  /** Requests it got (path and query, token included): the viewer's calls. */
-  requests: string[];
-  /** End the run: a final "ended" status, sockets closed, live.json removed (unless `keepAnnouncement`). */
-  end(opts?: { keepAnnouncement?: boolean }): Promise<void>;
-  /** Stop answering at once (a crashed runner): sockets cut, nothing said, live.json left. */
+  endpoint: RunningLiveEndpoint;
+  /** End the run as the Agent does: a final "ended" status, then the endpoint closed (live.json removed). */
+  end(): Promise<void>;
+  /** Stop serving (idempotent; for the test's cleanup). */
+  close(): Promise<void>;
+  /** A runner that stops answering (crashed or hung): the endpoint gone, live.json left behind, the process alive. */
   crash(): Promise<void>;
 }
 
-/**
- * Serve `control` in `dir` by the live protocol (/events, /control; /rfb is not served here) and announce it in
- * `dir`/live.json with `pid` (default this process).
- */
-export async function serveTestEndpoint(dir: string, control: TestControl, opts: { pid?: number } = {}): Promise<TestEndpoint> {
-  const token = randomBytes(16).toString('hex');
-  const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
-    requests.push(req.url ?? '');
-    const url = new URL(req.url ?? '/', 'http://x');
-    const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (url.searchParams.get('token') !== token) return reply(403, { code: 'LIVE_ERR_TOKEN', message: 'bad token' });
-    if (url.pathname !== '/control' || req.method !== 'POST') return reply(404, { code: 'LIVE_ERR_BAD_REQUEST', message: 'no such path' });
-    let text = '';
-    req.on('data', (d: Buffer) => (text += d));
-    req.on('end', () => {
-      let body: { op?: string; who?: string };
-      try {
-        body = JSON.parse(text) as typeof body;
-      } catch {
-        return reply(400, { code: 'LIVE_ERR_BAD_REQUEST', message: 'not JSON' });
-      }
-      const who = body.who ?? '';
-      const op = body.op === 'takeover' ? control.takeover(who) : body.op === 'handback' ? control.handback(who) : body.op === 'status' ? Promise.resolve(control.status()) : null;
-      if (!op) return reply(400, { code: 'LIVE_ERR_BAD_REQUEST', message: 'bad op' });
-      op.then(
-        (s) => reply(200, s),
-        (e: VncuaError) => reply(409, { code: e.code, message: e.message, holder: (e.details as { holder?: string | null }).holder ?? null }),
-      );
-    });
-  });
-  const wss = new WebSocketServer({ noServer: true });
-  const sockets = new Set<WebSocket>();
-  server.on('upgrade', (req, socket, head) => {
-    requests.push(req.url ?? '');
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (url.searchParams.get('token') !== token || (url.pathname !== '/events' && url.pathname !== '/rfb')) return void socket.destroy();
-    if (url.pathname === '/rfb') {
-      // Until the real endpoint: what a watcher sends comes back unchanged.
-      return void wss.handleUpgrade(req, socket, head, (ws) => {
-        sockets.add(ws);
-        ws.on('close', () => sockets.delete(ws));
-        ws.on('message', (data, isBinary) => ws.send(data, { binary: isBinary }));
-      });
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      sockets.add(ws);
-      ws.on('close', () => sockets.delete(ws));
-      const send = (s: LiveStatus) => ws.send(JSON.stringify({ type: 'status', ...s }));
-      const off = control.onStatus(send);
-      ws.on('close', off);
-      send(control.status());
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const announcement: LiveAnnouncement = {
-    version: 1,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    token,
-    pid: opts.pid ?? process.pid,
-    started_at: Date.now(),
-  };
-  await writeFile(join(dir, 'live.json'), JSON.stringify(announcement), { mode: 0o600 });
-  const stop = async () => {
-    for (const ws of sockets) ws.terminate();
-    wss.close();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
-  };
+/** Serve `control` in `dir` with startLiveEndpoint (live.json announced there). */
+export async function serveTestEndpoint(dir: string, control: TestControl): Promise<TestEndpoint> {
+  const endpoint = await startLiveEndpoint({ dir, control, timeoutMs: 10_000 });
+  const file = join(dir, 'live.json');
+  const text = await readFile(file, 'utf8');
   return {
-    announcement,
-    requests,
-    async end(o = {}) {
+    announcement: JSON.parse(text) as LiveAnnouncement,
+    endpoint,
+    async end() {
       control.set({ state: 'ended', holder: null, help: null });
-      for (const ws of sockets) ws.close(1000, 'run ended');
-      await stop();
-      if (!o.keepAnnouncement) await rm(join(dir, 'live.json'), { force: true });
+      await endpoint.close();
     },
-    crash: stop,
+    close: () => endpoint.close(),
+    async crash() {
+      await endpoint.close();
+      await writeFile(file, text, { mode: 0o600 });
+    },
   };
 }
