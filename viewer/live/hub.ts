@@ -281,8 +281,9 @@ export class LiveHub {
     live.events = null;
     this.broadcastList();
     if (why) this.opts.log?.(`SERVE_ERR_NOT_LIVE: ${live.dir}: ${why}`);
-    // The trace is final once result.json is there (written as the run ends) or live.json is gone.
-    const deadline = performance.now() + this.opts.finalWaitMs;
+    // The trace is final once result.json is there (written as the run ends) and live.json is gone; a run whose
+    // process is gone (`why`) writes nothing more.
+    const deadline = why ? 0 : performance.now() + this.opts.finalWaitMs;
     while (performance.now() < deadline && !this.closed) {
       const [result, ann] = await Promise.all([stat(join(live.abs, 'result.json')).catch(() => null), stat(join(live.abs, LIVE_FILE)).catch(() => null)]);
       if (result && !ann) break;

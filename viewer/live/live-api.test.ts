@@ -256,4 +256,27 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     await until(() => f.log.some((l) => l.startsWith('SERVE_ERR_LIVE_UNREACHABLE: The live endpoint of run replay/64_48/live does not answer')), 'the stderr line');
     expect(f.log.filter((l) => l.startsWith('SERVE_ERR_LIVE_UNREACHABLE: The live endpoint')).length).toBe(1);
   });
+
+  it('a runner whose process dies: its page is told the run ended, it leaves the list, SERVE_ERR_NOT_LIVE on stderr; live.json stays on disk', async () => {
+    const f = await fixture();
+    const dir = 'replay/64_48/live';
+    // The announcement names a process of its own, which then dies (a runner killed with -9).
+    const runner = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    cleanup.push(() => void runner.kill('SIGKILL'));
+    const file = join(f.root, dir, 'live.json');
+    await writeFile(file, JSON.stringify({ ...f.endpoint.announcement, pid: runner.pid }));
+    const list = await events(f.server);
+    const ev = await events(f.server, dir);
+    await until(() => ev.got.some((m) => m.type === 'run' && m.run?.state === 'running'), 'running');
+    await until(() => list.got.some((m) => m.type === 'runs' && m.runs.length === 1), 'the run listed');
+    runner.kill('SIGKILL');
+    await new Promise((r) => runner.once('exit', r));
+    await f.writer.finalize();
+    await f.writer.writeResult({ status: 'error', steps: 1, durationMs: 100 } as never);
+    expect(await ev.closed).toBe(1000);
+    expect(ev.got.at(-1)).toEqual({ type: 'ended', dir });
+    await until(() => list.got.some((m) => m.type === 'runs' && m.runs.length === 0 && m.stale.some((x) => x.dir === dir)), 'the run gone from the list, stale');
+    expect(f.log).toContain(`SERVE_ERR_NOT_LIVE: ${dir}: its process (pid ${runner.pid}) is gone`);
+    expect((await stat(file)).isFile()).toBe(true);
+  });
 });
