@@ -270,7 +270,7 @@ export class HumanInputCoalescer {
     this.#emitText(out);
     this.#emitScroll(out);
     const c = this.#click;
-    const continues = c !== null && c.released && c.bit === bit && c.count < 3 && distance(c.at, p) <= this.#slop && at - c.lastPressAt <= this.#multiClickMs;
+    const continues = c?.released === true && c.bit === bit && c.count < 3 && distance(c.at, p) <= this.#slop && at - c.lastPressAt <= this.#multiClickMs;
     if (!continues) this.#emitClick(out);
     else {
       c.lastPressAt = at;
@@ -431,7 +431,7 @@ export class HumanInputCoalescer {
 
   #emitClick(out: HumanAction[]): void {
     const c = this.#click;
-    if (!c || !c.released) return;
+    if (!c?.released) return;
     this.#click = null;
     const clickType = c.count >= 3 ? 'triple' : c.count === 2 ? 'double' : 'single';
     const button = BUTTONS.find(([bit]) => bit === c.bit)![1];

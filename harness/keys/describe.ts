@@ -7,7 +7,7 @@
  * blank characters and `0x…` for keysyms with no name. parseKeys(chordName(...)) sends the keysyms
  * the viewer sent (a test checks it).
  */
-import { KEYSYM, KEYSYM_F1, KEYSYM_KP_0, UNICODE_KEYSYM_BASE, isShiftKeysym, keysymName, unshiftedCounterpart } from './keysyms.ts';
+import { KEYSYM, KEYSYM_KP_0, UNICODE_KEYSYM_BASE, isShiftKeysym, keysymName, unshiftedCounterpart } from './keysyms.ts';
 
 /** Short names of the left-hand modifiers (aliases names.ts accepts); the right-hand ones keep their X11 names. */
 const SHORT_MODIFIER: ReadonlyMap<number, string> = new Map([
