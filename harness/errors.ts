@@ -158,6 +158,24 @@ export const ERROR_CODES = {
   SERVE_ERR_RECORDING_DAMAGED:
     "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",
   SERVE_ERR_FORBIDDEN: 'A request to a vncua serve bound with --host lacked the token its URL carries (HTTP 403): use the printed URL.',
+  // A run's live endpoint (harness/live/): watchers, status, takeover
+  LIVE_ERR_TOKEN: "A request to a run's live endpoint lacked its token or gave a wrong one (HTTP 403): take the url and token from the run's live.json.",
+  LIVE_ERR_BAD_REQUEST:
+    'A request to a live endpoint was malformed: an unknown path (404) or method (405), a missing or bad who, a plain GET of a WebSocket path (426), or a /control body that is not {"op":"takeover"|"handback"|"status","who":NAME} (400).',
+  LIVE_ERR_TAKEN: 'Another person holds mouse and keyboard of this run (a takeover): wait until they hand back (HTTP 409; holder says who).',
+  LIVE_ERR_NOT_HOLDER: 'A hand-back by someone who does not hold control of the run (HTTP 409).',
+  LIVE_ERR_PIXEL_FORMAT:
+    'A watcher asked for a pixel format the live endpoint does not serve (it serves 32 bits per pixel true colour, any shifts and byte order): that watcher is closed, the others go on.',
+  LIVE_ERR_PROTOCOL:
+    "A watcher's bytes are not what an RFB client sends (not a ProtocolVersion, a version before 3.3, a security type other than None, an unknown message): that watcher is closed.",
+  LIVE_ERR_NO_FRAMEBUFFER:
+    "The run had no VNC connection (so no picture) within the wait for a watcher's ServerInit: the watcher is closed; connect again once the run's desktop is up.",
+  LIVE_ERR_RESIZE: 'The desktop size changed and the watcher did not list the DesktopSize pseudo-encoding (-223), so it cannot follow: it is closed; connect again.',
+  LIVE_ERR_CLOSED: 'The live endpoint closed (the run ended or its endpoint was stopped): its watchers and event streams are closed with this reason.',
+  LIVE_ERR_LISTEN: 'The live endpoint could not listen on 127.0.0.1 (details: cause).',
+  LIVE_ERR_TIMEOUT: 'The live endpoint did not start (listen and write live.json) within its timeoutMs.',
+  LIVE_ERR_ABORTED: "The live endpoint's start was aborted through its AbortSignal; nothing is left listening and no live.json is left behind.",
+  LIVE_ERR_ILLEGAL_STATE: "Internal: a watcher's RFB session was asked for a state change its table does not allow; please report it.",
   // vncua export (eval/export.ts)
   EXPORT_ERR_NO_RUNS:
     'vncua export found no run under ROOT (task.json / result.json / execution.json), ROOT cannot be read, or no run passes the filters (--successful, --agent, --group, --resolution); nothing was written.',
