@@ -128,6 +128,8 @@ export interface EvalCommandOptions {
   score: boolean;
   script?: string;
   successGraceMs?: number;
+  /** --no-live: every run's Agent with live: false. */
+  live?: boolean;
   args: string[];
 }
 
@@ -172,6 +174,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (v['base-url'] !== undefined) o.baseUrl = v['base-url'];
   if (v.script !== undefined) o.script = v.script;
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
+  if (v['no-live']) o.live = false;
   return o;
 }
 
@@ -242,6 +245,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         endpoints,
         script: o.script,
         successGraceMs: o.successGraceMs,
+        ...(o.live === false ? { live: false } : {}),
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,

@@ -99,6 +99,8 @@ export interface RunSuiteOptions {
   args?: string[];
   /** The Agent's successGraceMs for every run (ctx.agentOptions; the Agent's default 1000 otherwise). */
   successGraceMs?: number;
+  /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
+  live?: boolean;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -486,6 +488,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           successCheck: job.task.success,
           ...(desktop.password !== undefined ? { password: desktop.password } : {}),
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
+          ...(opts.live !== undefined ? { live: opts.live } : {}),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
         },
