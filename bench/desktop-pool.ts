@@ -6,7 +6,9 @@
  *
  * Same trivial task for both (a page that shows its text at once, served on this machine), one
  * worker, an agent whose one step holds the desktop for --task-ms (default 2000: a short agent task;
- * the pool starts the next desktops meanwhile), then finishes. Native (the local provider) always;
+ * the pool starts the next desktops meanwhile), then finishes. The pooled spares wait at the page
+ * server's SPARE_PAGE_PATH, as under `vncua eval` (a third native row: at their empty data: page).
+ * Native (the local provider) always;
  * Docker (the vncua-desktop image) when an engine answers and the image is there, else a skip line
  * saying why.
  *
@@ -24,6 +26,7 @@ import { dockerProvider } from '../eval/providers/docker.ts';
 import { localProvider } from '../eval/providers/local.ts';
 import type { DesktopProvider } from '../eval/providers/types.ts';
 import { runSuite } from '../eval/runner.ts';
+import { SPARE_PAGE_PATH } from '../eval/static-server.ts';
 import type { EvalTask } from '../eval/tasks.ts';
 import { Agent, type AgentContext } from '../harness/agent/index.ts';
 import { median, ms, quantile, table } from './stats.ts';
@@ -42,9 +45,11 @@ const LIMITS = { local: 150, docker: 300 };
 
 /** One page that shows its text at once, on `host` (0.0.0.0 for containers). */
 async function servePage(host: string): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((_req, res) => {
+  const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end('<!doctype html><meta charset="utf-8"><title>trivial</title><p>code#1</p>');
+    // The spares' empty page, as vncua eval's suite server answers it (eval/static-server.ts).
+    if (req.url === SPARE_PAGE_PATH) res.end('<!doctype html><meta charset="utf-8"><title></title>');
+    else res.end('<!doctype html><meta charset="utf-8"><title>trivial</title><p>code#1</p>');
   });
   await new Promise<void>((r) => server.listen(0, host, r));
   const { port } = server.address() as AddressInfo;
@@ -106,7 +111,7 @@ interface Figures {
 }
 
 /** Run `n` + WARMUP tasks on `provider` (pooled with `pool` spares when > 0); the figures of the last n. */
-async function measure(label: string, make: () => DesktopProvider, pageUrl: string, n: number, pool: number): Promise<Figures> {
+async function measure(label: string, make: () => DesktopProvider, pageUrl: string, n: number, pool: number, standAt = true): Promise<Figures> {
   const out = await mkdtemp(join(tmpdir(), 'vncua-bench-pool-'));
   const marks: Marks = { asked: new Map(), acted: new Map() };
   const tasks: EvalTask[] = Array.from({ length: WARMUP + n }, (_, i) => ({
@@ -117,7 +122,7 @@ async function measure(label: string, make: () => DesktopProvider, pageUrl: stri
     group: 't',
   }));
   const inner = make();
-  const provider = timed(pool > 0 ? desktopPool(inner, { spares: pool, workers: 1 }) : inner, marks);
+  const provider = timed(pool > 0 ? desktopPool(inner, { spares: pool, workers: 1, ...(standAt ? { standAt: new URL(SPARE_PAGE_PATH, pageUrl).href } : {}) }) : inner, marks);
   const t0 = performance.now();
   try {
     const summary = await runSuite({
@@ -200,7 +205,8 @@ async function main(): Promise<void> {
   try {
     const before = load();
     local = [await measure('native, no pool', () => localProvider(), page.url, TASKS, 0), await measure(`native, --pool ${POOL}`, () => localProvider(), page.url, TASKS, POOL)];
-    text += `${table(HEADER, local.map(row))}\n\n(native: ${before} before, ${load()} after)\n\n${verdict('local', local[0]!, local[1]!)}`;
+    const empty = await measure(`native, --pool ${POOL}, spares at their empty data: page`, () => localProvider(), page.url, TASKS, POOL, false);
+    text += `${table(HEADER, [...local, empty].map(row))}\n\n(native: ${before} before, ${load()} after)\n\n${verdict('local', local[0]!, local[1]!)}`;
   } finally {
     await page.close();
   }

@@ -6,17 +6,18 @@
  * by the proxy), EXTENDED to 30 minutes by appending synthetic FramebufferUpdates to its server stream (a raw
  * 160x100 rectangle of new pixels every 500 ms at a moving place, 3,600 updates; raw rectangles carry no
  * decoder state, so the real stream's decoding goes on exactly) and a pointer event per update to its client
- * stream. Its trace: 300 steps spread over the 30 minutes. Usage: npx tsx bench/viewer.ts [--minutes M] [--seeks N]
+ * stream. Its trace: 300 steps spread over the 30 minutes. Each open is timed on a fresh `vncua serve` child
+ * process. Usage: npx tsx bench/viewer.ts [--minutes M] [--seeks N] [--opens N] [--work DIR (keep the run there, reused)]
  */
-import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writePointerEvent } from '../harness/rfb/client-messages.ts';
 import { framebufferUpdate, rawRect } from '../harness/rfb/test-helpers/server-stream.ts';
 import { parseTimeIndex, writeTimeRecord } from '../recorder/proxy/index.ts';
 import { KeyframeIndex } from '../viewer/keyframes.ts';
-import { startViewerServer } from '../viewer/server.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
 const args = process.argv.slice(2);
@@ -25,10 +26,50 @@ const opt = (name: string, dflt: number) => {
   return i >= 0 ? Number(args[i + 1]) : dflt;
 };
 const MINUTES = opt('minutes', 30);
+/** `--work DIR`: build the long run in DIR and keep it; a later run with the same DIR reuses it (the cache is removed first). */
+const WORK = (() => {
+  const i = args.indexOf('--work');
+  return i >= 0 ? args[i + 1]! : null;
+})();
 const SEEKS = opt('seeks', 200);
 const STEPS = 300;
+/** Opens per figure (each on a fresh server process). */
+const OPENS = opt('opens', 3);
 const UPDATE_MS = 500;
 const repo = new URL('..', import.meta.url).pathname;
+
+/** A `vncua serve ROOT` child process (bin/vncua.js, as a person runs it), once it printed its URL. */
+async function serveChild(root: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [join(repo, 'bin/vncua.js'), 'serve', root], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`vncua serve printed no URL within 60 s:\n${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /vncua serve: (http\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.once('exit', (code) => reject(new Error(`vncua serve exited (${code}):\n${out}`)));
+  });
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Bytes of a run's viewer cache (frames.bin + index.json). */
+async function cacheSize(runDir: string): Promise<number> {
+  return (await stat(join(runDir, '.vncua-viewer', 'frames.bin'))).size + (await stat(join(runDir, '.vncua-viewer', 'index.json'))).size;
+}
 
 async function appendStream(dir: string, name: 'server' | 'client', chunks: Array<{ t: number; bytes: Uint8Array }>): Promise<void> {
   const data = new Uint8Array(await readFile(join(dir, `${name}.rfb.bin`)));
@@ -51,83 +92,131 @@ async function appendStream(dir: string, name: 'server' | 'client', chunks: Arra
   await writeFile(join(dir, `${name}.time.bin`), outTimes);
 }
 
-async function main(): Promise<void> {
-  const work = await mkdtemp(join(tmpdir(), 'vncua-bench-viewer-'));
-  try {
-    const out = join(work, 'eval');
-    const ev = spawnSync(
-      process.execPath,
-      [join(repo, 'bin/vncua.js'), 'eval', '--tasks', 'eval/suites/basic/tasks.json', '--agent', 'replay', '--only', 'click-button', '--out', out, '--no-score'],
-      {
-        cwd: repo,
-        encoding: 'utf8',
-      },
-    );
-    if (ev.status !== 0) throw new Error(`vncua eval failed:\n${ev.stderr}${ev.stdout}`);
-    const real = join(out, 'replay', '1280_800', 'click-button');
-    const run = join(work, 'long', 'replay', '1280_800', 'long-run');
-    await cp(real, run, { recursive: true });
-    const rec = join(run, 'recording');
-    const serverRecs = parseTimeIndex(new Uint8Array(await readFile(join(rec, 'server.time.bin')))).records;
-    const realEnd = serverRecs[serverRecs.length - 1]!.t;
-    const realStart = serverRecs[0]!.t;
-    const n = Math.floor((MINUTES * 60_000) / UPDATE_MS);
-    const server: Array<{ t: number; bytes: Uint8Array }> = [];
-    const client: Array<{ t: number; bytes: Uint8Array }> = [];
-    for (let k = 1; k <= n; k++) {
-      const t = realEnd + k * UPDATE_MS;
-      const x = (k * 97) % (1280 - 160);
-      const y = (k * 53) % (800 - 100);
-      server.push({ t, bytes: framebufferUpdate([rawRect(x, y, 160, 100, (px, py) => [(px * 3 + k) & 255, (py * 5 + k * 7) & 255, (k * 13) & 255])]) });
-      client.push({ t: t - 1, bytes: writePointerEvent(x + 10, y + 10, 0) });
-    }
-    await appendStream(rec, 'server', server);
-    await appendStream(rec, 'client', client);
-    const manifest = JSON.parse(await readFile(join(rec, 'recording.json'), 'utf8')) as { connections: Array<{ closed_at: number | null }> };
-    const endAt = realEnd + n * UPDATE_MS + 1000;
-    for (const c of manifest.connections) c.closed_at = endAt;
-    await writeFile(join(rec, 'recording.json'), JSON.stringify(manifest));
-    // 300 steps spread over the recording (copies of the real run's first entry, re-timed).
-    const real0 = (JSON.parse(await readFile(join(real, 'execution.json'), 'utf8')) as Array<Record<string, unknown>>)[0]!;
-    const span = endAt - realStart;
-    const entries = Array.from({ length: STEPS }, (_, i) => {
-      const s = realStart + 500 + (i * (span - 1000)) / STEPS;
-      return { ...real0, index: i, task_marked_complete: i === STEPS - 1, started_at: s, ended_at: s + 20, duration_ms: 20 };
-    });
-    await writeFile(join(run, 'execution.json'), JSON.stringify(entries));
-    const recBytes = (await stat(join(rec, 'server.rfb.bin'))).size;
+interface LongRun {
+  work: string;
+  run: string;
+  /** The real run it was made from. */
+  real: string;
+  realStart: number;
+  realEnd: number;
+  endAt: number;
+  updates: number;
+  recBytes: number;
+}
 
+/** The real click-button run extended to MINUTES (see the header), under `work`/long/. */
+async function makeLongRun(work: string): Promise<LongRun> {
+  const run = join(work, 'long', 'replay', '1280_800', 'long-run');
+  const rec = join(run, 'recording');
+  const made = join(work, 'long-run.json');
+  const out = join(work, 'eval');
+  const real = join(out, 'replay', '1280_800', 'click-button');
+  if (existsSync(made)) {
+    await rm(join(run, '.vncua-viewer'), { recursive: true, force: true });
+    return { ...(JSON.parse(await readFile(made, 'utf8')) as LongRun), real };
+  }
+  const ev = spawnSync(
+    process.execPath,
+    [join(repo, 'bin/vncua.js'), 'eval', '--tasks', 'eval/suites/basic/tasks.json', '--agent', 'replay', '--only', 'click-button', '--out', out, '--no-score'],
+    { cwd: repo, encoding: 'utf8' },
+  );
+  if (ev.status !== 0) throw new Error(`vncua eval failed:\n${ev.stderr}${ev.stdout}`);
+  await cp(real, run, { recursive: true });
+  const serverRecs = parseTimeIndex(new Uint8Array(await readFile(join(rec, 'server.time.bin')))).records;
+  const realEnd = serverRecs[serverRecs.length - 1]!.t;
+  const realStart = serverRecs[0]!.t;
+  const n = Math.floor((MINUTES * 60_000) / UPDATE_MS);
+  const server: Array<{ t: number; bytes: Uint8Array }> = [];
+  const client: Array<{ t: number; bytes: Uint8Array }> = [];
+  for (let k = 1; k <= n; k++) {
+    const t = realEnd + k * UPDATE_MS;
+    const x = (k * 97) % (1280 - 160);
+    const y = (k * 53) % (800 - 100);
+    server.push({ t, bytes: framebufferUpdate([rawRect(x, y, 160, 100, (px, py) => [(px * 3 + k) & 255, (py * 5 + k * 7) & 255, (k * 13) & 255])]) });
+    client.push({ t: t - 1, bytes: writePointerEvent(x + 10, y + 10, 0) });
+  }
+  await appendStream(rec, 'server', server);
+  await appendStream(rec, 'client', client);
+  const manifest = JSON.parse(await readFile(join(rec, 'recording.json'), 'utf8')) as { connections: Array<{ closed_at: number | null }> };
+  const endAt = realEnd + n * UPDATE_MS + 1000;
+  for (const c of manifest.connections) c.closed_at = endAt;
+  await writeFile(join(rec, 'recording.json'), JSON.stringify(manifest));
+  // 300 steps spread over the recording (copies of the real run's first entry, re-timed).
+  const real0 = (JSON.parse(await readFile(join(real, 'execution.json'), 'utf8')) as Array<Record<string, unknown>>)[0]!;
+  const span = endAt - realStart;
+  const entries = Array.from({ length: STEPS }, (_, i) => {
+    const s = realStart + 500 + (i * (span - 1000)) / STEPS;
+    return { ...real0, index: i, task_marked_complete: i === STEPS - 1, started_at: s, ended_at: s + 20, duration_ms: 20 };
+  });
+  await writeFile(join(run, 'execution.json'), JSON.stringify(entries));
+  const recBytes = (await stat(join(rec, 'server.rfb.bin'))).size;
+  const long: LongRun = { work, run, real, realStart, realEnd, endAt, updates: n, recBytes };
+  if (WORK) await writeFile(made, JSON.stringify(long));
+  return long;
+}
+
+async function main(): Promise<void> {
+  const work = WORK ?? (await mkdtemp(join(tmpdir(), 'vncua-bench-viewer-')));
+  if (WORK) await mkdir(WORK, { recursive: true });
+  try {
+    const { run, real, realStart, realEnd, endAt, updates: n, recBytes } = await makeLongRun(work);
     const root = join(work, 'long');
     const dir = 'replay/1280_800/long-run';
     const q = `dir=${encodeURIComponent(dir)}`;
-    /** Open the run as the page does: api/run, then the frame at its first step. */
-    const openRun = async (url: string) => {
+    const cacheDir = join(run, '.vncua-viewer');
+    /** Open the run as the page does: api/run, then the frame at the instant the link names (`at`: a step index). */
+    const openRun = async (url: string, at: number) => {
       const t0 = performance.now();
       const d = (await (await fetch(`${url}api/run?${q}`)).json()) as { entries: Array<{ started_at: number }> };
-      const r = await fetch(`${url}api/frame?${q}&t=${d.entries[0]!.started_at}`);
+      const r = await fetch(`${url}api/frame?${q}&t=${d.entries[at]!.started_at}`);
       await r.arrayBuffer();
       if (r.status !== 200) throw new Error(`first frame: HTTP ${r.status}`);
       return performance.now() - t0;
     };
-    // Cold: no cache (the index is built as the run opens); warm: a new server reading the cache.
-    const s1 = await startViewerServer({ root });
-    const cold = await openRun(s1.url);
-    const tBuild = performance.now();
-    for (;;) {
-      const ix = (await (await fetch(`${s1.url}api/index?${q}`)).json()) as { complete: boolean };
-      if (ix.complete) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const buildWait = performance.now() - tBuild + cold;
-    await s1.close();
-    const s2 = await startViewerServer({ root });
-    const warm = await openRun(s2.url);
-    // Seeks at random instants (a fixed LCG), raw RGB as the page fetches it, and PNG (the server-side image alternative).
+    /** Each open on a fresh `vncua serve` process (as a person runs it), the cache removed first unless `cached`. */
+    const opens = async (at: number, cached: boolean) => {
+      const out: number[] = [];
+      for (let k = 0; k < OPENS; k++) {
+        if (!cached) await rm(cacheDir, { recursive: true, force: true });
+        const s = await serveChild(root);
+        try {
+          out.push(await openRun(s.url, at));
+        } finally {
+          await s.stop();
+        }
+      }
+      return out;
+    };
+    const coldFirst = await opens(0, false);
+    const coldLast = await opens(STEPS - 1, false);
+    // The build: a fresh server, the run opened, seeks at random instants while it indexes, then until complete.
     let seed = 12345;
     const rnd = () => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed / 0x7fffffff;
     };
+    await rm(cacheDir, { recursive: true, force: true });
+    const s1 = await serveChild(root);
+    const tBuild = performance.now();
+    await openRun(s1.url, 0);
+    const during: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      const a = performance.now();
+      await (await fetch(`${s1.url}api/frame?${q}&t=${realStart + rnd() * (endAt - realStart)}`)).arrayBuffer();
+      during.push(performance.now() - a);
+    }
+    for (;;) {
+      const ix = (await (await fetch(`${s1.url}api/index?${q}`)).json()) as { complete: boolean };
+      if (ix.complete) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const buildWait = performance.now() - tBuild;
+    await s1.stop();
+    const warm = await opens(0, true);
+    const warmLast = await opens(STEPS - 1, true);
+    const s2 = await serveChild(root);
+    await openRun(s2.url, 0);
+    // Seeks at random instants (a fixed LCG), raw RGB as the page fetches it, and PNG (the server-side image alternative).
     const times = Array.from({ length: SEEKS }, () => realStart + rnd() * (endAt - realStart));
     const raw: number[] = [];
     for (const t of times) {
@@ -149,7 +238,7 @@ async function main(): Promise<void> {
       await (await fetch(`${s2.url}api/frame?${q}&t=${realStart + 600_000 + k * 33 * 8}`)).arrayBuffer();
       play.push(performance.now() - a);
     }
-    await s2.close();
+    await s2.stop();
     // In process, without HTTP: the index alone.
     const idx = await KeyframeIndex.open(run);
     const inproc: number[] = [];
@@ -161,30 +250,52 @@ async function main(): Promise<void> {
     const keyframes = idx.records.filter((r) => r.key).length;
     const records = idx.records.length;
     await idx.close();
-    const cacheBytes = (await stat(join(run, '.vncua-viewer', 'frames.bin'))).size + (await stat(join(run, '.vncua-viewer', 'index.json'))).size;
+    const cacheBytes = await cacheSize(run);
+    // The same on the real run alone (its pixels are a real page's, not synthetic gradients).
+    const realIdx = await KeyframeIndex.open(real);
+    await realIdx.whenComplete();
+    await realIdx.close();
+    const realCache = await cacheSize(real);
+    const realStream = (await stat(join(real, 'recording', 'server.rfb.bin'))).size;
+    await rm(join(real, '.vncua-viewer'), { recursive: true, force: true });
+    const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+    const kib = (b: number) => `${(b / 2 ** 10).toFixed(1)} KiB`;
+    const m = (xs: number[]) => `${ms(median(xs))} ms (${xs.map((x) => ms(x)).join(', ')})`;
 
     process.stdout.write(
-      `Recording: a real ${((realEnd - realStart) / 1000).toFixed(1)} s click-button run at 1280x800 (vncua eval, replay agent) extended to ${MINUTES} min with ${n} synthetic raw updates (160x100, every ${UPDATE_MS} ms) and ${STEPS} steps; server stream ${(recBytes / 2 ** 20).toFixed(1)} MiB. Index: ${keyframes} keyframes + ${records - keyframes} deltas, cache ${(cacheBytes / 2 ** 20).toFixed(1)} MiB. HTTP on 127.0.0.1, ${SEEKS} seeks at random instants.\n\n`,
+      `Recording: a real ${((realEnd - realStart) / 1000).toFixed(1)} s click-button run at 1280x800 (vncua eval, replay agent) extended to ${MINUTES} min with ${n} synthetic raw updates (160x100 gradients at a moving place, every ${UPDATE_MS} ms) and ${STEPS} steps; server stream ${mib(recBytes)}. Index: ${keyframes} keyframes + ${records - keyframes} deltas. Each open is on a fresh \`vncua serve\` process (a child, as a person runs it; timed from its printed URL), median of ${OPENS}; seeks over HTTP on 127.0.0.1, ${SEEKS} at random instants.\n\n`,
     );
     process.stdout.write(
       table(
         ['measure', 'value', 'target'],
         [
-          ['open the 300-step run: api/run + first frame, index not cached (built in the background)', `${ms(cold)} ms`, '≤ 1 s'],
-          ['open the 300-step run: index cached', `${ms(warm)} ms`, '≤ 1 s'],
-          ['index build, whole recording (once; then cached)', `${ms(buildWait)} ms`, ''],
+          ['open the 300-step run (api/run + the frame at its first step), index not cached', m(coldFirst), '≤ 1 s'],
+          ['open a link to its last step (30 min in), index not cached', m(coldLast), '≤ 1 s'],
+          ['open the 300-step run, index cached', m(warm), '≤ 1 s'],
+          ['open a link to its last step, index cached', m(warmLast), ''],
+          ['seek while the index is being built (20 random instants): median', `${ms(median(during))} ms`, ''],
+          ['index build, whole recording (once, in the background; then cached)', `${ms(buildWait)} ms`, ''],
           ['seek, raw RGB over HTTP (what the page does): median', `${ms(median(raw))} ms`, '≤ 150 ms'],
           ['seek, raw RGB over HTTP: p95', `${ms(quantile(raw, 0.95))} ms`, ''],
           ['seek, PNG over HTTP (sharp, level 1): median', `${ms(median(png))} ms`, ''],
           ['seek in process (index only, no HTTP): median', `${ms(median(inproc))} ms`, ''],
           ['playback step at 8x (33 ms of wall time apart): median', `${ms(median(play))} ms`, ''],
+          [
+            'index cache (frames.bin + index.json) / server stream, the 30-minute run',
+            `${mib(cacheBytes)} / ${mib(recBytes)} (${((100 * cacheBytes) / recBytes).toFixed(1)} %)`,
+            'well below 100 %',
+          ],
+          ['index cache / server stream, the real run alone', `${kib(realCache)} / ${kib(realStream)} (${((100 * realCache) / realStream).toFixed(1)} %)`, ''],
         ],
       ),
     );
-    const pass = cold <= 1000 && warm <= 1000 && median(raw) <= 150;
+    const pass = median(coldFirst) <= 1000 && median(warm) <= 1000 && median(raw) <= 150 && cacheBytes < recBytes / 2;
     process.stdout.write(`\n- Targets: ${pass ? 'PASS' : 'FAIL'}.\n`);
+    process.stdout.write(
+      "- The synthetic updates are gradients, which the index stores with PNG's Sub filter before deflate (a few hundred bytes each, against 48 KiB raw in the stream); the real run's row is the size on real pixels.\n",
+    );
   } finally {
-    await rm(work, { recursive: true, force: true });
+    if (!WORK) await rm(work, { recursive: true, force: true });
   }
 }
 

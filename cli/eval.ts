@@ -18,7 +18,7 @@ import { loadEndpoints, type RemoteEndpoint } from '../eval/providers/remote.ts'
 import { runSuite, type SuiteSummary } from '../eval/runner.ts';
 import { writeScores } from '../eval/score.ts';
 import { parseOnly, selectTasks } from '../eval/select.ts';
-import { startStaticServer, type StaticServer } from '../eval/static-server.ts';
+import { SPARE_PAGE_PATH, startStaticServer, type StaticServer } from '../eval/static-server.ts';
 import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
 import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
@@ -208,6 +208,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   let endpoints: RemoteEndpoint[] | undefined;
   if (o.provider === 'remote') endpoints = await loadEndpoints(o.endpoints!);
   let server: StaticServer | undefined;
+  /** Where pooled spares wait: the suite server's empty page, when vncua eval serves the suite. */
+  let spareUrl: string | undefined;
   let tasks = selectTasks(taskFile.tasks, o.only ?? []);
   const advice = recommendedWorkers(machineResources());
   const workers = o.workers ?? advice.workers;
@@ -223,6 +225,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       server = await startStaticServer({ root: dirname(taskFile.file), host, signal: io.signal });
       const base = server.url.replace('0.0.0.0', '127.0.0.1');
       tasks = resolveTaskUrls(tasks, base);
+      spareUrl = new URL(SPARE_PAGE_PATH, base).href;
       stdout.write(`eval: serving ${dirname(taskFile.file)} at ${base}\n`);
     }
     const progress = stdout.isTTY ? ttyProgress(stdout) : plainProgress(stdout);
@@ -235,6 +238,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         resolutions: o.resolutions,
         workers,
         ...(o.pool ? { pool: o.pool } : {}),
+        ...(o.pool && spareUrl ? { spareUrl } : {}),
         maxSteps: o.maxSteps,
         retries: o.retries,
         repeat: o.repeat,

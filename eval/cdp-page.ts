@@ -60,13 +60,24 @@ export function openDesktopPage(cdpUrl: string, url: string, opts: OpenPageOptio
  * (its Page domain enabled), so that opening the task page later skips the /json/list look-up, the
  * WebSocket handshake and Page.enable. `toDesktop` maps a task URL to what the desktop must load
  * (docker: containerUrl). Without a page socket within `timeoutMs` (default 10 000 ms), open()
- * connects when called. close() drops the socket (the desktop's release()).
+ * connects when called. close() drops the socket (the desktop's release()). With `standAt`, the page
+ * first goes there (a page on the tasks' origin, StartRequest.standAt); if it cannot, the desktop
+ * stays at its empty page (open() works the same from either).
  */
 export async function warmOpener(
   cdpUrl: string,
-  o: { toDesktop?: (url: string) => string; loadTimeoutMs?: number; signal?: AbortSignal; timeoutMs?: number } = {},
+  o: { toDesktop?: (url: string) => string; standAt?: string; loadTimeoutMs?: number; signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<{ open: NonNullable<LeasedDesktop['open']>; close(): void }> {
   let socket: PageSocket | undefined;
+  if (o.standAt) {
+    const at = o.toDesktop ? o.toDesktop(o.standAt) : o.standAt;
+    try {
+      await waitForPageReady(cdpUrl, { url: at, navigate: true, loadTimeoutMs: o.timeoutMs ?? 10_000, ...(o.signal ? { signal: o.signal } : {}) });
+    } catch {
+      if (o.signal?.aborted) throw o.signal.reason;
+      // Not there (a slow or failing suite server): the empty page serves as well, a little slower.
+    }
+  }
   try {
     const signal = timeoutSignal(o.signal, o.timeoutMs ?? 10_000);
     socket = await openPage(cdpUrl, 'about:blank', true, signal);

@@ -78,7 +78,7 @@ afterAll(async () => {
 let ids = 0;
 
 /** A provider whose desktops are objects; counts how many are alive (from start() to release()). */
-function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: number) => boolean } = {}) {
+function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: number) => boolean; openGate?: Promise<void> } = {}) {
   const desktops: FakeDesktop[] = [];
   let alive = 0;
   let maxAlive = 0;
@@ -131,6 +131,7 @@ function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: 
         ? {
             open: async (u: string) => {
               d.opened.push(u);
+              await o.openGate;
               return { href: u };
             },
           }
@@ -194,18 +195,38 @@ describe('desktopPool', () => {
     await d1.ready;
     expect(d1.pooled).toBe(true);
     expect(d1.info).toMatchObject({ pooled: true, id: f.desktops[0]!.id });
-    // The A spare went to this run: the next two runs are B (its spare is there) and A (started now).
+    // The A spare went to this run: the next two runs are B (its spare is there) and A (started once d1's page is ready).
+    await until(() => f.desktops.length === 3, 'the next A spare');
     expect(f.desktops.map((d) => d.size)).toEqual(['1280x800', '1920x1080', '1280x800']);
     await d1.release();
     pool.plan([B, A, C]);
     const d2 = await pool.acquire({ size: B, url: 'http://x/2' });
     expect(d2.info).toMatchObject({ id: f.desktops[1]!.id });
     // Next: A (there) and C.
+    await until(() => f.desktops.length === 4, 'the C spare');
     expect(f.desktops.map((d) => d.size)).toEqual(['1280x800', '1920x1080', '1280x800', '1024x768']);
     await d2.release();
     await pool.close!();
     expect(f.alive()).toBe(0);
     expect(f.desktops.every((d) => d.released || d.aborted)).toBe(true);
+  });
+
+  it("starts the next spare once the handed-out desktop's task page is ready, not beside its page load", async () => {
+    let openDone = () => {};
+    const f = fakeProvider({ openGate: new Promise<void>((r) => (openDone = r)) });
+    const pool = desktopPool(f.provider, { spares: 1, workers: 1 });
+    pool.plan([A, A]);
+    await until(() => f.desktops[0]?.up === true, 'the first spare up');
+    const d1 = await pool.acquire({ size: A, url: 'http://x/1' });
+    // The page is still opening: the run behind it has no spare started yet.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(f.desktops.length).toBe(1);
+    openDone();
+    await d1.ready;
+    await until(() => f.desktops.length === 2, 'the next spare, once the page was ready');
+    await d1.release();
+    await pool.close!();
+    expect(f.alive()).toBe(0);
   });
 
   it('never starts a desktop no run will use: a spare the queue no longer needs is stopped at once', async () => {

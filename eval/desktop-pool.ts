@@ -38,6 +38,8 @@ export interface DesktopPoolOptions {
   signal?: AbortSignal;
   /** Start timeout of each spare (the provider's default otherwise). */
   timeoutMs?: number;
+  /** A page on the tasks' origin where spares wait (StartRequest.standAt); default: their empty page. */
+  standAt?: string;
   /** Time for a task page to load on a spare (LeasedDesktop.open; default 20 000 ms). */
   loadTimeoutMs?: number;
   /** How often a waiting spare's health() is checked (default 5000 ms). */
@@ -95,6 +97,9 @@ interface Spare {
 
 const sizeKey = (s: ScreenSize) => `${s.width}x${s.height}`;
 
+/** Longest time a spare's start waits for a handed-out desktop's task page to be ready (see handOut). */
+const OPENING_HOLD_MS = 1000;
+
 /** The pool over `inner` (see the file comment); `inner` must have start(). */
 export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): PooledProvider {
   if (!inner.start) {
@@ -115,6 +120,8 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
   let dying = 0;
   const pending = new Set<Promise<unknown>>();
   let closed = false;
+  /** Spares handed out whose task page is still opening: starting another desktop now would take CPU from it. */
+  let opening = 0;
   const stats: PoolStats = { started: 0, failed: 0, hits: 0, misses: 0, discarded: 0, dead: 0, maxAlive: 0 };
 
   const alive = () => leased + dying + spares.filter((s) => s.state !== 'failed').length;
@@ -153,7 +160,7 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     const s: Spare = { size, key: sizeKey(size), state: 'starting', ctl, settled: Promise.resolve(), claimed: false, gone: false, dead: false, checking: false };
     stats.started++;
     const signal = opts.signal ? AbortSignal.any([ctl.signal, opts.signal]) : ctl.signal;
-    s.settled = start({ size, signal, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) }).then(
+    s.settled = start({ size, signal, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(opts.standAt ? { standAt: opts.standAt } : {}) }).then(
       (lease) => {
         s.lease = lease;
         s.state = 'ready';
@@ -187,7 +194,7 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
 
   /** Bring the spares in line with the next N runs' sizes (see the file comment). */
   function refill(): void {
-    if (closed) return;
+    if (closed || opening > 0) return;
     const next = upcoming.slice(0, n);
     const want = new Map<string, number>();
     for (const k of next) want.set(k, (want.get(k) ?? 0) + 1);
@@ -257,7 +264,21 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     stats.hits++;
     const { ready: _ready, ...rest } = lease;
     const d = runDesktop(rest, true);
-    return withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+    const leased = withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+    // The next spare starts once this task's page is ready (or after OPENING_HOLD_MS): a desktop
+    // booting beside the page load (Xvnc, Chromium: most of a core for ~0.7 s) slows it. take() held
+    // the pool's refill (opening++) from the moment it took the spare.
+    let timer: NodeJS.Timeout | undefined;
+    const held = new Promise<void>((r) => {
+      timer = setTimeout(r, OPENING_HOLD_MS);
+      timer.unref();
+    });
+    void Promise.race([leased.ready?.catch(() => {}), held]).finally(() => {
+      clearTimeout(timer);
+      opening--;
+      refill();
+    });
+    return leased;
   }
 
   /** Take `s` (ready or failed) out of the pool for a run; null when it is dead. */
@@ -269,9 +290,15 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
       throw s.error;
     }
     leased++;
-    refill();
+    opening++;
     const lease = s.lease!;
-    if (!s.dead && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }))) return handOut(s, req);
+    let ok = false;
+    try {
+      ok = !s.dead && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }));
+    } finally {
+      if (!ok) opening--;
+    }
+    if (ok) return handOut(s, req);
     stats.discarded++;
     stats.dead++;
     await lease.release().catch(() => {});

@@ -94,6 +94,12 @@ export interface RunSuiteOptions {
    * start desktops ahead (local, docker).
    */
   pool?: number;
+  /**
+   * With `pool`: a page on the tasks' own origin where spares wait (`vncua eval` passes its suite
+   * server's SPARE_PAGE_PATH), so a task page opens in a renderer already up for its site; default:
+   * the spares' empty page.
+   */
+  spareUrl?: string;
   /** ctx.script and ctx.args given to every build. */
   script?: string;
   args?: string[];
@@ -239,6 +245,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
       ? desktopPool(inner, {
           spares: pool,
           workers: nWorkers,
+          ...(opts.spareUrl ? { standAt: opts.spareUrl } : {}),
           signal,
           ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}),
         })

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../harness/errors.ts';
-import { contentTypeFor, resolveInside, startStaticServer, type StaticServer } from './static-server.ts';
+import { contentTypeFor, resolveInside, SPARE_PAGE_PATH, startStaticServer, type StaticServer } from './static-server.ts';
 
 interface Reply {
   status: number;
@@ -61,6 +61,17 @@ describe('startStaticServer', () => {
     expect(u.hostname).toBe('127.0.0.1');
     expect(Number(u.port)).toBeGreaterThan(0);
     expect(u.pathname).toBe('/');
+  });
+
+  it("answers the spares' empty page (SPARE_PAGE_PATH) on the suite's origin, beside the suite's files", async () => {
+    const spare = await get(server.url, `${SPARE_PAGE_PATH}?x=1`);
+    expect(spare.status).toBe(200);
+    expect(spare.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(spare.headers['cache-control']).toBe('no-store');
+    expect(spare.body).toMatch(/^<!doctype html>/);
+    expect(spare.body).not.toMatch(/<body|<p/);
+    expect((await get(server.url, '/.vncua/other')).status).toBe(404);
+    expect((await get(server.url, '/pages/a.html')).status).toBe(200);
   });
 
   it('serves files with their content types (UTF-8 for text) and exact bytes', async () => {

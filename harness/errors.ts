@@ -154,6 +154,9 @@ export const ERROR_CODES = {
     'The port given to vncua serve (--port) is already in use on that address: choose another, or leave --port out for an OS-chosen one (details: host, port).',
   SERVE_ERR_LISTEN: 'vncua serve could not listen (an address not on this machine, no permission for the port, or the start timed out; details: host, port).',
   SERVE_ERR_RUN_NOT_FOUND: 'The viewer was asked for a run that is not under ROOT (a stale or mistyped link): the page lists the runs there.',
+  SERVE_ERR_BAD_REQUEST: 'A viewer API request lacked a parameter or gave a bad one (e.g. api/frame without t, api/compare without a and b; HTTP 400): the message says which.',
+  SERVE_ERR_COMPARE_MISMATCH:
+    'The viewer was asked to compare two runs of different tasks (api/compare, ?compare=A&with=B; HTTP 400): a comparison aligns the steps of one task; pick two runs with the same task id.',
   SERVE_ERR_NO_RECORDING: 'The run has no recording/ (recorded with record: false, or never started): the viewer shows its steps without frames.',
   SERVE_ERR_RECORDING_DAMAGED:
     "The run's recording is damaged or truncated, or cannot be replayed past some point: the viewer shows the frames before the damage and the instant it starts (details: until, reason, warnings).",

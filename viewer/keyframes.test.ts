@@ -1,10 +1,10 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Replayer } from '../recorder/replay/replayer.ts';
 import { T, damageServerStreamAt, writeVncuaRun } from '../recorder/process/test-helpers/runs.ts';
-import { CACHE_DIR, KeyframeIndex, applyTiles, diffTiles } from './keyframes.ts';
+import { CACHE_DIR, KeyframeIndex } from './keyframes.ts';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -44,7 +44,9 @@ describe('KeyframeIndex', () => {
   it('gives the pixels Replayer.frameAt (vncua process) gives, at every instant, in and out of order', async () => {
     const run = await writeVncuaRun(join(await tmp(), 'run'));
     const idx = await KeyframeIndex.open(run, { keyframeMs: 500 });
+    await idx.whenComplete();
     expect(await expectSameAsReplayer(run, idx, INSTANTS)).toBeGreaterThan(900);
+    expect(idx.directFrames).toBe(0);
     // Backwards and jumping: each seek starts from a keyframe or the current frame, never from the recording's start.
     const shuffled = [...INSTANTS].sort((a, b) => ((a * 7919) % 1000) - ((b * 7919) % 1000));
     for (const t of shuffled.slice(0, 200)) {
@@ -54,6 +56,25 @@ describe('KeyframeIndex', () => {
       if (want && got) expect(Buffer.compare(Buffer.from(got.rgb), Buffer.from(want.rgb))).toBe(0);
     }
     expect(idx.records.filter((r) => r.key).length).toBeGreaterThan(1);
+    await idx.close();
+  });
+
+  it('an instant the build has not reached is decoded directly from the recording, with the same pixels; the build then completes', async () => {
+    const run = await writeVncuaRun(join(await tmp(), 'run'));
+    const idx = await KeyframeIndex.open(run, { cache: false, keyframeMs: 500 });
+    // Asked at once, before the walk got there: answered by the direct Replayer (later asks may meet the walk anywhere).
+    const late = [T + 5999, T + 3000, T + 7000, T + 1100];
+    const first = await idx.frameAt(late[0]!);
+    expect(idx.complete).toBe(false);
+    expect(idx.directFrames).toBe(1);
+    const want = await (await Replayer.open(run)).frameAt(late[0]!, { cursor: true });
+    expect(Buffer.compare(Buffer.from(first!.rgb), Buffer.from(want!.rgb))).toBe(0);
+    expect(await expectSameAsReplayer(run, idx, late)).toBe(late.length);
+    await idx.whenComplete();
+    expect(idx.complete).toBe(true);
+    const directs = idx.directFrames;
+    expect(await expectSameAsReplayer(run, idx, INSTANTS)).toBeGreaterThan(900);
+    expect(idx.directFrames).toBe(directs);
     await idx.close();
   });
 
@@ -67,10 +88,30 @@ describe('KeyframeIndex', () => {
     await a.close();
     expect((await readdir(run)).sort()).toEqual([...before, CACHE_DIR].sort());
     expect((await readdir(join(run, CACHE_DIR))).sort()).toEqual(['frames.bin', 'index.json']);
+    // The format: version 2, one tuple per record, frames.bin's size; the cache smaller than the server stream it indexes.
+    const stored = JSON.parse(await readFile(join(run, CACHE_DIR, 'index.json'), 'utf8')) as { version: number; framesBytes: number; records: unknown[][] };
+    const framesBytes = (await stat(join(run, CACHE_DIR, 'frames.bin'))).size;
+    expect(stored.version).toBe(2);
+    expect(stored.framesBytes).toBe(framesBytes);
+    expect(stored.records).toHaveLength(a.records.length);
+    expect(stored.records[0]).toEqual([a.records[0]!.t, 1, 0, 64, 48, 0, a.records[0]!.len, a.records[0]!.cursor]);
+    expect(framesBytes).toBeLessThan((await stat(join(run, 'recording', 'server.rfb.bin'))).size / 4);
     const b = await KeyframeIndex.open(run);
     expect(b.source).toBe('cache');
     expect(await expectSameAsReplayer(run, b, INSTANTS)).toBeGreaterThan(900);
     await b.close();
+    // A frames.bin cut short (a copy interrupted, a full disk) is not used: the index is built again.
+    await truncate(join(run, CACHE_DIR, 'frames.bin'), framesBytes - 1);
+    const cut = await KeyframeIndex.open(run);
+    expect(cut.source).toBe('built');
+    await cut.whenComplete();
+    await cut.close();
+    expect((await stat(join(run, CACHE_DIR, 'frames.bin'))).size).toBe(framesBytes);
+    // An index.json that is not JSON: built again too.
+    await writeFile(join(run, CACHE_DIR, 'index.json'), '{"version":2,');
+    const bad = await KeyframeIndex.open(run);
+    expect(bad.source).toBe('built');
+    await bad.close();
     await damageServerStreamAt(run, T + 1100);
     const c = await KeyframeIndex.open(run);
     expect(c.source).toBe('built');
@@ -88,20 +129,13 @@ describe('KeyframeIndex', () => {
     const after = await idx.frameAt(T + 3000);
     expect(after?.stale).toEqual({ reason: 'damage', knownUntil: lastGood });
     await idx.close();
-  });
-
-  it('diffTiles / applyTiles round-trip on a frame that is not a multiple of the tile size', () => {
-    const w = 200;
-    const h = 70;
-    const a = new Uint8Array(w * h * 3).map((_, i) => i % 251);
-    const b = a.slice();
-    b[(69 * w + 199) * 3] = 7;
-    b[(3 * w + 70) * 3 + 2] = 9;
-    const d = diffTiles(a, b, w, h)!;
-    expect(d.pixelBytes).toBe((64 * 64 + 8 * 6) * 3);
-    const c = a.slice();
-    applyTiles(c, w, d.bytes);
-    expect(Buffer.compare(Buffer.from(c), Buffer.from(b))).toBe(0);
-    expect(diffTiles(a, a, w, h)).toBeNull();
+    // Asked before the build got there (decoded directly): the same answer, and the extent says where the damage starts.
+    const early = await KeyframeIndex.open(run, { cache: false });
+    const direct = await early.frameAt(T + 3000);
+    expect(early.directFrames).toBe(1);
+    expect(direct?.stale).toEqual({ reason: 'damage', knownUntil: lastGood });
+    expect(Buffer.compare(Buffer.from(direct!.rgb), Buffer.from(after!.rgb))).toBe(0);
+    expect((await early.extent()).damage).toEqual({ until: lastGood, reason: 'damage' });
+    await early.close();
   });
 });

@@ -2,43 +2,48 @@
  * The viewer's seek index of one recording: every screen change the Replayer (recorder/replay, the
  * decoders `vncua process` uses) produces, stored in a form that needs no decoder state to apply:
  *
- *   - a KEYFRAME: the whole screen (RGB, deflated), at the first frame, on a size or connection
- *     change, and again once `KEYFRAME_MS` of recording time or `KEYFRAME_BYTES` of changed pixels
- *     have passed since the last one (only when something changed: a still screen costs nothing);
- *   - a DELTA: the 64x64 tiles an update changed, with their new pixels (deflated).
+ *   - a KEYFRAME: the whole screen, at the first frame, on a size or connection change, and again
+ *     once `KEYFRAME_MS` of recording time or `KEYFRAME_BYTES` of changed pixels have passed since
+ *     the last one (only when something changed: a still screen costs nothing);
+ *   - a DELTA: the tight rectangles an update changed, with their new pixels.
  *
- * The frame at T = the last keyframe at or before T + the deltas after it up to T, then the cursor
- * drawn at the pointer position as of T (what Replayer.frameAt(T, { cursor: true }) draws): a seek
- * never replays the RFB stream. The RFB decoders keep zlib state across rectangles (ZRLE, Tight), so
- * the stream itself cannot be resumed from a snapshot; the decoded tiles can.
+ * Both are compressed (viewer/frame-codec.ts: deflate level 1, with PNG's Sub filter when it is
+ * smaller). The frame at T = the last keyframe at or before T + the deltas after it up to T, then the
+ * cursor drawn at the pointer position as of T (what Replayer.frameAt(T, { cursor: true }) draws): a
+ * seek never replays the RFB stream. The RFB decoders keep zlib state across rectangles (ZRLE,
+ * Tight), so the stream itself cannot be resumed from a snapshot; the decoded pixels can.
  *
- * The index is built once per recording, forward, as a background walk (a seek waits only until the
- * walk has passed its instant), and cached beside the recording in `<run>/.vncua-viewer/`
- * (`index.json` + `frames.bin`), stamped with the recording files' sizes and mtimes: a recording
- * that changed (a run still being written) is indexed again. Nothing else under the run is written.
+ * The index is built once per recording, forward, as a background walk on the server's thread that
+ * yields to I/O every few milliseconds. An instant the walk has not reached yet is not waited for: it
+ * is decoded directly from the recording (a second Replayer going straight to it, the walk paused
+ * meanwhile), so the first frame of a run shows as soon as the recording is read. The index is cached
+ * beside the recording in `<run>/.vncua-viewer/` (`index.json` + `frames.bin`), stamped with the
+ * recording files' sizes and mtimes: a recording that changed (a run still being written) is indexed
+ * again. Nothing else under the run is written.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { blendCursor } from '../harness/rfb/screenshot.ts';
 import type { CursorShape } from '../harness/rfb/sink.ts';
-import { readRecording } from '../recorder/replay/reader.ts';
+import { readRecording, type Recording } from '../recorder/replay/reader.ts';
 import { Replayer, resolveRecordingDir } from '../recorder/replay/replayer.ts';
+import { applyRects, decodeBlob, diffRects, encodeBlob } from './frame-codec.ts';
 
 /** The viewer's cache directory inside a run directory (the only thing the viewer writes under ROOT). */
 export const CACHE_DIR = '.vncua-viewer';
 const INDEX_FILE = 'index.json';
 const FRAMES_FILE = 'frames.bin';
-const FORMAT_VERSION = 1;
-const TILE = 64;
+const FORMAT_VERSION = 2;
 /** A keyframe at least this often (recording time) while the screen changes. */
 export const KEYFRAME_MS = 30_000;
 /** ... or once the changed pixels since the last keyframe reach this many bytes (twice a 1280x800 screen). */
 const KEYFRAME_BYTES = 2 * 1280 * 800 * 3;
+/** The build yields to other work (requests, socket writes) at least this often. */
+const YIELD_MS = 4;
 
-/** One screen change: a keyframe or a delta, where its bytes are in frames.bin, and the cursor shown from then on. */
+/** One screen change: a keyframe or a delta, where its blob is in frames.bin (len 0: none, the cursor alone changed), and the cursor shown from then on. */
 export interface IndexRecord {
   t: number;
   key: boolean;
@@ -78,10 +83,24 @@ export interface ViewerFrame {
   stale: { reason: 'damage' | 'undecodable' | 'end_of_data'; knownUntil: number } | null;
 }
 
+/** The recording's extent and damage as the run page shows them (from the cache, or from the recording once read). */
+export interface RecordingExtent {
+  start: number | null;
+  end: number | null;
+  warnings: Array<{ code: string; message: string }>;
+  /** The earliest instant after which a connection's server data is unusable, and why. */
+  damage: { until: number; reason: 'damage' | 'undecodable' } | null;
+}
+
+/** A record in index.json: [t, key (1/0), conn, w, h, off, len, cursor]. */
+type StoredRecord = [number, number, number, number, number, number, number, number];
+
 interface Stored {
   version: number;
   stamp: string;
-  records: IndexRecord[];
+  /** frames.bin's size when written (a shorter file is not used). */
+  framesBytes: number;
+  records: StoredRecord[];
   shapes: Array<{ hotX: number; hotY: number; width: number; height: number; rgba: string }>;
   pointers: Record<string, number[]>;
   summary: IndexSummary;
@@ -97,6 +116,22 @@ async function recordingStamp(recDir: string): Promise<string> {
     h.update(`|${n}:${s.size}:${s.mtimeMs}`);
   }
   return h.digest('hex').slice(0, 32);
+}
+
+/** The extent of a recording as read (before any decoding): RecordingExtent from the reader and a Replayer's bounds. */
+export function recordingExtent(recording: Recording): RecordingExtent {
+  const r = new Replayer(recording);
+  let damage: RecordingExtent['damage'] = null;
+  for (const c of recording.connections) {
+    const until = c.server?.damagedAfter;
+    if (until !== undefined && (damage === null || until < damage.until)) damage = { until, reason: 'damage' };
+  }
+  return {
+    start: Number.isFinite(r.startTime) ? r.startTime : null,
+    end: Number.isFinite(r.dataEnd) ? r.dataEnd : null,
+    warnings: recording.warnings.map((w) => ({ code: w.code, message: w.message })),
+    damage,
+  };
 }
 
 /** The seek index of one run's recording; open() with a run directory. */
@@ -116,6 +151,8 @@ export class KeyframeIndex {
   source: 'cache' | 'built' = 'built';
   /** Build time in ms (0 when read from the cache). */
   buildMs = 0;
+  /** Frames answered by decoding the recording directly (instants the build had not reached yet). */
+  directFrames = 0;
   private fd: number | null = null;
   private mem: Buffer[] | null = null;
   private memLen = 0;
@@ -124,6 +161,16 @@ export class KeyframeIndex {
   private waiters: Array<() => void> = [];
   private buildError: Error | null = null;
   private building: Promise<void> | null = null;
+  /** The recording while the build runs (then dropped), and when it has been read. */
+  private recording: Recording | null = null;
+  private recordingRead: Promise<void> = Promise.resolve();
+  private onRecordingRead: () => void = () => {};
+  private firstExtent: RecordingExtent | null = null;
+  /** A second Replayer for instants past the frontier, and the queue of its requests (it is not re-entrant). */
+  private direct: Replayer | null = null;
+  private directQueue: Promise<unknown> = Promise.resolve();
+  private directBusy = 0;
+  private directIdle: Array<() => void> = [];
   /** Last reconstructed frame (no cursor), to move forward from. */
   private cur: { i: number; rgb: Uint8Array; w: number; h: number } | null = null;
   private closed = false;
@@ -135,7 +182,7 @@ export class KeyframeIndex {
 
   /**
    * The index of `runDir`'s recording: read from the cache when its stamp matches, else built in the
-   * background (frameAt() waits only as far as it needs). `cache: false` keeps it in memory.
+   * background (frameAt() never waits for it). `cache: false` keeps it in memory.
    */
   static async open(runDir: string, options: { cache?: boolean; keyframeMs?: number } = {}): Promise<KeyframeIndex> {
     const recDir = await resolveRecordingDir(runDir);
@@ -144,9 +191,13 @@ export class KeyframeIndex {
     const stamp = await recordingStamp(recDir);
     if (cacheDir && (await idx.tryLoad(cacheDir, stamp))) return idx;
     idx.keyframeMs = options.keyframeMs ?? KEYFRAME_MS;
+    idx.recordingRead = new Promise<void>((r) => {
+      idx.onRecordingRead = r;
+    });
     idx.building = idx.build(recDir, stamp).catch((e: unknown) => {
       idx.buildError = e as Error;
       idx.frontier = Infinity;
+      idx.onRecordingRead();
       idx.wake();
     });
     return idx;
@@ -161,11 +212,12 @@ export class KeyframeIndex {
     }
     if (stored.version !== FORMAT_VERSION || stored.stamp !== stamp) return false;
     try {
+      if ((await stat(join(cacheDir, FRAMES_FILE))).size !== stored.framesBytes) return false;
       this.fd = openSync(join(cacheDir, FRAMES_FILE), 'r');
     } catch {
       return false;
     }
-    this.records.push(...stored.records);
+    for (const [t, key, conn, w, h, off, len, cursor] of stored.records) this.records.push({ t, key: key === 1, conn, w, h, off, len, cursor });
     for (const s of stored.shapes) this.shapes.push({ hotX: s.hotX, hotY: s.hotY, width: s.width, height: s.height, rgba: new Uint8Array(Buffer.from(s.rgba, 'base64')) });
     for (const [k, v] of Object.entries(stored.pointers)) this.pointers.set(Number(k), v);
     this.summary = stored.summary;
@@ -179,6 +231,25 @@ export class KeyframeIndex {
   async whenComplete(): Promise<void> {
     await this.building;
     if (this.buildError) throw this.buildError;
+  }
+
+  /**
+   * The recording's extent and damage: from the index once complete (damage found by decoding
+   * included), else from the recording as read (rejects when it cannot be read).
+   */
+  async extent(): Promise<RecordingExtent> {
+    if (!this.complete) await this.recordingRead;
+    if (this.complete) {
+      const known = this.summary.known.slice().sort((a, b) => a.until - b.until)[0];
+      return {
+        start: this.summary.startTime,
+        end: this.summary.dataEnd,
+        warnings: this.summary.warnings,
+        damage: known ? { until: known.until, reason: known.reason } : null,
+      };
+    }
+    if (this.firstExtent) return this.firstExtent;
+    throw this.buildError ?? new Error('internal: the recording was read but gave no extent');
   }
 
   private wake(): void {
@@ -203,6 +274,9 @@ export class KeyframeIndex {
   private async build(recDir: string, stamp: string): Promise<void> {
     const t0 = performance.now();
     const recording = await readRecording(recDir);
+    this.recording = recording;
+    this.firstExtent = recordingExtent(recording);
+    this.onRecordingRead();
     const replayer = new Replayer(recording);
     let tmpFrames: string | null = null;
     if (this.cachePath) {
@@ -231,6 +305,8 @@ export class KeyframeIndex {
     let lastYield = performance.now();
     for (;;) {
       if (this.closed) return;
+      // Direct frames first: the walk waits while one is being decoded.
+      while (this.directBusy > 0) await new Promise<void>((r) => this.directIdle.push(r));
       const u = await replayer.nextUpdateAfter(t);
       if (u === null) break;
       t = u;
@@ -249,27 +325,27 @@ export class KeyframeIndex {
           cursor = id;
         }
         const sameGeometry = prev !== null && prev.w === f.width && prev.h === f.height && prev.conn === f.connection;
-        const delta = sameGeometry ? diffTiles(prev!.rgb, f.rgb, f.width, f.height) : null;
+        const delta = sameGeometry ? diffRects(prev!.rgb, f.rgb, f.width, f.height) : null;
         const due = delta !== null && (u - lastKeyAt >= this.keyframeMs || bytesSinceKey + delta.pixelBytes >= KEYFRAME_BYTES);
         if (!sameGeometry || due) {
-          const where = this.append(deflateRawSync(f.rgb, { level: 1 }));
+          const where = this.append(encodeBlob(f.rgb));
           this.records.push({ t: u, key: true, conn: f.connection, w: f.width, h: f.height, ...where, cursor });
           lastKeyAt = u;
           bytesSinceKey = 0;
           prev = { rgb: f.rgb.slice(), w: f.width, h: f.height, conn: f.connection };
         } else if (delta || cursor !== this.records[this.records.length - 1]?.cursor) {
-          const where = delta ? this.append(deflateRawSync(delta.bytes, { level: 1 })) : { off: 0, len: 0 };
+          const where = delta ? this.append(encodeBlob(delta.bytes)) : { off: 0, len: 0 };
           this.records.push({ t: u, key: false, conn: f.connection, w: f.width, h: f.height, ...where, cursor });
           if (delta) {
             bytesSinceKey += delta.pixelBytes;
-            prev!.rgb.set(f.rgb);
+            applyRects(prev!.rgb, prev!.w, delta.bytes);
           }
         }
       }
       this.frontier = u;
-      // Let seeks in while a long recording is indexed.
-      if (performance.now() - lastYield > 20) {
-        this.wake();
+      this.wake();
+      // Let requests in (seeks, other pages, socket writes) every few milliseconds.
+      if (performance.now() - lastYield > YIELD_MS) {
         await new Promise<void>((r) => setImmediate(r));
         lastYield = performance.now();
       }
@@ -292,13 +368,16 @@ export class KeyframeIndex {
     this.complete = true;
     this.frontier = Infinity;
     this.buildMs = performance.now() - t0;
+    this.recording = null;
+    this.direct = null;
     this.wake();
     if (this.cachePath && tmpFrames) {
       try {
         const stored: Stored = {
           version: FORMAT_VERSION,
           stamp,
-          records: this.records,
+          framesBytes: this.memLen,
+          records: this.records.map((r) => [r.t, r.key ? 1 : 0, r.conn, r.w, r.h, r.off, r.len, r.cursor]),
           shapes: this.shapes.map((s) => ({ hotX: s.hotX, hotY: s.hotY, width: s.width, height: s.height, rgba: Buffer.from(s.rgba).toString('base64') })),
           pointers: Object.fromEntries(this.pointers),
           summary: this.summary,
@@ -323,7 +402,7 @@ export class KeyframeIndex {
     } else {
       raw = locate(this.mem!, r.off, r.len);
     }
-    return inflateRawSync(raw);
+    return decodeBlob(raw);
   }
 
   /** Index of the last record with t <= T (-1 when none). */
@@ -346,9 +425,14 @@ export class KeyframeIndex {
 
   /**
    * The screen as of `t` with the cursor drawn (Replayer.frameAt(t, { cursor: true })'s pixels), or
-   * null before the first frame. The returned buffer is the caller's.
+   * null before the first frame. The returned buffer is the caller's. An instant the build has not
+   * reached yet is decoded directly from the recording.
    */
   async frameAt(t: number, options: { cursor?: boolean } = {}): Promise<ViewerFrame | null> {
+    if (!this.complete && this.frontier < t) {
+      await this.recordingRead;
+      if (!this.complete && this.frontier < t && this.recording) return this.directFrameAt(t, options.cursor ?? true);
+    }
     await this.reach(t);
     const i = this.recordAt(t);
     if (i < 0) return null;
@@ -363,7 +447,7 @@ export class KeyframeIndex {
     }
     for (let j = cur.i + 1; j <= i; j++) {
       const r = this.records[j]!;
-      if (r.len > 0) applyTiles(cur.rgb, cur.w, this.read(r));
+      if (r.len > 0) applyRects(cur.rgb, cur.w, this.read(r));
     }
     cur.i = i;
     this.cur = cur;
@@ -374,6 +458,38 @@ export class KeyframeIndex {
       if (shape && p) blendCursor(rgb, target.w, target.h, shape, p.x, p.y, 3);
     }
     return { t, rgb, width: target.w, height: target.h, connection: target.conn, updateAt: target.t, stale: this.staleness(target.conn, t) };
+  }
+
+  /** The frame at `t` from a Replayer of its own (one request at a time; the build waits meanwhile). */
+  private directFrameAt(t: number, cursor: boolean): Promise<ViewerFrame | null> {
+    this.directBusy++;
+    const job = this.directQueue.then(async () => {
+      const recording = this.recording;
+      if (!recording) return this.frameAt(t, { cursor }); // the build completed meanwhile
+      this.direct ??= new Replayer(recording);
+      const f = await this.direct.frameAt(t, { cursor });
+      this.directFrames++;
+      return f
+        ? {
+            t,
+            rgb: f.rgb.slice(),
+            width: f.width,
+            height: f.height,
+            connection: f.connection,
+            updateAt: f.updateAt,
+            stale: f.stale ? { reason: f.stale.reason, knownUntil: f.stale.knownUntil } : null,
+          }
+        : null;
+    });
+    const done = () => {
+      if (--this.directBusy === 0) {
+        const w = this.directIdle;
+        this.directIdle = [];
+        for (const f of w) f();
+      }
+    };
+    this.directQueue = job.then(done, done);
+    return job;
   }
 
   private staleness(conn: number, t: number): ViewerFrame['stale'] {
@@ -387,7 +503,11 @@ export class KeyframeIndex {
   /** Stop the build (if running) and close the cache file. */
   async close(): Promise<void> {
     this.closed = true;
+    const w = this.directIdle;
+    this.directIdle = [];
+    for (const f of w) f();
     await this.building?.catch(() => {});
+    await this.directQueue.catch(() => {});
     if (this.fd !== null) {
       try {
         closeSync(this.fd);
@@ -396,6 +516,8 @@ export class KeyframeIndex {
       }
       this.fd = null;
     }
+    this.recording = null;
+    this.direct = null;
   }
 }
 
@@ -417,66 +539,6 @@ function locate(chunks: Buffer[], off: number, len: number): Buffer {
     pos += c.length;
   }
   throw new Error('internal: record outside the in-memory index');
-}
-
-/**
- * The 64x64 tiles that differ: a u32 count, then per tile x, y, w, h (u16 each), then the tiles' rows
- * of RGB in the same order. Null when nothing differs.
- */
-export function diffTiles(prev: Uint8Array, next: Uint8Array, width: number, height: number): { bytes: Uint8Array; pixelBytes: number } | null {
-  const tiles: Array<[number, number, number, number]> = [];
-  for (let ty = 0; ty < height; ty += TILE) {
-    const th = Math.min(TILE, height - ty);
-    for (let tx = 0; tx < width; tx += TILE) {
-      const tw = Math.min(TILE, width - tx);
-      let differs = false;
-      for (let y = ty; y < ty + th && !differs; y++) {
-        const a = (y * width + tx) * 3;
-        const b = a + tw * 3;
-        if (Buffer.compare(Buffer.from(prev.buffer, prev.byteOffset + a, b - a), Buffer.from(next.buffer, next.byteOffset + a, b - a)) !== 0) differs = true;
-      }
-      if (differs) tiles.push([tx, ty, tw, th]);
-    }
-  }
-  if (tiles.length === 0) return null;
-  const pixelBytes = tiles.reduce((s, [, , w, h]) => s + w * h * 3, 0);
-  const out = new Uint8Array(4 + tiles.length * 8 + pixelBytes);
-  const dv = new DataView(out.buffer);
-  dv.setUint32(0, tiles.length);
-  let p = 4;
-  for (const [x, y, w, h] of tiles) {
-    dv.setUint16(p, x);
-    dv.setUint16(p + 2, y);
-    dv.setUint16(p + 4, w);
-    dv.setUint16(p + 6, h);
-    p += 8;
-  }
-  for (const [x, y, w, h] of tiles) {
-    for (let r = y; r < y + h; r++) {
-      const a = (r * width + x) * 3;
-      out.set(next.subarray(a, a + w * 3), p);
-      p += w * 3;
-    }
-  }
-  return { bytes: out, pixelBytes };
-}
-
-/** Apply diffTiles()'s output to `rgb` (width `width`). */
-export function applyTiles(rgb: Uint8Array, width: number, bytes: Uint8Array): void {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const n = dv.getUint32(0);
-  let p = 4 + n * 8;
-  for (let i = 0; i < n; i++) {
-    const q = 4 + i * 8;
-    const x = dv.getUint16(q);
-    const y = dv.getUint16(q + 2);
-    const w = dv.getUint16(q + 4);
-    const h = dv.getUint16(q + 6);
-    for (let r = y; r < y + h; r++) {
-      rgb.set(bytes.subarray(p, p + w * 3), (r * width + x) * 3);
-      p += w * 3;
-    }
-  }
 }
 
 /** True when `runDir` has a viewer cache (for tests and `vncua serve`'s notes). */

@@ -11,7 +11,7 @@ import type { TraceEntry } from '../harness/trace/schema.ts';
 import { findRunDirs, scoreRunDir, type RunScore } from '../eval/score.ts';
 import { aggregate } from '../eval/score.ts';
 import { readRecording } from '../recorder/replay/reader.ts';
-import { Replayer } from '../recorder/replay/replayer.ts';
+import { recordingExtent, type RecordingExtent } from './keyframes.ts';
 
 /** One listed run: its score row, plus the suite it belongs to and its task text. */
 export interface ListedRun extends RunScore {
@@ -200,8 +200,12 @@ export interface RunDetail {
   noRecording: { code: 'SERVE_ERR_NO_RECORDING'; message: string } | null;
 }
 
-/** Read one run for the viewer (never writes). */
-export async function readRunDetail(abs: string, dir: string, row: ListedRun | null): Promise<RunDetail> {
+/**
+ * Read one run for the viewer (never writes). `extent` gives the recording's extent and damage (the
+ * server passes its seek index's, which reads the recording once for both); by default the recording
+ * is read here.
+ */
+export async function readRunDetail(abs: string, dir: string, row: ListedRun | null, extent?: () => Promise<RecordingExtent>): Promise<RunDetail> {
   let entries: TraceEntry[] = [];
   let traceError: RunDetail['traceError'] = null;
   try {
@@ -230,15 +234,7 @@ export async function readRunDetail(abs: string, dir: string, row: ListedRun | n
       },
     };
   }
-  const rec = await readRecording(recDir);
-  const r = new Replayer(rec);
-  let damage: NonNullable<RunDetail['recording']>['damage'] = null;
-  for (const c of rec.connections) {
-    const until = c.server?.damagedAfter;
-    if (until !== undefined && (damage === null || until < damage.until)) {
-      damage = { code: 'SERVE_ERR_RECORDING_DAMAGED', until, reason: 'damage', message: damageMessage(until, 'damage', rec.warnings) };
-    }
-  }
+  const x = extent ? await extent() : recordingExtent(await readRecording(recDir));
   return {
     dir,
     row,
@@ -246,10 +242,12 @@ export async function readRunDetail(abs: string, dir: string, row: ListedRun | n
     traceError,
     result,
     recording: {
-      start: Number.isFinite(r.startTime) ? r.startTime : null,
-      end: Number.isFinite(r.dataEnd) ? r.dataEnd : null,
-      warnings: rec.warnings.map((w) => ({ code: w.code, message: w.message })),
-      damage,
+      start: x.start,
+      end: x.end,
+      warnings: x.warnings,
+      damage: x.damage
+        ? { code: 'SERVE_ERR_RECORDING_DAMAGED', until: x.damage.until, reason: x.damage.reason, message: damageMessage(x.damage.until, x.damage.reason, x.warnings) }
+        : null,
     },
     noRecording: null,
   };

@@ -4,36 +4,15 @@
  * instants of the post-processor's frames and compares the canvas's pixels with them, and steps with the keys.
  * Screenshots of each view are kept under the test's temp dir (artifacts/), and the run view is copied to docs/.
  */
-import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import sharp from 'sharp';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_BIN } from '../harness/cdp/test-helpers.ts';
 import { startViewerServer, type ViewerServer } from './server.ts';
+import { REPO, canvasRgb as canvasOf, launchViewerBrowser, pngRgb, vncua, waitShown as shownOn } from './test-helpers/browser.ts';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TASKS = ['click-button', 'type-search'];
-
-function vncua(args: string[], timeoutMs = 240_000): Promise<{ code: number | null; out: string }> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [join(REPO, 'bin', 'vncua.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d));
-    p.stderr.on('data', (d: Buffer) => (out += d));
-    const timer = setTimeout(() => {
-      p.kill('SIGKILL');
-      rej(new Error(`vncua ${args[0]} timed out:\n${out}`));
-    }, timeoutMs);
-    p.on('exit', (code) => {
-      clearTimeout(timer);
-      res({ code, out });
-    });
-  });
-}
 
 interface Shot {
   index: number;
@@ -62,10 +41,7 @@ beforeAll(async () => {
   const pr = await vncua(['process', out]);
   expect(pr.code, pr.out).toBe(0);
   server = await startViewerServer({ root: out });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM_BIN,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
-  });
+  browser = await launchViewerBrowser();
   page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
 }, 300_000);
 
@@ -76,34 +52,8 @@ afterAll(async () => {
   else if (dir) process.stderr.write(`artifacts kept in ${artifacts}\n`);
 });
 
-/** The canvas's pixels as RGB. */
-async function canvasRgb(): Promise<{ rgb: Buffer; width: number; height: number }> {
-  const r = await page.evaluate(() => {
-    const c = document.querySelector('#screen') as HTMLCanvasElement;
-    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-    const rgb = new Uint8Array((d.length / 4) * 3);
-    for (let i = 0, j = 0; i < d.length; i += 4, j += 3) {
-      rgb[j] = d[i]!;
-      rgb[j + 1] = d[i + 1]!;
-      rgb[j + 2] = d[i + 2]!;
-    }
-    let s = '';
-    for (let i = 0; i < rgb.length; i += 0x8000) s += String.fromCharCode(...rgb.subarray(i, i + 0x8000));
-    return { b64: btoa(s), width: c.width, height: c.height };
-  });
-  return { rgb: Buffer.from(r.b64, 'base64'), width: r.width, height: r.height };
-}
-
-async function pngRgb(file: string): Promise<Buffer> {
-  return sharp(file).removeAlpha().raw().toBuffer();
-}
-
-async function waitShown(t: number): Promise<void> {
-  await page.waitForFunction((want) => {
-    const c = document.querySelector('#screen') as HTMLCanvasElement;
-    return c.dataset.t !== undefined && Math.abs(Number(c.dataset.t) - want) < 0.01 && c.dataset.frame !== undefined;
-  }, t);
-}
+const canvasRgb = () => canvasOf(page);
+const waitShown = (t: number) => shownOn(page, t);
 
 describe('vncua serve in Chromium', () => {
   it('lists the runs of a real vncua eval, filters and searches them', async () => {

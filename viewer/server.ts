@@ -8,6 +8,7 @@
  *   GET api/index?dir=DIR                                      the seek index's state (complete, damage found by decoding)
  *   GET api/frame?dir=DIR&t=MS                                 the frame at t as raw RGB (headers: x-width, x-height, ...)
  *   GET api/frame.png?dir=DIR&t=MS                             the same frame as PNG (to save or share)
+ *   GET api/compare?a=DIR&b=DIR, api/related?dir=DIR            two runs of one task aligned (viewer/compare-api.ts)
  *
  * Bound to 127.0.0.1 by default. With `host` anything else, a random token is the first path segment of
  * every URL (`http://HOST:PORT/<token>/`): other requests get 403 (SERVE_ERR_FORBIDDEN), compared in
@@ -27,7 +28,8 @@ import sharp from 'sharp';
 import { VncuaError, isVncuaError } from '../harness/errors.ts';
 import { startStaticServer } from '../harness/static-server.ts';
 import { KeyframeIndex } from './keyframes.ts';
-import { RunCatalog, damageMessage, readRunDetail } from './runs.ts';
+import { compareApi } from './compare-api.ts';
+import { RunCatalog, type RunDetail, damageMessage, readRunDetail } from './runs.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** viewer/app/ (index.html, style.css, app.ts): beside this file in a checkout; the shipped sources' copy when running from dist/. */
@@ -89,18 +91,17 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     return index;
   };
 
+  /** One run as api/run gives it; its seek index starts as the page opens, and reads the recording once for the extent and the frames. */
+  const runDetail = async (dir: string): Promise<RunDetail> =>
+    readRunDetail(await catalog.resolveRun(dir), dir, await catalog.row(dir), () => openIndex(dir).then((i) => i.extent()));
+
   const api = async (path: string, q: URLSearchParams, res: ServerResponse): Promise<void> => {
     const dir = q.get('dir') ?? '';
     if (path === 'api/runs') {
       const f = Object.fromEntries(['agent', 'resolution', 'group', 'status', 'suite', 'q'].flatMap((k) => (q.get(k) ? [[k, q.get(k)!]] : [])));
       return json(res, 200, await catalog.list(f));
     }
-    if (path === 'api/run') {
-      const abs = await catalog.resolveRun(dir);
-      const detail = await readRunDetail(abs, dir, await catalog.row(dir));
-      if (detail.recording) void openIndex(dir); // start indexing as the page opens
-      return json(res, 200, detail);
-    }
+    if (path === 'api/run') return json(res, 200, await runDetail(dir));
     if (path === 'api/index') {
       const idx = await openIndex(dir);
       const known = idx.summary.known.slice().sort((a, b) => a.until - b.until)[0];
@@ -149,6 +150,8 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
         .end(Buffer.from(f.rgb.buffer, f.rgb.byteOffset, f.rgb.length));
       return;
     }
+    const compared = await compareApi(path, q, catalog, runDetail);
+    if (compared) return json(res, compared[0], compared[1]);
     return json(res, 404, { code: 'SERVE_ERR_BAD_REQUEST', message: `no API ${path}` });
   };
 
@@ -233,10 +236,9 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(text);
 }
 
-/** viewer/app/app.ts compiled for the browser by esbuild (no bundling: the app imports nothing). */
+/** viewer/app/app.ts compiled for the browser by esbuild, bundled with what it imports from viewer/app/. */
 async function compileApp(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const { transform } = await import('esbuild');
-  const src = await readFile(join(APP_DIR, 'app.ts'), 'utf8');
-  return (await transform(src, { loader: 'ts', target: 'es2022', format: 'esm' })).code;
+  const { build } = await import('esbuild');
+  const out = await build({ entryPoints: [join(APP_DIR, 'app.ts')], bundle: true, write: false, target: 'es2022', format: 'esm', logLevel: 'silent' });
+  return out.outputFiles[0]!.text;
 }

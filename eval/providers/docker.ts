@@ -370,14 +370,15 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
      * later, through containerUrl().
      */
     async start(this: DesktopProvider, req): Promise<LeasedDesktop> {
-      const lease = await this.acquire({ ...req, url: 'about:blank' });
+      const { standAt, ...start } = req;
+      const lease = await this.acquire({ ...start, url: 'about:blank' });
       try {
         await lease.ready;
       } catch (e) {
         await lease.release();
         throw e;
       }
-      return withWarmOpener(lease, { toDesktop: containerUrl, signal: req.signal });
+      return withWarmOpener(lease, { toDesktop: containerUrl, signal: req.signal, ...(standAt ? { standAt } : {}) });
     },
   };
 }

@@ -85,7 +85,7 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         await d.close();
         throw e;
       }
-      return withWarmOpener(leaseLocal(d), { loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal: req.signal });
+      return withWarmOpener(leaseLocal(d), { loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal: req.signal, ...(req.standAt ? { standAt: req.standAt } : {}) });
     },
   };
 }

@@ -16,6 +16,15 @@ export interface DesktopRequest {
   timeoutMs?: number;
 }
 
+/** What DesktopProvider.start() is asked for. */
+export interface StartRequest extends Omit<DesktopRequest, 'url'> {
+  /**
+   * A page on the tasks' own origin to wait at instead of the empty page (e.g. the suite server's
+   * SPARE_PAGE_PATH): the task page then opens in the renderer process already up for that site.
+   */
+  standAt?: string;
+}
+
 /** Why a desktop is not usable (any more). */
 export interface DesktopProblem {
   code: string;
@@ -71,7 +80,7 @@ export interface DesktopProvider {
    * One desktop at `size` showing a neutral empty page (launchDesktop's about:blank), ready for
    * LeasedDesktop.open(): what a pool starts ahead of need. Absent: the provider cannot be pooled.
    */
-  start?(req: Omit<DesktopRequest, 'url'>): Promise<LeasedDesktop>;
+  start?(req: StartRequest): Promise<LeasedDesktop>;
   /**
    * The sizes of the desktops the runner will acquire next, in order: the acquire() that follows
    * this call, then its queue of runs no worker has taken yet. A pool keeps spares for them. Called

@@ -84,6 +84,8 @@ const NAVIGATION_ERRORS = /Execution context was destroyed|Cannot find (default 
 /** Where the document-start observer (MUTATION_CLOCK) keeps the time of the page's last DOM mutation, and itself. */
 const CLOCK = '__vncuaLastMutation';
 const CLOCK_OBSERVER = '__vncuaMutationClock';
+/** Animation frames the page has run since its last DOM mutation (counted by MUTATION_CLOCK). */
+const FRAMES = '__vncuaFramesSinceMutation';
 
 /**
  * Installed before a navigation we make (Page.addScriptToEvaluateOnNewDocument, so it runs before the
@@ -92,8 +94,10 @@ const CLOCK_OBSERVER = '__vncuaMutationClock';
  * window at zero: the same rule (no mutation for quietMs), without the wait that added nothing.
  */
 const MUTATION_CLOCK = `(() => {
-  const mark = () => { globalThis.${CLOCK} = performance.now(); };
+  const mark = () => { globalThis.${CLOCK} = performance.now(); globalThis.${FRAMES} = 0; };
   mark();
+  const tick = () => { if (!globalThis.${CLOCK_OBSERVER}) return; globalThis.${FRAMES}++; requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
   const obs = new MutationObserver(mark);
   obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   Object.defineProperty(globalThis, '${CLOCK_OBSERVER}', { value: obs, configurable: true, enumerable: false });
@@ -101,15 +105,20 @@ const MUTATION_CLOCK = `(() => {
 
 /**
  * The in-page settle wait: resolves `{ quiet, content }` once no mutation came for quietMs (then two
- * frames), or quiet=false at maxMs. With the document-start clock, quiet time already elapsed counts.
+ * frames), or quiet=false at maxMs. With the document-start clock, quiet time already elapsed counts,
+ * and so do frames: when the page has run two animation frames since its last mutation (the quiet
+ * DOM is painted already), the two frames are not waited for again.
  */
 function settleScript(quietMs: number, maxMs: number): string {
   return `new Promise((resolve) => {
   const last = globalThis.${CLOCK};
   const initial = typeof last === 'number' ? Math.max(0, ${quietMs} - (performance.now() - last)) : ${quietMs};
-  try { globalThis.${CLOCK_OBSERVER}?.disconnect(); delete globalThis.${CLOCK_OBSERVER}; delete globalThis.${CLOCK}; } catch {}
+  // Animation frames since the last mutation (the clock's count; a mutation seen here starts it again).
+  let frames = typeof last === 'number' ? globalThis.${FRAMES} ?? 0 : 0;
+  const count = () => { if (ended) return; frames++; requestAnimationFrame(count); };
+  try { globalThis.${CLOCK_OBSERVER}?.disconnect(); delete globalThis.${CLOCK_OBSERVER}; delete globalThis.${CLOCK}; delete globalThis.${FRAMES}; } catch {}
   let timer = 0;
-  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(() => finish(true), ${quietMs}); });
+  const obs = new MutationObserver(() => { frames = 0; clearTimeout(timer); timer = setTimeout(() => finish(true), ${quietMs}); });
   const cap = setTimeout(() => finish(false), ${maxMs});
   let ended = false;
   function finish(quiet) {
@@ -121,10 +130,12 @@ function settleScript(quietMs: number, maxMs: number): string {
     const probe = ${PAGE_PROBE.replace(/\n\s*/g, ' ')};
     const done = () => { clearTimeout(fallback); resolve({ quiet, content: probe.content }); };
     // Two animation frames: the quiet DOM has been painted (a hidden page gets no frames: 100 ms at most).
+    if (quiet && frames >= 2) return resolve({ quiet, content: probe.content });
     const fallback = setTimeout(done, 100);
     requestAnimationFrame(() => requestAnimationFrame(done));
   }
   obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  requestAnimationFrame(count);
   timer = setTimeout(() => finish(true), initial);
 })`;
 }
@@ -197,7 +208,9 @@ async function navigate(s: PageSocket, url: string, signal: AbortSignal): Promis
     return { netError: r.errorText ? r.errorText : null, status };
   } finally {
     off();
-    await s.send('Network.disable', {}, signal).catch(() => {});
+    // Not awaited: right after a cross-process navigation its answer can take 20-70 ms (the new
+    // renderer's network agent), and nothing here needs it; the status was read above.
+    void s.send('Network.disable', {}, signal).catch(() => {});
   }
 }
 

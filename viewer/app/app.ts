@@ -3,7 +3,11 @@
  * the URL: the run list (`./?agent=…&q=…`) and one run's trace viewer (`./?run=<dir>&t=<epoch ms>`), so
  * either can be shared as a link. Frames come from api/frame as raw RGB and are put on the canvas
  * unchanged (no image decoding or colour management in between: the canvas holds the replayed pixels).
+ * A third view compares two runs of one task (`./?compare=<dir>&with=<dir>`, viewer/app/compare.ts).
+ * Bundled by esbuild on the server (viewer/server.ts) with its imports from this directory.
  */
+import { esc, putRgb, secs, statusOf } from './common.ts';
+import { offerCompare, pickForCompare, showCompare } from './compare.ts';
 
 interface Entry {
   index: number;
@@ -51,17 +55,7 @@ interface Detail {
 }
 
 const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySelector(sel) as T;
-const esc = (s: string) => s.replace(/[&<>"]/g, (c) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot' }[c]};`);
 const params = new URLSearchParams(location.search);
-
-function statusOf(r: Row): string {
-  if (r.invalid) return 'invalid';
-  if (r.infra_error) return 'infra_error';
-  if (r.success) return 'success';
-  if (r.status === 'partial') return 'partial';
-  return 'failure';
-}
-const secs = (ms: number | null | undefined) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
 
 // ---------------------------------------------------------------- run list
 const FILTERS = ['suite', 'agent', 'resolution', 'group', 'status'] as const;
@@ -125,6 +119,7 @@ async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
       return `<tr data-dir="${esc(r.dir)}"><td>${esc(r.suite)}</td><td>${esc(r.agent)}</td><td>${esc(r.resolution)}</td><td><a href="${href}">${esc(r.task_id)}</a></td><td>${esc(r.group)}</td><td>${r.repeat}</td><td class="st-${st}">${st}</td><td>${r.steps_performed}</td><td>${secs(r.duration_ms)}</td><td class="text" title="${esc(r.task ?? '')}">${esc(r.task ?? '')}</td></tr>`;
     })
     .join('');
+  pickForCompare(data.runs);
   body.dataset.loaded = String(Date.now());
   document.body.dataset.ready = 'list';
 }
@@ -160,6 +155,7 @@ async function showRun(dir: string): Promise<void> {
   $('#run-head').innerHTML = r
     ? `<b>${esc(r.task_id)}</b> — ${esc(r.agent)} ${esc(r.resolution)} — <span class="st-${statusOf(r)}">${statusOf(r)}</span> — ${r.steps_performed} steps, ${secs(r.duration_ms)}<div>${esc(r.task ?? '')}</div>`
     : esc(dir);
+  void offerCompare(dir);
   if (d.traceError) say(`<b>${esc(d.traceError.code)}</b>: ${esc(d.traceError.message)}`);
   if (d.noRecording) say(`<b>${esc(d.noRecording.code)}</b>: ${esc(d.noRecording.message)}`);
   if (d.result?.error) say(`run error <b>${esc(d.result.error.code)}</b>: ${esc(d.result.error.message)}`);
@@ -303,22 +299,7 @@ async function draw(p: Player, t: number): Promise<void> {
     canvas.dataset.t = String(t);
     return;
   }
-  const w = Number(res.headers.get('x-width'));
-  const h = Number(res.headers.get('x-height'));
-  const rgb = new Uint8Array(await res.arrayBuffer());
-  if (canvas.width !== w || canvas.height !== h) {
-    canvas.width = w;
-    canvas.height = h;
-  }
-  const img = new ImageData(w, h);
-  const px = img.data;
-  for (let i = 0, j = 0; i < rgb.length; i += 3, j += 4) {
-    px[j] = rgb[i]!;
-    px[j + 1] = rgb[i + 1]!;
-    px[j + 2] = rgb[i + 2]!;
-    px[j + 3] = 255;
-  }
-  canvas.getContext('2d')!.putImageData(img, 0, 0);
+  putRgb(canvas, Number(res.headers.get('x-width')), Number(res.headers.get('x-height')), new Uint8Array(await res.arrayBuffer()));
   $('#no-frame').hidden = true;
   const stale = res.headers.get('x-stale-reason');
   const known = Number(res.headers.get('x-known-until'));
@@ -392,5 +373,7 @@ function wireControls(p: Player): void {
 }
 
 const run = params.get('run');
-if (run) void showRun(run);
+const compare = params.get('compare');
+if (compare) void showCompare(compare, params.get('with') ?? '', Number(params.get('row') ?? 0));
+else if (run) void showRun(run);
 else void showList();
