@@ -33,6 +33,12 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   { name: 'import-time', args: ['10'], about: "each package entry's import time in a fresh node process, and which heavy packages (model SDKs, playwright-core, sharp) it loads" },
   { name: 'agent-overhead', args: ['--x11vnc'], about: "each primitive's cost, checkTaskSuccess(), and the agent loop's own overhead per step" },
   { name: 'proxy-overhead', args: [], about: 'what the recording proxy adds to `screenshot()` and to click latency, and the recording size per minute' },
+  {
+    name: 'live-overhead',
+    args: [],
+    about:
+      "what watching a run through its live endpoint costs the agent loop (0 against 2 watchers asking continuously), and the latency from the agent's framebuffer to a watcher's",
+  },
   { name: 'post-process', args: [], about: 'post-processing a 100-action session at 1280x800, also stretched to 5 minutes: time against the session, actions per second' },
   {
     name: 'post-process-real',

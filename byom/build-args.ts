@@ -11,8 +11,11 @@
  * environment variables count as unset. Secrets (API keys, tokens) have no flags: read them with
  * `env()`, so they never appear on a command line.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { VncuaError } from '../harness/errors.ts';
+import { pricesProblem, type Prices } from './pricing.ts';
 
 /** A width and height in pixels: harness's one size type. */
 export type { ScreenSize as Size } from '../harness/desktop/size.ts';
@@ -62,6 +65,8 @@ export interface AdapterArgs<F extends string> {
   oneOf<T extends string>(allowed: readonly T[], flag: F, ...envNames: string[]): T | undefined;
   /** A comma-separated list (items trimmed, empty ones dropped). */
   list(flag: F, ...envNames: string[]): string[] | undefined;
+  /** Prices from a JSON file (byom/pricing.ts Prices: `{ "model": { "input": 3, "output": 12 } }`, USD per 1M tokens), its path relative to the working directory. */
+  prices(flag: F, ...envNames: string[]): Prices | undefined;
   /** CLI_ERR_BAD_ARGS for a required setting that is missing: "set ENV or pass -- --flag VALUE". `flag` null for secrets. */
   missing(field: string, flag: F | null, envNames: readonly string[], hint: string): VncuaError;
   /** CLI_ERR_BAD_ARGS for a bad value of `setting`. */
@@ -148,6 +153,26 @@ export function adapterArgs<F extends string>(adapter: string, args: readonly st
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean);
+    },
+    prices(flag, ...envNames) {
+      const s = get(flag, ...envNames);
+      if (!s) return undefined;
+      const path = resolve(s.value);
+      let text: string;
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (e) {
+        throw bad(s, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}: ${path}); give a JSON file of prices per model`);
+      }
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch (e) {
+        throw bad(s, `is not JSON (${(e as Error).message}); give { "MODEL": { "input": N, "output": N } } in USD per 1M tokens`);
+      }
+      const problem = pricesProblem(data);
+      if (problem) throw bad(s, `holds bad prices: ${problem}`);
+      return data as Prices;
     },
     missing(field, flag, envNames, hint) {
       const where = flag === null ? `set ${envNames.join(' or ')}` : `set ${envNames.join(' or ')} or pass \`-- --${flag} …\``;

@@ -12,7 +12,9 @@
  * params, snake_case), and call their model with `callModel({ send, read, mapError })`: it gives
  * `send` a per-call signal linked to the run's, maps what `send` throws, and puts the call's
  * latency, usage, response id, model and attempts into the next trace entry's `meta.model_calls`
- * (and the request's size into `meta.request_bytes`) when its requests went through `modelFetch()`.
+ * (and the request's size into `meta.request_bytes`) when its requests went through `modelFetch()`,
+ * with the usage read into `tokens` and priced into `cost_usd` (byom/pricing.ts; the `prices` option
+ * first): result.json sums them (harness/trace/model-calls.ts).
  *
  * Options: each adapter's options are a zod schema that extends `modelAgentOptionsSchema` (itself
  * the Agent's `agentOptionsSchema` plus ModelOptions) and is handed to this constructor, which
@@ -34,6 +36,7 @@ import {
 import type { ActionStep } from '../harness/agent/index.ts';
 import type { ScreenSize } from '../harness/desktop/size.ts';
 import { nonNegative, parseOptions, screenshotSizeSchema } from './options.ts';
+import { costUsd, findPrice, pricesProblem, traceTokens, usageTokens, type Prices } from './pricing.ts';
 
 /** Options shared by every model adapter (besides the Agent's). */
 export interface ModelOptions {
@@ -51,6 +54,8 @@ export interface ModelOptions {
   stuckScreens?: number;
   /** Scale screenshots to this size before sending them (coordinates are mapped back by the adapter). */
   screenshotSize?: ScreenSize;
+  /** Your rates per model (USD per 1M tokens), before byom/pricing.ts's table: `{ "my-model": { input: 1, output: 4 } }`. */
+  prices?: Prices;
 }
 
 /** The options of a ModelAgent: the Agent's plus ModelOptions. */
@@ -108,6 +113,13 @@ export const modelAgentOptionsSchema = agentOptionsSchema.extend({
   stuckRepeats: nonNegative.optional(),
   stuckScreens: nonNegative.optional(),
   screenshotSize: screenshotSizeSchema.optional(),
+  prices: z
+    .custom<Prices>()
+    .superRefine((v, ctx) => {
+      const problem = pricesProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
 });
 
 /** The Agent's keys (handed to `super`) and the ModelAgent's own (kept in `model`). */
@@ -136,6 +148,8 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
   /** Requests sent through modelFetch() during the current call, and the size of the last one's body. */
   #attempts = 0;
   #requestBytes = 0;
+  /** Models (or '' for calls that named none) already noted as unpriced in this run. */
+  #unpriced = new Set<string>();
 
   /**
    * Validates `options` with `schema` (an extension of modelAgentOptionsSchema; AGENT_ERR_BAD_OPTIONS naming the field and
@@ -155,6 +169,7 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     this.#lastScreen = '';
     this.#sameScreens = 0;
     this.#actedSinceObserve = false;
+    this.#unpriced.clear();
     const budget = this.model.budgetMs;
     if (budget !== undefined && budget > 0) {
       // Wall-clock time the loop spends paused (pause(), askForHelp(), a person's takeover) is not the model's: it
@@ -260,13 +275,40 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     return value;
   }
 
-  /** Record one model call (latency, usage, response id) into the next trace entry's `meta.model_calls` (callModel does it for its calls). */
+  /**
+   * Record one model call into the next trace entry's `meta.model_calls` (callModel does it for its calls): latency,
+   * usage, response id, model, attempts, and from the usage `tokens` and, when the model has a price (the `prices`
+   * option, else byom/pricing.ts's table), `cost_usd`. A model with no price gets a note in `meta.price_notes`, once a run.
+   */
   protected noteModelCall(info: ModelCallInfo): void {
     const call: Record<string, unknown> = { latency_ms: Math.round(info.latencyMs * 1000) / 1000 };
     if (info.usage !== undefined) call.usage = info.usage;
     if (info.responseId !== undefined) call.response_id = info.responseId;
     if (info.model !== undefined) call.model = info.model;
     if (info.attempts !== undefined) call.attempts = info.attempts;
+    const tokens = info.usage === undefined ? null : usageTokens(info.usage);
+    if (tokens) {
+      call.tokens = traceTokens(tokens);
+      const model = info.model ?? this.model.model;
+      const found = model === undefined ? null : findPrice(model, this.model.prices);
+      if (found) call.cost_usd = costUsd(tokens, found.price);
+      else this.#noteUnpriced(model);
+    }
     this.attachMeta({ model_calls: [call] });
+  }
+
+  /** Once a run per model: why its calls have no cost_usd, and how to give a price. */
+  #noteUnpriced(model: string | undefined): void {
+    if (this.#unpriced.has(model ?? '')) return;
+    this.#unpriced.add(model ?? '');
+    const example = JSON.stringify({ [model ?? 'MODEL']: { input: 1, output: 4 } });
+    const how = `give one with the prices option or \`-- --prices FILE\` (JSON, e.g. ${example} in USD per 1M tokens)`;
+    this.attachMeta({
+      price_notes: [
+        model === undefined
+          ? `A model call named no model, so its cost is unknown (cost_usd left out): set the model option and ${how}.`
+          : `No price known for model ${JSON.stringify(model)}: its calls have no cost_usd and result.json no cost_usd; ${how}.`,
+      ],
+    });
   }
 }

@@ -17,7 +17,6 @@ import { startChatServer } from '../byom/chat/test-helpers/chat-server.ts';
 import { serveTestPages } from '../eval/test-fixtures/pages.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { groupMembers, procStat } from '../harness/desktop/procs.ts';
-import { isVncuaError } from '../harness/errors.ts';
 import { parseEvalArgs, run } from './eval.ts';
 import { evalArgError } from './test-helpers/child.ts';
 

@@ -15,7 +15,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recommendedWorkers, machineResources } from '../eval/capacity.ts';
 import { serveTestPages, type TestPages } from '../eval/test-fixtures/pages.ts';
-import { isVncuaError } from '../harness/errors.ts';
 import { unwritableDir } from '../harness/test-helpers/unwritable.ts';
 import { parseEvalArgs } from './eval.ts';
 import { codeLine, evalArgError, type Ran, runVncua } from './test-helpers/child.ts';

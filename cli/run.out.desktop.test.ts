@@ -5,12 +5,10 @@
  * fresh DIR; an --out that is a file, under a file, under /proc or not writable is a coded one-line
  * error, exit 2, before any desktop starts.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveTestPages, type TestPages } from '../eval/test-fixtures/pages.ts';
 import { snapshotDir } from '../harness/test-helpers/files.ts';

@@ -136,12 +136,27 @@ describe('vncua export --format jsonl', () => {
       calls: [{ latency_ms: 812.5, usage: { prompt_tokens: 1000, completion_tokens: 20, total_tokens: 1020 }, model: 'qwen' }],
       tokens: { input: 1000, output: 20, total: 1020 },
       latency_ms: 812.5,
+      cost_usd: null,
     });
     expect(a!.uitask).toBeNull();
     expect(a!.uitask_reason).toMatch(/^params\.button: uitask's MouseButton has only left and right/);
     expect(a!.call.args[0]).toMatchObject({ button: 'middle' });
     expect(b!.model).toMatchObject({ messages: ['Now type.'], tokens: { input: 7, output: 3, total: 10 }, latency_ms: 100 });
     expect(modelOf({ request_bytes: [5] })).toBeNull();
+  });
+
+  it("a step's cost_usd sums its calls' when every call was priced; tokens prefer the calls' normalized counts (Anthropic's cache tokens included)", () => {
+    const anthropicUsage = { input_tokens: 10, cache_read_input_tokens: 900, cache_creation_input_tokens: 90, output_tokens: 5 };
+    const priced = modelOf({
+      model_calls: [
+        { latency_ms: 1, usage: anthropicUsage, tokens: { input: 1000, output: 5, cached_input: 900, cache_write: 90 }, cost_usd: 0.0006525 },
+        { latency_ms: 2, usage: { prompt_tokens: 100, completion_tokens: 1 }, tokens: { input: 100, output: 1 }, cost_usd: 0.1 + 0.2 },
+      ],
+    });
+    expect(priced).toMatchObject({ tokens: { input: 1100, output: 6, total: 1106 }, latency_ms: 3, cost_usd: 0.3006525 });
+    const partly = modelOf({ model_calls: [{ tokens: { input: 1, output: 1 }, cost_usd: 0.5 }, { tokens: { input: 1, output: 1 } }] });
+    expect(partly).toMatchObject({ tokens: { input: 2, output: 2, total: 4 }, cost_usd: null });
+    expect(modelOf({ model_text: 'hi' })).toMatchObject({ calls: [], tokens: null, cost_usd: null });
   });
 
   it('screenshots: PNG files beside the JSONL at the recording size, before and after differ where the action changed the screen', async () => {

@@ -14,6 +14,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { apiCall } from '../harness/agent/apply-action.ts';
 import { VncuaError, errorInfo, isVncuaError } from '../harness/errors.ts';
 import type { ExportLine } from '../harness/trace/export-line.ts';
+import { callCost, callTokens, modelCallsOf, roundUsd } from '../harness/trace/model-calls.ts';
 import { readTrace, type ReadTrace } from '../harness/trace/reader.ts';
 import type { TraceEntry } from '../harness/trace/schema.ts';
 import { toUitaskEntry } from '../harness/trace/uitask.ts';
@@ -155,21 +156,25 @@ export function modelOf(meta: Record<string, unknown> | undefined): ExportLine['
   if (!meta) return null;
   const messages = [...strings(meta.model_text), ...strings(meta.thought), ...strings(meta.description)];
   const reasoning = strings(meta.reasoning);
-  const calls = Array.isArray(meta.model_calls) ? meta.model_calls.filter((c): c is Record<string, unknown> => typeof c === 'object' && c !== null && !Array.isArray(c)) : [];
+  const calls = modelCallsOf(meta);
   if (messages.length === 0 && reasoning.length === 0 && calls.length === 0) return null;
   let tokens: { input: number | null; output: number | null; total: number | null } | null = null;
   const add = (a: number | null, b: number | null) => (b === null ? a : (a ?? 0) + b);
   for (const c of calls) {
+    // The adapters' normalized tokens (the whole prompt, cache included) when recorded, else the API's usage names.
+    const t = callTokens(c);
     const u = c.usage as Record<string, unknown> | undefined;
-    if (typeof u !== 'object' || u === null) continue;
-    const input = num(u.input_tokens) ?? num(u.prompt_tokens);
-    const output = num(u.output_tokens) ?? num(u.completion_tokens);
-    const total = num(u.total_tokens) ?? (input !== null || output !== null ? (input ?? 0) + (output ?? 0) : null);
+    if (!t && (typeof u !== 'object' || u === null)) continue;
+    const input = t ? t.input : (num(u!.input_tokens) ?? num(u!.prompt_tokens));
+    const output = t ? t.output : (num(u!.output_tokens) ?? num(u!.completion_tokens));
+    const total = t ? t.input + t.output : (num(u!.total_tokens) ?? (input !== null || output !== null ? (input ?? 0) + (output ?? 0) : null));
     tokens ??= { input: null, output: null, total: null };
     tokens = { input: add(tokens.input, input), output: add(tokens.output, output), total: add(tokens.total, total) };
   }
   const latencies = calls.map((c) => num(c.latency_ms)).filter((x): x is number => x !== null);
-  return { messages, reasoning, calls, tokens, latency_ms: latencies.length === 0 ? null : latencies.reduce((s, x) => s + x, 0) };
+  const costs = calls.map(callCost);
+  const cost = calls.length > 0 && costs.every((c) => c !== null) ? roundUsd(costs.reduce((s: number, c) => s + c!, 0)) : null;
+  return { messages, reasoning, calls, tokens, latency_ms: latencies.length === 0 ? null : latencies.reduce((s, x) => s + x, 0), cost_usd: cost };
 }
 
 /** A run's images: per entry index, the shot (paths relative to `base`), or the reason there are none. */

@@ -40,8 +40,20 @@ function evidenceText(run: RunScore): string {
   return `first success at step ${ev.entry_index} (${ev.phase} check, ${ev.rule} ${JSON.stringify(ev.pattern)}): ${ev.snippet} on ${ev.url}`;
 }
 
-const aggCols = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors', 'invalid', 'tasks', 'k', 'pass@1', 'pass@k', 'pass^k'];
-const aggCells = (a: AggregateRow) => [
+/** `$12.34` from a dollar up, `$0.0185` (3 significant digits) under it, or `–`. */
+export function usd(x: number | null): string {
+  if (x === null) return '–';
+  if (x === 0) return '$0';
+  return x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3).replace(/\.?0+$/, '')}`;
+}
+
+const AGG_COLS = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors', 'invalid', 'tasks', 'k', 'pass@1', 'pass@k', 'pass^k'];
+/** The cost columns, shown when some agent's runs were priced (model agents: byom/README.md's cost section). */
+const COST_COLS = ['cost', 'cost / run', 'cost / success'];
+const withCost = (r: ScoreReport) => r.by_agent.some((a) => a.cost_usd !== null);
+const aggColumns = (cost: boolean) => (cost ? [...AGG_COLS, ...COST_COLS] : AGG_COLS);
+const aggCells = (a: AggregateRow, cost: boolean) => [...baseCells(a), ...(cost ? [usd(a.cost_usd), usd(a.avg_cost_usd), usd(a.cost_per_success)] : [])];
+const baseCells = (a: AggregateRow) => [
   String(a.runs),
   `${pct(a.success_rate)} (${a.successes})`,
   pct(a.proper_stop_rate),
@@ -109,13 +121,15 @@ const SUMMARY =
 
 /** scores.md. */
 export function renderScoresMarkdown(r: ScoreReport): string {
+  const cost = withCost(r);
+  const aggCols = aggColumns(cost);
   const out: string[] = [`# Scores`, '', `${r.runs.length} runs under \`${r.root}\`, scored ${r.generated_at}. ${SUMMARY}`, ''];
   out.push(
     '## Per agent',
     '',
     mdTable(
       ['agent', ...aggCols],
-      r.by_agent.map((a) => [a.agent, ...aggCells(a)]),
+      r.by_agent.map((a) => [a.agent, ...aggCells(a, cost)]),
     ),
     '',
   );
@@ -124,7 +138,7 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     '',
     mdTable(
       ['agent', 'resolution', ...aggCols],
-      r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a)]),
+      r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a, cost)]),
     ),
     '',
   );
@@ -133,7 +147,7 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     '',
     mdTable(
       ['agent', 'resolution', 'group', ...aggCols],
-      r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a)]),
+      r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a, cost)]),
     ),
     '',
   );
@@ -216,7 +230,11 @@ function runClass(run: RunScore): string {
 /** Hover text of one run. */
 function runTitle(run: RunScore): string {
   if (run.invalid) return `${run.dir}: invalid: ${run.invalid.message}`;
-  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}`;
+  const model =
+    run.model_calls === null
+      ? ''
+      : `; ${run.model_calls} model calls${run.input_tokens === null ? '' : `, ${run.input_tokens} in / ${run.output_tokens} out tokens`}${run.cost_usd === null ? '' : `, ${usd(run.cost_usd)}`}`;
+  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}`;
 }
 
 function runCell(run: RunScore | undefined): string {
@@ -250,6 +268,8 @@ function runsCell(runs: readonly RunScore[] | undefined): string {
 
 /** scores.html (self-contained). */
 export function renderScoresHtml(r: ScoreReport): string {
+  const cost = withCost(r);
+  const aggCols = aggColumns(cost);
   const aggNumeric = new Set(aggCols.map((_, i) => i + 1));
   const parts: string[] = [];
   parts.push(`<h1>Scores</h1><p class="meta">${r.runs.length} runs under <code>${esc(r.root)}</code>, scored ${esc(r.generated_at)}. ${esc(SUMMARY)}</p>`);
@@ -257,7 +277,7 @@ export function renderScoresHtml(r: ScoreReport): string {
     '<h2>Per agent</h2>',
     htmlTable(
       ['agent', ...aggCols],
-      r.by_agent.map((a) => [esc(a.agent), ...aggCells(a).map(esc)]),
+      r.by_agent.map((a) => [esc(a.agent), ...aggCells(a, cost).map(esc)]),
       aggNumeric,
     ),
   );

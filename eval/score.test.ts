@@ -29,6 +29,10 @@ describe('scoreRun: the metrics of one run', () => {
       duration_ms: 1500,
       actions_by_type: { mouse_click: 2, finish: 1 },
       infra_error: false,
+      model_calls: null,
+      input_tokens: null,
+      output_tokens: null,
+      cost_usd: null,
     });
   });
 
@@ -108,6 +112,9 @@ describe('scoreRun: the metrics of one run', () => {
       complete_rate: 1,
       avg_steps: 1.5,
       avg_duration_ms: 2000,
+      cost_usd: null,
+      avg_cost_usd: null,
+      cost_per_success: null,
       infra_errors: 1,
       invalid: 0,
     });
@@ -258,6 +265,9 @@ describe('scoring a results tree', () => {
 
   it('scores.md and scores.html: agents side by side, each cell linking to its step report or trace, no external resources', () => {
     expect(md).toContain('| alpha | 3 | 66.7% (2) |');
+    // No agent made model calls: no cost columns.
+    expect(md).not.toContain('cost / run');
+    expect(html).not.toContain('cost / run');
     expect(md).toContain('EVAL_ERR_DESKTOP_LOST: Chromium died');
     expect(html).toContain('<th>task</th><th>resolution</th><th>alpha</th><th>beta</th><th>uitask</th>');
     expect(html).toContain('href="alpha/1280_800/click-1/action_screenshots.html"');

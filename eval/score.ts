@@ -9,6 +9,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { VncuaError } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
+import { roundUsd } from '../harness/trace/model-calls.ts';
 import { readTrace } from '../harness/trace/reader.ts';
 import { runResultSchema, type RunEvidence, type RunResult, type RunStatus, type TraceEntry } from '../harness/trace/schema.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
@@ -39,6 +40,14 @@ export interface RunMetrics {
   actions_by_type: Record<string, number>;
   /** The run ended infra_error (or with an infra error code): excluded from rates. */
   infra_error: boolean;
+  /** result.json's model_calls: calls a model agent made; null when none were recorded (no model agent, or an older result.json). */
+  model_calls: number | null;
+  /** result.json's input_tokens (every call's prompt, cache included); null when not every call reported usage. */
+  input_tokens: number | null;
+  /** result.json's output_tokens; null when not every call reported usage. */
+  output_tokens: number | null;
+  /** result.json's cost_usd (USD at list prices); null when the run made no priced calls or some call was not priced. */
+  cost_usd: number | null;
 }
 
 /** One scored run. */
@@ -82,6 +91,12 @@ export interface Aggregate {
   avg_steps: number | null;
   /** Mean duration_ms over runs that have one. */
   avg_duration_ms: number | null;
+  /** USD over the runs (a run that made no model calls counts 0); null when no run made model calls, or some run's calls were not all priced. */
+  cost_usd: number | null;
+  /** cost_usd / runs. */
+  avg_cost_usd: number | null;
+  /** cost_usd / successes (null without a success). */
+  cost_per_success: number | null;
   infra_errors: number;
   /** Runs that could not be read (see RunScore.invalid). */
   invalid: number;
@@ -113,7 +128,7 @@ export interface RunInput {
   entries: ReadonlyArray<Pick<TraceEntry, 'action' | 'task_marked_complete'> & { started_at?: number; ended_at?: number }>;
   /** True when only partial_execution.json exists (or no trace at all). */
   partial: boolean;
-  result: Pick<RunResult, 'status' | 'durationMs' | 'error'> | null;
+  result: Pick<RunResult, 'status' | 'durationMs' | 'error' | 'model_calls' | 'input_tokens' | 'output_tokens' | 'cost_usd'> | null;
   /** True when the directory holds no trace file at all (with no result.json either, the run never started: counted as infra). */
   noTrace?: boolean;
 }
@@ -144,6 +159,10 @@ export function scoreRun(r: RunInput): RunMetrics {
     duration_ms: duration,
     actions_by_type: actions,
     infra_error: infra,
+    model_calls: r.result?.model_calls ?? null,
+    input_tokens: r.result?.input_tokens ?? null,
+    output_tokens: r.result?.output_tokens ?? null,
+    cost_usd: r.result?.cost_usd ?? null,
   };
 }
 
@@ -158,6 +177,9 @@ export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidRe
   const successes = count((r) => r.success);
   const proper = count((r) => r.proper_stop);
   const completes = count((r) => r.complete);
+  // Cost: only when some run made model calls and every run that made any was priced (a run without calls cost nothing).
+  const withCalls = counted.filter((r) => r.model_calls !== null && r.model_calls > 0);
+  const cost = withCalls.length > 0 && withCalls.every((r) => r.cost_usd !== null) ? roundUsd(withCalls.reduce((s, r) => s + r.cost_usd!, 0)) : null;
   return {
     runs: n,
     successes,
@@ -168,6 +190,9 @@ export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidRe
     complete_rate: rate(completes),
     avg_steps: n === 0 ? null : counted.reduce((s, r) => s + r.steps_performed, 0) / n,
     avg_duration_ms: durations.length === 0 ? null : durations.reduce((s, d) => s + d, 0) / durations.length,
+    cost_usd: cost,
+    avg_cost_usd: cost === null || n === 0 ? null : cost / n,
+    cost_per_success: cost === null || successes === 0 ? null : cost / successes,
     infra_errors: runs.length - n - invalid,
     invalid,
   };

@@ -8,6 +8,7 @@
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useEventsDesktop } from '../../harness/agent/test-helpers/desktops.ts';
+import { roundUsd } from '../../harness/trace/model-calls.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { AnthropicCuaAgent, DEFAULT_ANTHROPIC_MODEL, DEFAULT_SYSTEM_PROMPT, type AnthropicCuaOptions } from './agent.ts';
 import { TRIMMED_IMAGE_TEXT } from './conversation.ts';
@@ -103,6 +104,17 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
       cache_creation_input_tokens: 56,
       cache_read_input_tokens: 1234,
     });
+    // Cost at claude-sonnet-4-6's rates: uncached input $3, cache writes $3.75, cache hits $0.30, output $15 per 1M tokens.
+    const [u0, u1] = server.messages.map((m) => m.usage);
+    const cost0 = roundUsd((u0!.input_tokens * 3 + 56 * 3.75 + 1234 * 0.3 + u0!.output_tokens * 15) / 1e6);
+    const cost1 = roundUsd((u1!.input_tokens * 3 + u1!.output_tokens * 15) / 1e6);
+    expect(meta0.model_calls[0]).toMatchObject({
+      tokens: { input: u0!.input_tokens + 56 + 1234, output: u0!.output_tokens, cached_input: 1234, cache_write: 56 },
+      cost_usd: cost0,
+    });
+    expect((entries[2]!.meta as { model_calls: Array<Record<string, unknown>> }).model_calls[0]).toMatchObject({ cost_usd: cost1 });
+    expect(r).toMatchObject({ model_calls: 2, input_tokens: u0!.input_tokens + 56 + 1234 + u1!.input_tokens, output_tokens: u0!.output_tokens + u1!.output_tokens });
+    expect(r.cost_usd).toBeCloseTo(cost0 + cost1, 12);
     expect(meta0.request_bytes).toEqual([q0!.bytes]);
     expect(meta0.model_text).toEqual(['I will click both corners.']);
     expect(entries[1]!.meta).toBeUndefined();

@@ -1,6 +1,6 @@
 /** The CLI builder (environment and arguments) and the constructor's option checks. */
 import { describe, expect, it } from 'vitest';
-import { builderContext, codeOf, errorOf } from '../test-helpers/build.ts';
+import { builderContext, codeOf, errorOf, pricesFile } from '../test-helpers/build.ts';
 import { AnthropicCuaAgent, DEFAULT_ANTHROPIC_MODEL, defaultToolVersion } from './agent.ts';
 import { anthropicOptions, buildAnthropicAgent } from './build.ts';
 
@@ -102,6 +102,26 @@ describe('buildAnthropicAgent', () => {
     }
     for (const m of ['claude-sonnet-4-6', 'claude-opus-4-5', 'claude-opus-4-6', 'claude-opus-4-7', 'my-proxy-model']) {
       expect(defaultToolVersion(m), m).toBe('computer_20251124');
+    }
+  });
+});
+
+describe('anthropic --prices', () => {
+  it('--prices FILE (else VNCUA_PRICES) gives the prices option; a bad file is CLI_ERR_BAD_ARGS naming --prices', async () => {
+    const f = await pricesFile({ 'my-model': { input: 1.5, output: 6 } });
+    const bad = await pricesFile({ 'my-model': { input: 1.5 } });
+    try {
+      const env = { ANTHROPIC_API_KEY: 'k' };
+      expect(anthropicOptions(ctx(['--prices', f.path]), env).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(anthropicOptions(ctx(), { ...env, VNCUA_PRICES: f.path }).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(anthropicOptions(ctx(), env).prices).toBeUndefined();
+      const e = errorOf(() => anthropicOptions(ctx(['--prices', bad.path]), env));
+      expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details).toEqual({ argument: '--prices', value: bad.path });
+      expect(e?.message).toContain('["my-model"] needs output');
+    } finally {
+      await f.remove();
+      await bad.remove();
     }
   });
 });

@@ -13,6 +13,7 @@
  * | `--max-tokens N` | | `maxTokens` (default 4096) |
  * | `--timeout-ms N` | | `requestTimeoutMs` |
  * | `--budget-ms N` | | `budgetMs` |
+ * | `--prices FILE` | `VNCUA_PRICES` | `prices` (JSON `{ "MODEL": { "input": N, "output": N } }`, USD per 1M tokens; byom/pricing.ts) |
  */
 import type { AgentContext } from '../../harness/agent/index.ts';
 import { adapterArgs } from '../build-args.ts';
@@ -20,7 +21,7 @@ import { TOOL_VERSIONS } from './actions.ts';
 import { AnthropicCuaAgent, type AnthropicCuaOptions } from './agent.ts';
 
 /** The flags after `--` (each takes a value). */
-export const ANTHROPIC_FLAGS = ['model', 'base-url', 'tool-version', 'display', 'history', 'max-tokens', 'timeout-ms', 'budget-ms'] as const;
+export const ANTHROPIC_FLAGS = ['model', 'base-url', 'tool-version', 'display', 'history', 'max-tokens', 'timeout-ms', 'budget-ms', 'prices'] as const;
 
 /** The AnthropicCuaAgent options for `ctx`, from `env` and `ctx.args` (exported for tests). */
 export function anthropicOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): AnthropicCuaOptions {
@@ -44,6 +45,8 @@ export function anthropicOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = pro
   if (timeout) options.requestTimeoutMs = timeout;
   const budget = a.positiveInt('budget-ms');
   if (budget) options.budgetMs = budget;
+  const prices = a.prices('prices', 'VNCUA_PRICES');
+  if (prices) options.prices = prices;
   return options;
 }
 

@@ -13,6 +13,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/ch
 import { beforeEach, describe, expect, it } from 'vitest';
 import { presses, useFakeRuns } from '../../harness/agent/test-helpers/fake-run.ts';
 import type { FakeDesktop } from '../../harness/rfb/test-helpers/fake-desktop.ts';
+import { roundUsd } from '../../harness/trace/model-calls.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { CHAT_ACTIONS } from './actions.ts';
 import { ChatAgent, reaskText, type ChatAgentOptions } from './agent.ts';
@@ -90,9 +91,30 @@ describe('ChatAgent on the fake desktop', () => {
     expect(entries.map((e) => e.action)).toEqual(['wait', 'wait', 'wait', 'wait', 'finish']);
     expect(entries[4]!.params).toEqual({ answer: 'ok' });
     for (const [i, e] of entries.entries()) {
-      expect(e.meta?.model_calls).toEqual([{ latency_ms: expect.any(Number), usage: usageFor(i + 1), response_id: `chatcmpl-${i + 1}`, model: 'test-vlm' }]);
+      const u = usageFor(i + 1);
+      expect(e.meta?.model_calls).toEqual([
+        { latency_ms: expect.any(Number), usage: u, response_id: `chatcmpl-${i + 1}`, model: 'test-vlm', tokens: { input: u.prompt_tokens, output: u.completion_tokens } },
+      ]);
     }
     expect(entries[0]!.meta?.thought).toBe('t1');
+    // test-vlm has no price: no cost anywhere, and the first entry says how to give one.
+    expect(entries.map((e) => e.meta?.price_notes)).toEqual([[expect.stringContaining('No price known for model "test-vlm"')], undefined, undefined, undefined, undefined]);
+    const sum = (f: (u: ReturnType<typeof usageFor>) => number) => [1, 2, 3, 4, 5].reduce((s, n) => s + f(usageFor(n)), 0);
+    expect(r).toMatchObject({ model_calls: 5, input_tokens: sum((u) => u.prompt_tokens), output_tokens: sum((u) => u.completion_tokens) });
+    expect(r).not.toHaveProperty('cost_usd');
+  });
+
+  it('with a price for the served model (the prices option), each call and the run carry cost_usd', async () => {
+    const s = await chatServer((_b, n) => (n === 1 ? json({ action: 'wait', seconds: 0 }) : json({ action: 'finish', answer: 'ok' })));
+    const a = await agent(s, { prices: { 'test-vlm': { input: 0.2, output: 0.8 } } });
+    const r = await a.run({ maxSteps: 5 });
+    const cost = (n: number) => roundUsd((usageFor(n).prompt_tokens * 0.2 + usageFor(n).completion_tokens * 0.8) / 1e6);
+    expect(r).toMatchObject({ status: 'finished', model_calls: 2 });
+    expect(r.cost_usd).toBeCloseTo(cost(1) + cost(2), 12);
+    const { entries } = await readTrace(a.options.outputDir);
+    expect(entries.map((e) => (e.meta!.model_calls as Array<{ cost_usd: number }>)[0]!.cost_usd)).toEqual([cost(1), cost(2)]);
+    expect(entries.some((e) => e.meta!.price_notes !== undefined)).toBe(false);
+    expect(await readResult(a.options.outputDir)).toEqual(r);
   });
 
   describe('coordinate spaces map back exactly, edges included', () => {

@@ -1,6 +1,6 @@
 /** The CLI builder of ChatAgent (environment + arguments after `--`). No desktop: nothing connects until run(). */
 import { describe, expect, it } from 'vitest';
-import { builderContext, errorOf } from '../test-helpers/build.ts';
+import { builderContext, errorOf, pricesFile } from '../test-helpers/build.ts';
 import build, { buildChatAgent, ChatAgent, chatOptions } from './index.ts';
 
 const ctx = (args: string[] = []) => builderContext('chat', args);
@@ -117,6 +117,26 @@ describe('buildChatAgent', () => {
     } finally {
       if (saved === undefined) delete process.env.VNCUA_CHAT_MODEL;
       else process.env.VNCUA_CHAT_MODEL = saved;
+    }
+  });
+});
+
+describe('chat --prices', () => {
+  it('--prices FILE (else VNCUA_PRICES) gives the prices option; a bad file is CLI_ERR_BAD_ARGS naming --prices', async () => {
+    const f = await pricesFile({ 'my-model': { input: 1.5, output: 6 } });
+    const bad = await pricesFile({ 'my-model': { input: 1.5 } });
+    try {
+      const env = { VNCUA_CHAT_MODEL: 'my-model' };
+      expect(chatOptions(ctx(['--prices', f.path]), env).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(chatOptions(ctx(), { ...env, VNCUA_PRICES: f.path }).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(chatOptions(ctx(), env).prices).toBeUndefined();
+      const e = errorOf(() => chatOptions(ctx(['--prices', bad.path]), env));
+      expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details).toEqual({ argument: '--prices', value: bad.path });
+      expect(e?.message).toContain('["my-model"] needs output');
+    } finally {
+      await f.remove();
+      await bad.remove();
     }
   });
 });

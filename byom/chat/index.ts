@@ -15,6 +15,7 @@
  * | `--max-tokens N` | | `maxTokens` |
  * | `--timeout-ms N` | | `requestTimeoutMs` |
  * | `--budget-ms N` | | `budgetMs` |
+ * | `--prices FILE` | `VNCUA_PRICES` | `prices` (JSON `{ "MODEL": { "input": N, "output": N } }`, USD per 1M tokens; byom/pricing.ts) |
  */
 import type { AgentContext } from '../../harness/agent/index.ts';
 import { adapterArgs } from '../build-args.ts';
@@ -28,7 +29,7 @@ export { extractJsonObject } from './extract.ts';
 export { defaultSystemPrompt, type PromptInputs } from './prompt.ts';
 
 /** The flags after `--` (each takes a value). */
-export const CHAT_FLAGS = ['model', 'base-url', 'coordinates', 'image-size', 'history', 'max-tokens', 'timeout-ms', 'budget-ms'] as const;
+export const CHAT_FLAGS = ['model', 'base-url', 'coordinates', 'image-size', 'history', 'max-tokens', 'timeout-ms', 'budget-ms', 'prices'] as const;
 
 /** The ChatAgent options for `ctx`, from `env` and `ctx.args` (see the module comment). */
 export function chatOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): ChatAgentOptions {
@@ -60,6 +61,8 @@ export function chatOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.
   if (timeout) options.requestTimeoutMs = timeout;
   const budget = a.positiveInt('budget-ms');
   if (budget) options.budgetMs = budget;
+  const prices = a.prices('prices', 'VNCUA_PRICES');
+  if (prices) options.prices = prices;
   return options;
 }
 

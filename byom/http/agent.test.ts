@@ -117,6 +117,26 @@ describe('HttpPlannerAgent on the fake desktop', () => {
     expect(bodies[2]!.previous_steps).toEqual([...plans[0]!.map((action) => ({ step: 0, action })), ...plans[1]!.map((action) => ({ step: 1, action }))]);
   });
 
+  it("prices each plan from its usage: the answer's model (from the table), else the model option (with the prices option); result.json sums them", async () => {
+    const usage = { prompt_tokens: 2000, completion_tokens: 100, total_tokens: 2100, prompt_tokens_details: { cached_tokens: 1000 } };
+    const s = await planner((_req, n) =>
+      n === 1 ? { body: { actions: [{ type: 'WAIT', seconds: 0 }], model: 'gpt-4.1-2025-04-14', usage } } : { body: { actions: [{ type: 'FINISH' }], usage } },
+    );
+    const a = await agent(s, { model: 'my-planner', prices: { 'my-planner': { input: 10, output: 20 } } });
+    const r = await a.run({ maxSteps: 5 });
+    const gpt41 = (1000 * 2 + 1000 * 0.5 + 100 * 8) / 1e6;
+    const mine = (2000 * 10 + 100 * 20) / 1e6;
+    expect(r).toMatchObject({ status: 'finished', model_calls: 2, input_tokens: 4000, output_tokens: 200 });
+    expect(r.cost_usd).toBeCloseTo(gpt41 + mine, 12);
+    const { entries } = await readTrace(a.options.outputDir);
+    expect(entries.map((e) => (e.meta!.model_calls as Array<Record<string, unknown>>)[0])).toEqual([
+      expect.objectContaining({ model: 'gpt-4.1-2025-04-14', tokens: { input: 2000, output: 100, cached_input: 1000 }, cost_usd: gpt41 }),
+      expect.objectContaining({ tokens: { input: 2000, output: 100, cached_input: 1000 }, cost_usd: mine }),
+    ]);
+    expect(entries[1]!.meta!.model_calls).not.toContainEqual(expect.objectContaining({ model: expect.anything() }));
+    expect(await readResult(a.options.outputDir)).toEqual(r);
+  });
+
   it('with screenshotSize, sends the scaled size as resolution and maps its pixels back exactly', async () => {
     const s = await planner((_req, n) =>
       n === 1 ? actions({ type: 'CLICK', x: 0, y: 0 }, { type: 'CLICK', x: 1023, y: 639 }, { type: 'CLICK', x: 512, y: 320, button: 'middle' }) : actions({ type: 'FINISH' }),

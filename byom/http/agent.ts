@@ -135,7 +135,16 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
     const request = { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous };
     const plan = await this.callModel({
       send: ({ signal }) => this.client.plan(request, { signal }),
-      read: (p) => ({ value: p, attempts: p.attempts, usage: p.response.usage ?? undefined, responseId: p.response.id || undefined }),
+      read: (p) => {
+        const model = (p.response as { model?: unknown }).model;
+        return {
+          value: p,
+          attempts: p.attempts,
+          usage: p.response.usage ?? undefined,
+          responseId: p.response.id || undefined,
+          model: typeof model === 'string' && model ? model : undefined,
+        };
+      },
     });
     if (plan.retries.length > 0) this.attachMeta({ retries: plan.retries });
     if (plan.reauthenticated) this.attachMeta({ reauthenticated: true });

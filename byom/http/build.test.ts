@@ -1,6 +1,6 @@
 /** The CLI builder of HttpPlannerAgent (environment + arguments after `--`). No desktop: nothing connects until run(). */
 import { describe, expect, it } from 'vitest';
-import { builderContext, errorOf } from '../test-helpers/build.ts';
+import { builderContext, errorOf, pricesFile } from '../test-helpers/build.ts';
 import build, { buildHttpPlannerAgent, ClientCredentialsSource, HttpPlannerAgent, httpPlannerOptions, StaticTokenSource } from './index.ts';
 
 const ctx = (args: string[] = []) => builderContext('http', args);
@@ -129,6 +129,29 @@ describe('buildHttpPlannerAgent', () => {
     } finally {
       if (saved === undefined) delete process.env.VNCUA_PLANNER_URL;
       else process.env.VNCUA_PLANNER_URL = saved;
+    }
+  });
+});
+
+describe('http --prices', () => {
+  it('--prices FILE (else VNCUA_PRICES) gives the prices option; a bad file is CLI_ERR_BAD_ARGS naming --prices', async () => {
+    const f = await pricesFile({ 'my-model': { input: 1.5, output: 6 } });
+    const bad = await pricesFile({ 'my-model': { input: 1.5 } });
+    try {
+      const env = { VNCUA_PLANNER_URL: 'http://127.0.0.1:1/plan' };
+      expect(httpPlannerOptions(ctx(['--prices', f.path]), env).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(httpPlannerOptions(ctx(), { ...env, VNCUA_PRICES: f.path }).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(httpPlannerOptions(ctx(), env).prices).toBeUndefined();
+      const e = errorOf(() => httpPlannerOptions(ctx(['--prices', bad.path]), env));
+      expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details).toEqual({ argument: '--prices', value: bad.path });
+      expect(e?.message).toContain('["my-model"] needs output');
+      // The planner is not told the model: --model (or VNCUA_PLANNER_MODEL) names it for the trace and the price.
+      expect(httpPlannerOptions(ctx(['--model', 'my-model']), env).model).toBe('my-model');
+      expect(httpPlannerOptions(ctx(), { ...env, VNCUA_PLANNER_MODEL: 'm2' }).model).toBe('m2');
+    } finally {
+      await f.remove();
+      await bad.remove();
     }
   });
 });

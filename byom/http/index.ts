@@ -16,6 +16,8 @@
  * | `--screenshot-size WxH` | `VNCUA_PLANNER_SCREENSHOT_SIZE` | `screenshotSize` (coordinates mapped back) |
  * | `--timeout-ms N` | `VNCUA_PLANNER_TIMEOUT_MS` | `requestTimeoutMs` (per attempt) |
  * | `--budget-ms N` | | `budgetMs` |
+ * | `--model NAME` | `VNCUA_PLANNER_MODEL` | `model` (recorded and priced when the planner's answers name no `model`) |
+ * | `--prices FILE` | `VNCUA_PRICES` | `prices` (JSON `{ "MODEL": { "input": N, "output": N } }`, USD per 1M tokens; byom/pricing.ts) |
  */
 import type { AgentContext } from '../../harness/agent/index.ts';
 import { adapterArgs } from '../build-args.ts';
@@ -38,7 +40,7 @@ export {
 } from './wire.ts';
 
 /** The flags after `--` (each takes a value). */
-export const HTTP_FLAGS = ['endpoint', 'auth-url', 'client-id', 'scope', 'token-cache', 'screenshot-size', 'timeout-ms', 'budget-ms'] as const;
+export const HTTP_FLAGS = ['endpoint', 'auth-url', 'client-id', 'scope', 'token-cache', 'screenshot-size', 'timeout-ms', 'budget-ms', 'model', 'prices'] as const;
 
 /** The HttpPlannerAgent options for `ctx`, from `env` and `ctx.args` (see the module comment). */
 export function httpPlannerOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): HttpPlannerAgentOptions {
@@ -74,6 +76,10 @@ export function httpPlannerOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = p
   if (timeout) options.requestTimeoutMs = timeout;
   const budget = a.positiveInt('budget-ms');
   if (budget) options.budgetMs = budget;
+  const model = a.string('model', 'VNCUA_PLANNER_MODEL');
+  if (model) options.model = model;
+  const prices = a.prices('prices', 'VNCUA_PRICES');
+  if (prices) options.prices = prices;
   return options;
 }
 

@@ -7,7 +7,7 @@
  * { "task": "…", "screenshot": "<base64 PNG>", "resolution": { "width": 1280, "height": 800 },
  *   "previous_steps": [ { "step": 0, "action": { "type": "CLICK", "x": 10, "y": 20 } }, … ] }
  * ```
- * Response (200, JSON): `{ "actions": [ … ], "id"?: "…", "usage"?: { … } }` (other top-level keys
+ * Response (200, JSON): `{ "actions": [ … ], "id"?: "…", "usage"?: { … }, "model"?: "…" }` (other top-level keys
  * are ignored); `actions` is non-empty and performed in order. Each action (unknown keys rejected;
  * every action may carry `"description": "…"`):
  * ```jsonc

@@ -13,6 +13,7 @@ import sharp from 'sharp';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keyDowns, presses, useFakeRuns } from '../../harness/agent/test-helpers/fake-run.ts';
 import type { FakeDesktop } from '../../harness/rfb/test-helpers/fake-desktop.ts';
+import { roundUsd } from '../../harness/trace/model-calls.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { OpenAICuaAgent, type OpenAICuaOptions, type SafetyCheck } from './agent.ts';
 import {
@@ -102,6 +103,27 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
     expect((resp[0]!.usage!.input_tokens as number) > 85).toBe(true);
     expect(entries[0]!.meta!.reasoning).toEqual(['The text box is on the right.']);
     expect(await readResult(dir)).toEqual(r);
+
+    // Cost: computer-use-preview-2025-03-11 is priced as computer-use-preview ($3 in, $12 out per 1M tokens), from the usage on the wire.
+    const usage = resp.map((x) => x.usage!);
+    const cost = usage.map((u) => roundUsd((u.input_tokens * 3 + u.output_tokens * 12) / 1e6));
+    entries.forEach((e, i) => {
+      expect((e.meta!.model_calls as Array<Record<string, unknown>>)[0]).toMatchObject({
+        tokens: { input: usage[i]!.input_tokens, output: usage[i]!.output_tokens, reasoning: 0 },
+        cost_usd: cost[i],
+      });
+      expect(e.meta!.price_notes).toBeUndefined();
+    });
+    expect(cost.every((c) => c > 0)).toBe(true);
+    expect(r).toMatchObject({
+      model_calls: 3,
+      input_tokens: usage.reduce((s, u) => s + u.input_tokens, 0),
+      output_tokens: usage.reduce((s, u) => s + u.output_tokens, 0),
+    });
+    expect(r.cost_usd).toBeCloseTo(
+      cost.reduce((s, c) => s + c, 0),
+      12,
+    );
   });
 
   it('batched computer tool: every action of one call is performed in order, screenshots at the real size, no display size or current_url sent', async () => {

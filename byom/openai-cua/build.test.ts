@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isVncuaError } from '../../harness/errors.ts';
-import { builderContext, codeOf, errorOf } from '../test-helpers/build.ts';
+import { builderContext, codeOf, errorOf, pricesFile } from '../test-helpers/build.ts';
 import { OpenAICuaAgent, type OpenAICuaOptions } from './agent.ts';
 import build, { buildOpenAICuaAgent, openAICuaOptions } from './build.ts';
 
@@ -133,5 +133,25 @@ describe('OpenAICuaAgent options', () => {
     expect(new OpenAICuaAgent({ ...base, model: 'computer-use-preview-2025-03-11' }).toolForm).toBe('preview');
     expect(new OpenAICuaAgent({ ...base, model: 'gpt-5.4' }).toolForm).toBe('computer');
     expect(new OpenAICuaAgent({ ...base, model: 'gpt-5.4', toolForm: 'preview' }).toolForm).toBe('preview');
+  });
+});
+
+describe('openai-cua --prices', () => {
+  it('--prices FILE (else VNCUA_PRICES) gives the prices option; a bad file is CLI_ERR_BAD_ARGS naming --prices', async () => {
+    const f = await pricesFile({ 'my-model': { input: 1.5, output: 6 } });
+    const bad = await pricesFile({ 'my-model': { input: 1.5 } });
+    try {
+      const env = { OPENAI_API_KEY: 'k' };
+      expect(openAICuaOptions(ctx(['--prices', f.path]), env).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(openAICuaOptions(ctx(), { ...env, VNCUA_PRICES: f.path }).prices).toEqual({ 'my-model': { input: 1.5, output: 6 } });
+      expect(openAICuaOptions(ctx(), env).prices).toBeUndefined();
+      const e = errorOf(() => openAICuaOptions(ctx(['--prices', bad.path]), env));
+      expect(e?.code).toBe('CLI_ERR_BAD_ARGS');
+      expect(e?.details).toEqual({ argument: '--prices', value: bad.path });
+      expect(e?.message).toContain('["my-model"] needs output');
+    } finally {
+      await f.remove();
+      await bad.remove();
+    }
   });
 });

@@ -12,13 +12,14 @@
  * | `--ack-safety CODE[,CODE…]` | | `acknowledgeSafetyChecks` |
  * | `--timeout-ms N` | | `requestTimeoutMs` |
  * | `--budget-ms N` | | `budgetMs` |
+ * | `--prices FILE` | `VNCUA_PRICES` | `prices` (JSON `{ "MODEL": { "input": N, "output": N } }`, USD per 1M tokens; byom/pricing.ts) |
  */
 import type { AgentContext } from '../../harness/agent/index.ts';
 import { adapterArgs } from '../build-args.ts';
 import { OpenAICuaAgent, type OpenAICuaOptions } from './agent.ts';
 
 /** The flags after `--` (each takes a value). */
-export const OPENAI_CUA_FLAGS = ['model', 'base-url', 'tool-form', 'display', 'ack-safety', 'timeout-ms', 'budget-ms'] as const;
+export const OPENAI_CUA_FLAGS = ['model', 'base-url', 'tool-form', 'display', 'ack-safety', 'timeout-ms', 'budget-ms', 'prices'] as const;
 
 /** The OpenAICuaAgent options for `ctx`, from `env` and `ctx.args` (exported for tests). */
 export function openAICuaOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = process.env): OpenAICuaOptions {
@@ -40,6 +41,8 @@ export function openAICuaOptions(ctx: AgentContext, env: NodeJS.ProcessEnv = pro
   if (timeout) options.requestTimeoutMs = timeout;
   const budget = a.positiveInt('budget-ms');
   if (budget) options.budgetMs = budget;
+  const prices = a.prices('prices', 'VNCUA_PRICES');
+  if (prices) options.prices = prices;
   return options;
 }
 

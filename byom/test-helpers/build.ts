@@ -1,6 +1,9 @@
 /** Test-only: what the adapters' builder tests share. */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { AgentContext } from '../../harness/agent/index.ts';
 import { isVncuaError, type VncuaError } from '../../harness/errors.ts';
+import { tempOutputDir } from '../../harness/test-helpers/files.ts';
 
 /** The AgentContext `vncua run|eval` would give adapter `name`'s builder, with `args` after `--` (nothing listens at its endpoints). */
 export function builderContext(name: string, args: string[] = []): AgentContext {
@@ -28,4 +31,12 @@ export function codeOf(fn: () => unknown): string | undefined {
     return isVncuaError(e) ? e.code : `not a VncuaError: ${String(e)}`;
   }
   return undefined;
+}
+
+/** A temporary JSON file holding `prices` (for `--prices FILE`); remove it after. */
+export async function pricesFile(prices: unknown): Promise<{ path: string; remove(): Promise<void> }> {
+  const tmp = await tempOutputDir('vncua-prices-');
+  const path = join(tmp.dir, 'prices.json');
+  await writeFile(path, JSON.stringify(prices));
+  return { path, remove: tmp.remove };
 }

@@ -140,6 +140,40 @@ describe('Agent extensions on the fake desktop', () => {
     const { entries } = await readTrace(dir);
     expect(entries[0]!.meta).toEqual({ model_calls: [{ latency_ms: 5 }, { latency_ms: 7 }], note: 'x' });
     expect(entries[1]!.meta).toBeUndefined();
+    // No call carried tokens or a cost: result.json counts the calls only.
+    expect(await readResult(dir)).toMatchObject({ model_calls: 2 });
+    expect(await readResult(dir)).not.toHaveProperty('cost_usd');
+    expect(await readResult(dir)).not.toHaveProperty('input_tokens');
+  });
+
+  it("result.json sums the model calls' tokens and cost, a call attached after the last entry included; an agent without calls gets no model fields", async () => {
+    const dir = await out();
+    const r = await new HookAgent({ outputDir: dir, vncUrl: desktop.vncUrl }, async (a) => {
+      a.meta({ model_calls: [{ latency_ms: 5, tokens: { input: 1000, output: 20 }, cost_usd: 0.00324 }] });
+      await a.wait(0);
+      a.meta({ model_calls: [{ latency_ms: 7, tokens: { input: 1500, output: 30, cached_input: 1000 }, cost_usd: 0.0001 }] });
+      a.end('stuck', { code: 'AGENT_ERR_STUCK', message: 'test' });
+      return false;
+    }).run();
+    expect(r).toMatchObject({ status: 'stuck', model_calls: 2, input_tokens: 2500, output_tokens: 50, cost_usd: 0.00334 });
+    expect(await readResult(dir)).toEqual(r);
+    expect((await readTrace(dir)).entries).toHaveLength(1);
+
+    const unpriced = await out();
+    const u = await new HookAgent({ outputDir: unpriced, vncUrl: desktop.vncUrl }, async (a) => {
+      a.meta({ model_calls: [{ tokens: { input: 10, output: 2 }, cost_usd: 0.5 }, { tokens: { input: 5, output: 1 } }] });
+      await a.wait(0);
+      return true;
+    }).run();
+    expect(u).toMatchObject({ model_calls: 2, input_tokens: 15, output_tokens: 3 });
+    expect(u).not.toHaveProperty('cost_usd');
+
+    const none = await new HookAgent({ outputDir: await out(), vncUrl: desktop.vncUrl }, async (a) => {
+      await a.wait(0);
+      return true;
+    }).run();
+    expect(none.status).toBe('finished');
+    for (const k of ['model_calls', 'input_tokens', 'output_tokens', 'cost_usd']) expect(none).not.toHaveProperty(k);
   });
 
   it('the password option reaches the VNC server: right one acts, wrong one ends the run with RFB_ERR_AUTH_FAILED', async () => {

@@ -33,6 +33,9 @@
  *   with status `error`; the trace keeps every entry.
  * - The VNC connection is made when the first action or screenshot needs it, and re-made once
  *   when it dropped between actions (else AGENT_ERR_CONNECTION_LOST).
+ * - Model calls an agent records with attachMeta({ model_calls: [...] }) are summed into result.json's
+ *   `model_calls`, `input_tokens`, `output_tokens` and `cost_usd` (harness/trace/model-calls.ts reads
+ *   each call's `tokens` and `cost_usd`), calls attached after the last entry included.
  * - Cancelling the run's signal abandons the current act() at once; `this.signal` (pass it to
  *   your model calls) fires, and so do the waits of any action in progress.
  * - Live (harness/live/control.ts: the Agent is a LiveControl): `pause()` pauses the loop after the
@@ -42,8 +45,8 @@
  *   recorded as trace entries with `actor: "human"` (human-input.ts turns raw events into actions);
  *   `handback(who)` releases what they hold and resumes the loop. Paused time counts against neither
  *   stepTimeoutMs nor a model adapter's budgetMs; cancelling a paused run ends it 'cancelled' with the
- *   trace intact. With the `live` option (default on) and a live endpoint (the class's
- *   `liveEndpoint`), run() serves the run for watchers and takeover (live.json in outputDir); a
+ *   trace intact. With the `live` option (default on), run() serves the run for watchers and takeover
+ *   through the class's `liveEndpoint` (startLiveEndpoint: live.json in outputDir while it runs); a
  *   failure to start it is noted in result.json's `live_error` and the run goes on.
  */
 import { createHash } from 'node:crypto';
@@ -54,6 +57,7 @@ import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
 import { roundMs } from '../trace/clock.ts';
+import { ModelUsageTally } from '../trace/model-calls.ts';
 import type { ActionName, RunResult, RunStatus } from '../trace/schema.ts';
 import { finishedRunFiles, moveAside, runExistsError } from '../trace/out-dir.ts';
 import { TraceWriter } from '../trace/writer.ts';
@@ -79,6 +83,7 @@ import {
   type ScrollDirection,
 } from './arguments.ts';
 import type { HumanInput, LiveControl, LiveEndpoint, LiveEndpointOptions, LiveState, LiveStatus } from '../live/control.ts';
+import { startLiveEndpoint } from '../live/endpoint.ts';
 import type { Framebuffer } from '../rfb/framebuffer.ts';
 import { AgentConnection, isConnectError } from './connection.ts';
 import type { HumanAction } from './human-input.ts';
@@ -180,6 +185,8 @@ interface RunState {
   controller: AbortController;
   /** Extra data for the next trace entry's meta (attachMeta). */
   meta: Record<string, unknown> | undefined;
+  /** Every meta.model_calls item attached during the run, summed for result.json. */
+  usage: ModelUsageTally;
   recorder: ActionRecorder;
   /** The run's success checks: after each action, in its grace window, and the final one. */
   verdict: RunVerdict;
@@ -204,10 +211,10 @@ export abstract class Agent implements LiveControl {
   static defaultRecorder: RecorderFactory | null = null;
 
   /**
-   * What serves a run live (watchers, status, takeover: harness/live/endpoint.ts) when the `live` option is on;
-   * null: none. Read through the instance's class, so a subclass (or a test) may set its own.
+   * What serves a run live (watchers, status, takeover) when the `live` option is on: startLiveEndpoint
+   * (harness/live/endpoint.ts); null: none. Read through the instance's class, so a subclass (or a test) may set its own.
    */
-  static liveEndpoint: LiveEndpointStarter | null = null;
+  static liveEndpoint: LiveEndpointStarter | null = startLiveEndpoint;
 
   /** The validated options, with the VNC and CDP endpoints resolved (the password is kept out of it). */
   readonly options: Readonly<Omit<ResolvedAgentOptions, 'password'>>;
@@ -279,6 +286,7 @@ export abstract class Agent implements LiveControl {
     const state: RunState = {
       controller,
       meta: undefined,
+      usage: new ModelUsageTally(),
       recorder: new ActionRecorder(writer, verdict.actionChecks(controller.signal), () => {
         const m = state.meta;
         state.meta = undefined;
@@ -453,7 +461,7 @@ export abstract class Agent implements LiveControl {
     const result: AgentRunResult = { status, steps, durationMs: roundMs(performance.now() - t0) };
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
-    Object.assign(result, verdict.result());
+    Object.assign(result, verdict.result(), state.usage.totals());
     // Present only when there is something to say (a run that never paused reads as before).
     if (this.#live.pausedMs > 0) result.paused_ms = roundMs(this.#live.pausedMs);
     if (this.#live.helpRequests > 0) result.help_requests = this.#live.helpRequests;
@@ -853,12 +861,14 @@ export abstract class Agent implements LiveControl {
     run.controller.abort(new EndRun(status, error));
   }
 
-  /** Merge `meta` into the `meta` of the next recorded trace entry (model usage, latency...). Does nothing outside a run. */
+  /** Merge `meta` into the `meta` of the next recorded trace entry (model usage, latency...); its `model_calls` items also count in result.json's totals. Does nothing outside a run. */
   protected attachMeta(meta: Record<string, unknown>): void {
     const run = this.#run;
     if (!run) return;
     const merged: Record<string, unknown> = { ...(run.meta ?? {}) };
-    for (const [k, v] of Object.entries(jsonSafe(meta) as Record<string, unknown>)) {
+    const safe = jsonSafe(meta) as Record<string, unknown>;
+    run.usage.addMeta(safe);
+    for (const [k, v] of Object.entries(safe)) {
       const prev = merged[k];
       merged[k] = Array.isArray(prev) && Array.isArray(v) ? [...prev, ...v] : v;
     }

@@ -59,8 +59,8 @@ export interface AgentOptions {
   overwrite?: boolean;
   /**
    * Serve the run live while it runs (default true): watchers see the agent's screen and status, and a person
-   * may take over (`vncua serve`'s live view; `<outputDir>/live.json` announces the endpoint). Takes effect
-   * when the Agent class has a live endpoint (its `liveEndpoint`).
+   * may take over (`vncua serve`'s live view; `<outputDir>/live.json` announces the endpoint, harness/live/endpoint.ts,
+   * the Agent class's `liveEndpoint`).
    */
   live?: boolean;
 }

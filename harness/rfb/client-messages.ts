@@ -76,8 +76,9 @@ export function writeClientInit(shared: boolean): Uint8Array {
  *   U8 bits-per-pixel, U8 depth, U8 big-endian-flag, U8 true-colour-flag,
  *   U16 red-max, U16 green-max, U16 blue-max,
  *   U8 red-shift, U8 green-shift, U8 blue-shift, 3 bytes padding
+ * Appended to `w` (SetPixelFormat's body here; ServerInit's in the live endpoint's server).
  */
-function writePixelFormatBody(w: ByteWriter, pf: PixelFormat): void {
+export function writePixelFormatBody(w: ByteWriter, pf: PixelFormat): void {
   w.u8(pf.bitsPerPixel)
     .u8(pf.depth)
     .u8(pf.bigEndian ? 1 : 0)

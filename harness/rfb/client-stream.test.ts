@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isVncuaError } from '../errors.ts';
+import { VncuaError, isVncuaError } from '../errors.ts';
 import {
   CLIENT_PIXEL_FORMAT,
   writeClientCutText,
@@ -169,5 +169,14 @@ describe('ClientStreamParser', () => {
   it('fails on a stream that is not RFB, and on a security type it cannot follow', () => {
     expect(isVncuaError(parse(Buffer.from('GET / HTTP/1.1\r\n')).error, 'RECORDING_ERR_CLIENT_STREAM')).toBe(true);
     expect(isVncuaError(parse(concatBytes([writeProtocolVersion('3.8'), Uint8Array.of(19)])).error, 'RECORDING_ERR_CLIENT_STREAM')).toBe(true);
+  });
+
+  it('takes a bound on ClientCutText and an error of its own (what the live endpoint passes)', () => {
+    const head = concatBytes([writeProtocolVersion('3.8'), writeSecurityType(1), writeClientInit(true)]);
+    const opts: ClientStreamOptions = { maxCutText: 4, error: (problem, offset) => new VncuaError('LIVE_ERR_PROTOCOL', `at ${offset}: ${problem}`) };
+    expect(parse(concatBytes([head, writeClientCutText('four')]), [], opts).error).toBeNull();
+    const r = parse(concatBytes([head, writeClientCutText('five!')]), [], opts);
+    expect(isVncuaError(r.error, 'LIVE_ERR_PROTOCOL')).toBe(true);
+    expect((r.error as Error).message).toBe(`at ${head.length}: a ClientCutText announces 5 bytes (limit 4)`);
   });
 });

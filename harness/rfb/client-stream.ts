@@ -62,6 +62,13 @@ export interface ClientStreamOptions {
    * tell whether a 16-byte VNC Authentication response follows: the type the server sent (default 1, None).
    */
   security33?: number;
+  /** Longest ClientCutText accepted (default MAX_CLIENT_CUT_TEXT); a live server bounds what one watcher can make it buffer. */
+  maxCutText?: number;
+  /**
+   * The error for bytes that cannot be parsed, from what is wrong and the stream offset (default a
+   * RECORDING_ERR_CLIENT_STREAM about the recorded stream; a live server reports its own code).
+   */
+  error?: (problem: string, offset: number) => VncuaError;
 }
 
 /** True when `pf` is the pixel format vncua decodes (32 bpp, depth 24, true colour, little-endian, shifts 0/8/16, max 255). */
@@ -114,9 +121,13 @@ export class ClientStreamParser {
   private phase: Phase = 'version';
   private minor = 8;
   private readonly security33: number;
+  private readonly maxCutText: number;
+  private readonly makeError: ((problem: string, offset: number) => VncuaError) | undefined;
 
   constructor(options: ClientStreamOptions = {}) {
     this.security33 = options.security33 ?? 1;
+    this.maxCutText = options.maxCutText ?? MAX_CLIENT_CUT_TEXT;
+    this.makeError = options.error;
   }
 
   /** Bytes consumed so far (the stream offset of the next message). */
@@ -292,7 +303,7 @@ export class ClientStreamParser {
         if (!q.has(8)) return null;
         const raw = q.peekU32(4) | 0;
         const length = Math.abs(raw);
-        if (length > MAX_CLIENT_CUT_TEXT) throw this.bad(`a ClientCutText announces ${length} bytes (limit ${MAX_CLIENT_CUT_TEXT})`, q.consumed);
+        if (length > this.maxCutText) throw this.bad(`a ClientCutText announces ${length} bytes (limit ${this.maxCutText})`, q.consumed);
         if (!q.has(8 + length)) return null;
         q.skip(8 + length);
         return { kind: 'cutText', t, length };
@@ -352,6 +363,7 @@ export class ClientStreamParser {
   }
 
   private bad(what: string, offset: number): VncuaError {
+    if (this.makeError) return this.makeError(what, offset);
     return new VncuaError('RECORDING_ERR_CLIENT_STREAM', `The recorded client stream cannot be parsed at byte ${offset}: ${what}. Client events after that point are unknown.`, {
       details: { offset },
     });

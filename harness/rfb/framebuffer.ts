@@ -10,6 +10,19 @@ import type { CursorShape, PixelSink } from './sink.ts';
 
 type Op = () => void;
 
+/**
+ * Hears what a Framebuffer's drawing operations change, once each is applied (a live endpoint's
+ * watchers use it to send only what changed). Observers run inside decoding: keep them cheap and never throw.
+ */
+export interface FramebufferObserver {
+  /** Pixels inside the rectangle (x, y, w, h) changed (called once per drawing operation). */
+  damage(x: number, y: number, w: number, h: number): void;
+  /** The size changed: the whole picture counts as changed (no damage() call comes with it). */
+  resize(width: number, height: number): void;
+  /** The cursor shape changed (null: an invisible cursor). */
+  cursor?(shape: CursorShape | null): void;
+}
+
 /** Live RGBA framebuffer (alpha always 255). Shared by the live client and the post-processor. */
 export class Framebuffer implements PixelSink {
   width: number;
@@ -28,6 +41,9 @@ export class Framebuffer implements PixelSink {
   version = 0;
   /** Called with a decode error from an async image (the stream itself stays usable). */
   onError: ((e: VncuaError) => void) | undefined;
+
+  /** Observers (copy-on-write, so one may unsubscribe while being called); null when there is none, so drawing pays one check. */
+  private observers: readonly FramebufferObserver[] | null = null;
 
   private queue: Array<{ ready: Promise<Op> }> = [];
   private draining: Promise<void> | null = null;
@@ -56,11 +72,24 @@ export class Framebuffer implements PixelSink {
     return this.rgb;
   }
 
-  /** Note that rows [y, y + h) changed. */
-  private dirty(y: number, h: number): void {
+  /** Note that the rectangle (x, y, w, h) changed. */
+  private dirty(x: number, y: number, w: number, h: number): void {
     if (y < this.rgbDirtyTop) this.rgbDirtyTop = y;
     if (y + h > this.rgbDirtyBottom) this.rgbDirtyBottom = y + h;
     this.version++;
+    if (this.observers !== null) for (const o of this.observers) o.damage(x, y, w, h);
+  }
+
+  /**
+   * Tell `observer` about every change from now on (damage, resize, cursor); returns the function that
+   * stops it. Costs drawing nothing while no observer is registered.
+   */
+  observe(observer: FramebufferObserver): () => void {
+    this.observers = [...(this.observers ?? []), observer];
+    return () => {
+      const rest = (this.observers ?? []).filter((o) => o !== observer);
+      this.observers = rest.length > 0 ? rest : null;
+    };
   }
 
   /** True while an async image decode (or ops queued behind it) is pending. */
@@ -115,7 +144,7 @@ export class Framebuffer implements PixelSink {
     } else {
       for (let row = y; row < y + h; row++) u32.fill(rgba, row * W + x, row * W + x + w);
     }
-    this.dirty(y, h);
+    this.dirty(x, y, w, h);
   }
 
   blit(x: number, y: number, w: number, h: number, src: Uint8Array, offset: number, stride: number, bpp: 3 | 4): void {
@@ -144,7 +173,7 @@ export class Framebuffer implements PixelSink {
         }
       }
     }
-    this.dirty(y, h);
+    this.dirty(x, y, w, h);
   }
 
   copyRect(srcX: number, srcY: number, x: number, y: number, w: number, h: number): void {
@@ -166,7 +195,7 @@ export class Framebuffer implements PixelSink {
         d.copyWithin((y + row) * rowBytes + x * 4, s, s + w * 4);
       }
     }
-    this.dirty(y, h);
+    this.dirty(x, y, w, h);
   }
 
   image(x: number, y: number, w: number, h: number, format: 'jpeg' | 'png', data: Uint8Array): void {
@@ -205,14 +234,16 @@ export class Framebuffer implements PixelSink {
     this.data = next;
     this.u32 = nextU32;
     this.rgb = new Uint8Array(width * height * 3);
-    this.rgbDirtyTop = Infinity;
-    this.rgbDirtyBottom = 0;
-    this.dirty(0, height);
+    this.rgbDirtyTop = 0;
+    this.rgbDirtyBottom = height;
+    this.version++;
+    if (this.observers !== null) for (const o of this.observers) o.resize(width, height);
   }
 
   cursor(shape: CursorShape | null): void {
     this.run(() => {
       this.cursorShape = shape;
+      if (this.observers !== null) for (const o of this.observers) o.cursor?.(shape);
     });
   }
 

@@ -229,10 +229,12 @@ function openWs(target: Extract<VncTarget, { kind: 'ws' }>, opts: OpenOptions, s
         let graceTimer: NodeJS.Timeout | undefined;
         let done: Promise<void> | null = null;
         const closedPromise = new Promise<void>((res) => {
-          ws.once('close', () => {
+          ws.once('close', (code: number, reason: Buffer) => {
             closed = true;
             if (graceTimer) clearTimeout(graceTimer);
             res();
+            // A server that says why it closed (a live endpoint's "LIVE_ERR_CLOSED: the run ended") is quoted in the client's error.
+            if (!error && reason.length > 0) error = new Error(`the WebSocket closed with code ${code}: ${reason.toString('utf8')}`);
             handlers.onClose(error);
           });
         });

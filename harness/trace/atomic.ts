@@ -18,6 +18,8 @@ import { VncuaError } from '../errors.ts';
 export interface AtomicWriteOptions {
   /** fsync the file and its directory (survives power loss; slower). Default false. */
   durable?: boolean;
+  /** File mode of the new file (e.g. 0o600 for one holding a secret), set as it is created, before any byte is written. Default 0o666 less the umask. */
+  mode?: number;
 }
 
 let tmpCounter = 0;
@@ -26,8 +28,8 @@ let tmpCounter = 0;
 export async function writeFileAtomic(path: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`;
   try {
-    if (options.durable) await writeAndSync(tmp, data);
-    else await writeFile(tmp, data);
+    if (options.durable) await writeAndSync(tmp, data, options.mode);
+    else await writeFile(tmp, data, options.mode === undefined ? undefined : { mode: options.mode });
     await rename(tmp, path);
     if (options.durable) await syncDir(dirname(path));
   } catch (cause) {
@@ -55,8 +57,8 @@ export function writeError(path: string, cause: unknown, details: Record<string,
   });
 }
 
-async function writeAndSync(path: string, data: string): Promise<void> {
-  const fh = await open(path, 'w');
+async function writeAndSync(path: string, data: string, mode: number | undefined): Promise<void> {
+  const fh = await open(path, 'w', mode);
   try {
     await fh.writeFile(data);
     await fh.sync();

@@ -39,8 +39,11 @@ export const exportModelSchema = z
     tokens: z
       .strictObject({ input: z.number().nullable(), output: z.number().nullable(), total: z.number().nullable() })
       .nullable()
-      .describe('Token counts summed over the calls (input_tokens / prompt_tokens, output_tokens / completion_tokens); null when no call reported usage.'),
+      .describe(
+        "Token counts summed over the calls: each call's tokens (the whole prompt, cache hits and writes included; all output) when recorded, else its usage's input_tokens / prompt_tokens and output_tokens / completion_tokens; null when no call reported usage.",
+      ),
     latency_ms: z.number().nullable().describe("The calls' latency summed; null without calls."),
+    cost_usd: z.number().min(0).nullable().describe("The calls' cost_usd summed (USD at list prices, byom/pricing.ts); null without calls or when a call was not priced."),
   })
   .describe('What the model agent recorded for this step; null when the entry carries none of it.');
 

@@ -217,6 +217,19 @@ export const runResultSchema = z
       .describe('Some success check (right after an action, in its grace window, or the final one) saw the task complete; null when no check answered.'),
     success_at: epochMs.nullable().optional().describe('When the check behind `evidence` answered (epoch ms); null without a success.'),
     evidence: runEvidenceSchema.nullable().optional(),
+    model_calls: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Model calls made during the run (the items of the entries' meta.model_calls, and any recorded after the last entry); absent when the agent made none."),
+    input_tokens: z.number().min(0).optional().describe("Prompt tokens over the run's model calls (cache hits and writes included); absent unless every call reported its tokens."),
+    output_tokens: z.number().min(0).optional().describe("Generated tokens over the run's model calls (reasoning included); absent unless every call reported its tokens."),
+    cost_usd: z
+      .number()
+      .min(0)
+      .optional()
+      .describe("USD over the run's model calls at list prices (byom/pricing.ts, or the agent's own prices); absent unless every call was priced."),
     paused_ms: z
       .number()
       .min(0)

@@ -37,6 +37,10 @@ interface Row {
   infra_error: boolean;
   invalid: unknown;
   recorded: boolean;
+  model_calls?: number | null;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cost_usd?: number | null;
 }
 interface Damage {
   code: string;
@@ -56,6 +60,16 @@ interface Detail {
 
 const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySelector(sel) as T;
 const params = new URLSearchParams(location.search);
+
+/** `$1.23`, or 3 significant digits under a dollar (`$0.0185`). */
+const usd = (x: number) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3).replace(/\.?0+$/, '')}`);
+/** A run's model cost and tokens (result.json's totals); empty for runs without model calls. */
+function costCell(r: Row): string {
+  if (!r.model_calls) return '<td class="cost"></td>';
+  const tokens = r.input_tokens == null ? '' : `${r.input_tokens} in / ${r.output_tokens} out tokens`;
+  const title = `${r.model_calls} model calls${tokens ? `, ${tokens}` : ''}${r.cost_usd == null ? ", not priced (see the run's price_notes)" : ''}`;
+  return `<td class="cost" title="${esc(title)}">${r.cost_usd == null ? '–' : usd(r.cost_usd)}${tokens ? `<small> ${esc(tokens)}</small>` : ''}</td>`;
+}
 
 // ---------------------------------------------------------------- run list
 const FILTERS = ['suite', 'agent', 'resolution', 'group', 'status'] as const;
@@ -116,7 +130,7 @@ async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
     .map((r) => {
       const st = statusOf(r);
       const href = `./?run=${encodeURIComponent(r.dir)}`;
-      return `<tr data-dir="${esc(r.dir)}"><td>${esc(r.suite)}</td><td>${esc(r.agent)}</td><td>${esc(r.resolution)}</td><td><a href="${href}">${esc(r.task_id)}</a></td><td>${esc(r.group)}</td><td>${r.repeat}</td><td class="st-${st}">${st}</td><td>${r.steps_performed}</td><td>${secs(r.duration_ms)}</td><td class="text" title="${esc(r.task ?? '')}">${esc(r.task ?? '')}</td></tr>`;
+      return `<tr data-dir="${esc(r.dir)}"><td>${esc(r.suite)}</td><td>${esc(r.agent)}</td><td>${esc(r.resolution)}</td><td><a href="${href}">${esc(r.task_id)}</a></td><td>${esc(r.group)}</td><td>${r.repeat}</td><td class="st-${st}">${st}</td><td>${r.steps_performed}</td><td>${secs(r.duration_ms)}</td>${costCell(r)}<td class="text" title="${esc(r.task ?? '')}">${esc(r.task ?? '')}</td></tr>`;
     })
     .join('');
   pickForCompare(data.runs);
@@ -228,9 +242,14 @@ function describeMeta(meta: Record<string, unknown>): string {
   const calls = Array.isArray(meta.model_calls) ? (meta.model_calls as Array<Record<string, unknown>>) : [];
   for (const c of calls) {
     const u = (c.usage ?? {}) as Record<string, unknown>;
-    const tok = ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
+    const t = (c.tokens ?? {}) as Record<string, number | undefined>;
+    // The adapters' normalized tokens (the whole prompt, cache included) when recorded, else the API's own usage names.
+    const tok =
+      typeof t.input === 'number'
+        ? [`in ${t.input}${t.cached_input ? ` (${t.cached_input} cached)` : ''}${t.cache_write ? ` (${t.cache_write} cache writes)` : ''}`, `out ${t.output}`]
+        : ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
     lines.push(
-      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, $${c.cost_usd.toFixed(4)}` : ''}`.trim(),
+      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, ${usd(c.cost_usd)}` : ''}`.trim(),
     );
   }
   for (const [k, v] of Object.entries(meta)) {

@@ -52,6 +52,8 @@ export interface XvncServer {
   env: NodeJS.ProcessEnv;
   /** Run an X client on this display and return its stdout. */
   x(cmd: string, args: string[]): Promise<string>;
+  /** What Xvnc logged so far (its stderr: "Connections: accepted: ..." per client). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -100,6 +102,7 @@ export async function startXvnc(opts: { geometry?: string; securityTypes?: strin
         const { stdout } = await run(cmd, a, { env, timeout: 10_000 });
         return stdout;
       },
+      log: () => stderr,
       stop: () => stopProcess(p),
     };
   }
