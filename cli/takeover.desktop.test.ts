@@ -6,6 +6,8 @@
  * hands back, the agent clicks "Done" and finishes, and the page's success rule passes. Then, as a user
  * would: `vncua process` gives the person's steps before/after screenshots (marked in the step report),
  * `vncua export-trace --format uitask` leaves them out, `vncua export` marks them with actor "human".
+ * The second test does the same through the run's own live endpoint (harness/live, started by run()):
+ * live.json, POST /control, and the person's input from an RFB viewer on /rfb, as vncua serve relays noVNC.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +23,8 @@ import type { StaticServer } from '../harness/static-server.ts';
 import { serveDir } from '../harness/test-helpers/serve-dir.ts';
 import type { ExportLine } from '../harness/trace/export-line.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
+import type { LiveAnnouncement, LiveStatus } from '../harness/live/control.ts';
+import { connectVnc } from '../harness/rfb/index.ts';
 import type { ActionScreenshotsFile } from '../recorder/process/output.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { runVncua } from './test-helpers/child.ts';
@@ -205,4 +209,69 @@ describe('a person takes over a real run', () => {
     ]);
     expect(lines.every((l) => l.screenshot_before !== null && l.screenshot_after !== null)).toBe(true);
   }, 240_000);
+
+  it("the same through the run's own live endpoint: live.json, POST /control takeover (409 for a second person), input as an RFB watcher on /rfb, handback; the person's steps in the trace", async () => {
+    await d.page.reload();
+    await d.page.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
+    const runDir = join(out.dir, 'live', 'run');
+    const state = () => d.page.evaluate(() => (window as unknown as { __state(): PageState }).__state());
+    const agent = new HelpAgent({ outputDir: runDir, vncUrl: d.desktop.vncUrl, cdpUrl: d.desktop.cdpUrl, record: false, task: 'takeover over the endpoint' });
+    const run = agent.run({ maxSteps: 5 });
+    await statusWhere(agent, (s) => s.state === 'help', 'the agent asking for help', 30_000);
+    const live = JSON.parse(await readFile(join(runDir, 'live.json'), 'utf8')) as LiveAnnouncement;
+    expect((await stat(join(runDir, 'live.json'))).mode & 0o777).toBe(0o600);
+    const control = async (op: string, who: string) => {
+      const r = await fetch(`${live.url}/control?token=${live.token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op, who }) });
+      return { status: r.status, body: (await r.json()) as LiveStatus & { code?: string; holder?: string | null } };
+    };
+    const taken = await control('takeover', 'tester');
+    expect([taken.status, taken.body]).toEqual([200, { state: 'paused', holder: 'tester', help: null, steps: 1 }]);
+    expect(await control('takeover', 'intruder')).toMatchObject({ status: 409, body: { code: 'LIVE_ERR_TAKEN', holder: 'tester' } });
+
+    // The person's viewer: an RFB client on /rfb (what noVNC does through vncua serve), fed from the agent's framebuffer.
+    const viewer = await connectVnc(`${live.url.replace('http:', 'ws:')}/rfb?token=${live.token}&who=tester`, { timeoutMs: 20_000 });
+    try {
+      expect(viewer.resolution()).toEqual({ width: d.desktop.width, height: d.desktop.height });
+      const pageSees = (what: string, cond: (s: PageState) => boolean) => until(async () => cond(await state()), `the page to see ${what}`, 15_000);
+      viewer.pointerEvent(PERSON.x, PERSON.y, 0);
+      viewer.pointerEvent(PERSON.x, PERSON.y, 1);
+      await pageSees('the press on Person', (s) => s.downs.person === 1);
+      viewer.pointerEvent(PERSON.x, PERSON.y, 0);
+      await pageSees('the click on Person', (s) => s.clicks.person === 1);
+      // The viewer sees the result, through the endpoint.
+      await until(async () => {
+        await viewer.waitForUpdate({ timeoutMs: 1000 }).catch(() => {});
+        return [...viewer.framebuffer.pixel(PERSON_PROBE.x, PERSON_PROBE.y).slice(0, 3)].join() === '51,51,51';
+      }, 'the Person button dark in the viewer');
+      viewer.pointerEvent(FIELD.x, FIELD.y, 1);
+      await pageSees('the press on the field', (s) => s.downs.field === 1);
+      viewer.pointerEvent(FIELD.x, FIELD.y, 0);
+      await pageSees('the field focused', (s) => s.focused === 'field');
+      let keys = 0;
+      for (const ch of 'ok') {
+        viewer.keyEvent(ch.codePointAt(0)!, true);
+        keys++;
+        await pageSees(`key ${ch}`, (s) => s.keys === keys);
+        viewer.keyEvent(ch.codePointAt(0)!, false);
+      }
+      await pageSees('the text typed', (s) => s.field === 'ok');
+    } finally {
+      await viewer.close();
+    }
+    expect(await control('handback', 'intruder')).toMatchObject({ status: 409, body: { code: 'LIVE_ERR_NOT_HOLDER' } });
+    expect(await control('handback', 'tester')).toMatchObject({ status: 200, body: { holder: null } });
+    const result = await run;
+    expect(result).toMatchObject({ status: 'finished', steps: 2, help_requests: 1, human_steps: 3 });
+    expect(result.live_error).toBeUndefined();
+    await expect(stat(join(runDir, 'live.json'))).rejects.toThrow();
+    const { entries } = await readTrace(runDir);
+    expect(entries.map((e) => [e.action, e.actor ?? 'agent', e.params])).toEqual([
+      ['mouse_click', 'agent', { position: AGENT, button: 'left', click_type: 'single' }],
+      ['mouse_click', 'human', { position: PERSON, button: 'left', click_type: 'single' }],
+      ['mouse_click', 'human', { position: FIELD, button: 'left', click_type: 'single' }],
+      ['type_text', 'human', { text: 'ok' }],
+      ['mouse_click', 'agent', { position: DONE, button: 'left', click_type: 'single' }],
+      ['finish', 'agent', {}],
+    ]);
+  }, 180_000);
 });
