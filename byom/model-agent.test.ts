@@ -8,6 +8,7 @@ import { useFakeRuns } from '../harness/agent/test-helpers/fake-run.ts';
 import type { FakeDesktopOptions } from '../harness/rfb/test-helpers/fake-desktop.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
+import { statusWhere, until } from '../harness/agent/test-helpers/live.ts';
 import { ModelAgent, type ModelAgentOptions } from './model-agent.ts';
 
 /** A "model" that returns the next step of a list (or repeats the last one), observing before each. */
@@ -150,5 +151,22 @@ describe('ModelAgent guards', () => {
     expect(r.status).toBe('timeout');
     expect(r.error?.code).toBe('AGENT_ERR_BUDGET_EXCEEDED');
     expect((await readTrace(dir)).partial).toBe(false);
+  });
+
+  it('budgetMs does not count the time the loop is paused (askForHelp, a takeover)', async () => {
+    const desktop = await fakeDesktop();
+    const dir = await out();
+    const agent = new ListAgent({ outputDir: dir, vncUrl: desktop.vncUrl, record: false, budgetMs: 300, stuckRepeats: 0 }, (i) => {
+      if (i === 1) agent.askForHelp('please look');
+      return i < 3 ? { action: 'wait', params: { seconds: 0 } } : null;
+    });
+    const run = agent.run({ maxSteps: 10 });
+    await statusWhere(agent, (s) => s.state === 'help', 'the help request');
+    await agent.pause();
+    await until(() => agent.pausedMs > 700, 'a pause longer than twice the budget');
+    await agent.resume();
+    const r = await run;
+    expect(r.status).toBe('finished');
+    expect(r.paused_ms).toBeGreaterThan(700);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `ModelAgent`: the base of every model adapter in byom/. It adds to `Agent` what all adapters
  * share — the model options, one way to call a model (`callModel`), and the loop guards:
- * - a wall-clock budget (`budgetMs`): past it the run ends at once with status `timeout`;
+ * - a wall-clock budget (`budgetMs`): past it the run ends at once with status `timeout` (time the loop is
+ *   paused, or taken over by a person, does not count);
  * - stuck detection: the same action (same name and params) performed `stuckRepeats` times in a
  *   row, or `stuckScreens` identical screens in a row with actions in between, ends the run with
  *   status `stuck` instead of burning tokens;
@@ -45,7 +46,7 @@ export interface ModelOptions {
   apiKey?: string;
   /** Base URL of the API, to point the adapter at any compatible server. */
   baseURL?: string;
-  /** Wall-clock budget of one run in ms; past it the run ends with status `timeout` (default: none). */
+  /** Wall-clock budget of one run in ms; past it the run ends with status `timeout` (default: none). Time paused or taken over by a person does not count. */
   budgetMs?: number;
   /** The same action this many times in a row ends the run as `stuck` (default 5; 0 disables). */
   stuckRepeats?: number;
@@ -171,10 +172,19 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     this.#unpriced.clear();
     const budget = this.model.budgetMs;
     if (budget !== undefined && budget > 0) {
-      this.#budgetTimer = setTimeout(
-        () => this.endRun('timeout', { code: 'AGENT_ERR_BUDGET_EXCEEDED', message: `The run used up its wall-clock budget of ${budget} ms (budgetMs).` }),
-        budget,
-      );
+      // Wall-clock time the loop spends paused (pause(), askForHelp(), a person's takeover) is not the model's: it
+      // does not count. The timer re-arms for what is left until that much unpaused time has passed.
+      const t0 = performance.now();
+      const check = () => {
+        const left = budget - (performance.now() - t0 - this.pausedMs);
+        if (left > 0) this.#budgetTimer = setTimeout(check, Math.ceil(left));
+        else
+          this.endRun('timeout', {
+            code: 'AGENT_ERR_BUDGET_EXCEEDED',
+            message: `The run used up its wall-clock budget of ${budget} ms (budgetMs; time paused or taken over by a person not counted).`,
+          });
+      };
+      this.#budgetTimer = setTimeout(check, budget);
     }
     try {
       return await super.run(options);

@@ -122,6 +122,10 @@ describe('the commands on it', () => {
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--score', '--no-score'])).toThrow(/contradict/);
     expect(parseEvalArgs(['--tasks=t', '--agent=a', '--pool', '2'])).toMatchObject({ pool: 2 });
     expect(parseEvalArgs(['--tasks=t', '--agent=a'])).not.toHaveProperty('pool');
+    expect(parseEvalArgs(['--tasks=t', '--agent=a', '--no-live'])).toMatchObject({ live: false });
+    expect(parseEvalArgs(['--tasks=t', '--agent=a'])).not.toHaveProperty('live');
+    expect(parseRunArgs(['--agent=scripted', '--no-live'], {})).toMatchObject({ live: false });
+    expect(parseRunArgs(['--agent=scripted'], {})).not.toHaveProperty('live');
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--pool=-1'])).toThrow(/--pool/);
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--provider=remote', '--endpoints=e.json', '--pool=2'])).toThrow(/--pool goes with/);
   });

@@ -38,6 +38,10 @@ export const AGENT_RUN_OPTIONS = {
     value: 'MS',
     description: 're-check success this long after each action while the screen settles (default 1000; 0: only right after each action and at the end)',
   },
+  'no-live': {
+    type: 'boolean',
+    description: "do not serve the run live (no live.json: vncua serve cannot show it as it runs, nobody can take over); the Agent's live: false",
+  },
 } as const satisfies OptionTable;
 
 /** What `vncua run` and `vncua eval` do with the arguments after `--`. */

@@ -133,6 +133,8 @@ export interface EvalCommandOptions {
   successGraceMs?: number;
   /** --serve [PORT]: the viewer in this process over --out while the suite runs. */
   serve?: ServeRequest;
+  /** --no-live: every run's Agent with live: false. */
+  live?: boolean;
   args: string[];
 }
 
@@ -179,6 +181,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
+  if (v['no-live']) o.live = false;
   return o;
 }
 
@@ -257,6 +260,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         endpoints,
         script: o.script,
         successGraceMs: o.successGraceMs,
+        ...(o.live === false ? { live: false } : {}),
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,

@@ -145,6 +145,23 @@ describe('vncua export-trace', () => {
     expect(await readFile(join(dir, 'uitask_execution.json'), 'utf8')).toBe(uitaskExecutionJson([uitaskFinish({ ok: true }, { done: true })]));
   });
 
+  it("leaves out a person's entries (a takeover) and says so; --include-human keeps them", async () => {
+    const dir = await vncuaRun('takeover', [
+      { ...at(0), action: 'mouse_click', params: { position: { x: 1, y: 1 }, button: 'left', click_type: 'single' }, task_marked_complete: false },
+      { ...at(1), action: 'type_text', actor: 'human', params: { text: 'hi' }, task_marked_complete: false },
+      { ...at(2), action: 'finish', params: {}, task_marked_complete: true },
+    ]);
+    const r = await cli(['--format', 'uitask', dir]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toMatch(/: 2 entries in uitask's execution\.json shape .*; 1 entry of a person \(a takeover\) left out; --include-human keeps them\n$/);
+    expect(await readFile(join(dir, 'uitask_execution.json'), 'utf8')).toBe(
+      uitaskExecutionJson([uitaskClick({ x: 1, y: 1 }, { done: false }), uitaskFinish(null, { done: true })]),
+    );
+    const kept = await cli(['--format', 'uitask', dir, '--include-human', '--overwrite']);
+    expect(kept.code).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 'uitask_execution.json'), 'utf8'))).toHaveLength(3);
+  });
+
   it('parses its arguments and rejects bad ones with CLI_ERR_BAD_ARGS (exit 2)', async () => {
     expect(parseExportTraceArgs(['--format', 'uitask', 'runs/a', '--out', 'x.json', '--overwrite', '--skip-unsupported'])).toEqual({
       format: 'uitask',
@@ -152,7 +169,9 @@ describe('vncua export-trace', () => {
       out: 'x.json',
       overwrite: true,
       skipUnsupported: true,
+      includeHuman: false,
     });
+    expect(parseExportTraceArgs(['--format', 'uitask', 'runs/a', '--include-human'])).toMatchObject({ includeHuman: true });
     expect(parseExportTraceArgs(['--help'])).toBeUndefined();
     for (const bad of [
       ['runs/a'],

@@ -1,6 +1,7 @@
 /**
  * `vncua export-trace --format uitask RUN`: write a run's trace in the Python uitask harness's
- * execution.json shape (harness/trace/uitask.ts), so uitask's own tools read it. The output goes
+ * execution.json shape (harness/trace/uitask.ts), so uitask's own tools read it; a person's actions
+ * from a takeover (actor "human") are left out unless --include-human. The output goes
  * beside the trace as uitask_execution.json unless --out; execution.json is never replaced, and an
  * existing output only with --overwrite. Bad input (no trace, a trace that is neither vncua's nor
  * uitask's, an entry uitask cannot express, an existing output) is one line `vncua export-trace:
@@ -35,6 +36,10 @@ export const EXPORT_TRACE_SPEC = {
     out: { type: 'string', value: 'FILE', description: `where to write (default: ${UITASK_EXPORT_FILE} beside the trace; never the run's own trace files)` },
     overwrite: { type: 'boolean', description: 'replace FILE if it exists' },
     'skip-unsupported': { type: 'boolean', description: 'leave out entries uitask cannot express (a middle-button click or drag) instead of failing' },
+    'include-human': {
+      type: 'boolean',
+      description: 'keep the actions a person made during a takeover (actor "human"; left out by default: uitask has no actor)',
+    },
   },
   notes: `exit code: 0 when written; 2 on bad arguments or bad input (no trace, a trace that is neither vncua's nor
 uitask's, an entry uitask cannot express, FILE exists), with nothing written; 1 when writing failed
@@ -48,6 +53,8 @@ export interface ExportTraceOptions {
   out?: string;
   overwrite: boolean;
   skipUnsupported: boolean;
+  /** Keep a person's entries (actor "human"). */
+  includeHuman: boolean;
 }
 
 /** Parse `vncua export-trace` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
@@ -56,7 +63,13 @@ export function parseExportTraceArgs(argv: string[]): ExportTraceOptions | undef
   if (line === undefined) return undefined;
   const v = line.values;
   if (!(EXPORT_FORMATS as readonly string[]).includes(v.format)) throw badArgs(`--format must be one of ${EXPORT_FORMATS.join(', ')}; got "${v.format}".`, '--format');
-  const o: ExportTraceOptions = { format: v.format as ExportTraceOptions['format'], run: line.positional, overwrite: v.overwrite, skipUnsupported: v['skip-unsupported'] };
+  const o: ExportTraceOptions = {
+    format: v.format as ExportTraceOptions['format'],
+    run: line.positional,
+    overwrite: v.overwrite,
+    skipUnsupported: v['skip-unsupported'],
+    includeHuman: v['include-human'],
+  };
   if (v.out !== undefined) o.out = v.out;
   return o;
 }
@@ -92,19 +105,22 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const trace = await readTrace(o.run);
     const out = await outputPath(o, trace.path);
-    const ex = exportUitaskTrace(trace.entries, { skipUnsupported: o.skipUnsupported, file: trace.path });
+    const ex = exportUitaskTrace(trace.entries, { skipUnsupported: o.skipUnsupported, includeHuman: o.includeHuman, file: trace.path });
     await mkdir(dirname(out), { recursive: true }).catch(() => undefined); // a failure shows as TRACE_ERR_WRITE below
     await writeFileAtomic(out, ex.text);
     for (const l of ex.leftOut) {
+      if (l.human && l.field === 'actor') continue; // counted below
       const why = l.failed ? 'a failed attempt uitask could not have recorded' : 'uitask cannot express it';
       process.stderr.write(`vncua export-trace: left out entry ${l.index} (${l.action}, ${why}): ${l.field}: ${l.problem}\n`);
     }
+    const human = ex.leftOut.filter((l) => l.human && l.field === 'actor').length;
     const from = `${basename(trace.path)}, ${trace.source}${trace.partial ? ', partial' : ''}`;
     const notes = [
       ex.failedWritten > 0
         ? `${ex.failedWritten} failed attempt${ex.failedWritten === 1 ? ' written without its error, as uitask records one' : 's written without their error, as uitask records them'}`
         : '',
-      ex.leftOut.length > 0 ? `${ex.leftOut.length} left out` : '',
+      human > 0 ? `${human} entr${human === 1 ? 'y' : 'ies'} of a person (a takeover) left out; --include-human keeps them` : '',
+      ex.leftOut.length > human ? `${ex.leftOut.length - human} left out` : '',
     ].filter(Boolean);
     process.stdout.write(
       `wrote ${out}: ${ex.entries.length} entr${ex.entries.length === 1 ? 'y' : 'ies'} in uitask's execution.json shape (from ${from})${notes.length ? `; ${notes.join('; ')}` : ''}\n`,

@@ -95,6 +95,8 @@ export interface RunCommandOptions {
   script?: string;
   /** --success-grace-ms: the Agent's successGraceMs. */
   successGraceMs?: number;
+  /** --no-live: the Agent's live option off. */
+  live?: boolean;
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
@@ -128,6 +130,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v.server !== undefined) o.server = oneOf(v.server, '--server', ['xvnc', 'x11vnc']);
   if (v['max-steps'] !== undefined) o.maxSteps = wholeNumber(v['max-steps'], '--max-steps', 1);
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
+  if (v['no-live']) o.live = false;
   if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
     throw badArgs(
@@ -220,6 +223,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       cdpUrl,
       ...(o.password !== undefined ? { password: o.password } : {}),
       ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
+      ...(o.live === false ? { live: false } : {}),
       // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
       recorder: recordingProxyRecorder,
     };

@@ -333,6 +333,7 @@ function lineOf(
     step_index: e.index,
     step_count: count,
     action: e.action,
+    actor: e.actor === 'human' ? 'human' : 'agent',
     params: e.params as Record<string, unknown>,
     call: apiCall(e),
     uitask: 'entry' in u ? { action: u.entry.action, params: u.entry.params, task_marked_complete: u.entry.task_marked_complete } : null,

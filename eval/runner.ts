@@ -45,6 +45,7 @@ import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './job
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { desktopPool } from './desktop-pool.ts';
 import { runWorkers } from './pool.ts';
+import { firstSuccess } from './score.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
 import { dockerProvider } from './providers/docker.ts';
 import { localProvider } from './providers/local.ts';
@@ -105,6 +106,8 @@ export interface RunSuiteOptions {
   args?: string[];
   /** The Agent's successGraceMs for every run (ctx.agentOptions; the Agent's default 1000 otherwise). */
   successGraceMs?: number;
+  /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
+  live?: boolean;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -183,11 +186,13 @@ export function resolveProvider(o: Pick<RunSuiteOptions, 'provider' | 'endpoints
   throw badOption('provider', p, "expected 'local', 'docker', 'remote' or a provider object");
 }
 
-/** Whether a finished run's trace shows success (null when there is no readable trace). */
+/** Whether a finished run's trace shows the agent's own success (not a person's, during a takeover); null when there is no readable trace. */
 async function traceSuccess(dir: string): Promise<boolean | null> {
   try {
     const t = await readTrace(dir);
-    return t.entries.some((e) => e.task_marked_complete === true);
+    // The agent's own success: one a person's takeover brought about is not counted (eval/score.ts).
+    const first = firstSuccess(t.entries);
+    return first !== null && !first.assisted;
   } catch {
     return null;
   }
@@ -493,6 +498,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           successCheck: job.task.success,
           ...(desktop.password !== undefined ? { password: desktop.password } : {}),
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
+          ...(opts.live !== undefined ? { live: opts.live } : {}),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
         },

@@ -4,7 +4,7 @@
  * to that run's step report (action_screenshots.html) when it exists, else to its trace (one link per
  * repeat with --repeat K); then the flaky tasks, the infra errors and the invalid runs.
  */
-import type { AggregateRow, RunScore, ScoreReport } from './score.ts';
+import type { Aggregate, AggregateRow, RunScore, ScoreReport } from './score.ts';
 import { escapeHtml as esc } from '../recorder/report/render.ts';
 
 /** `83.3%` or `–`. */
@@ -40,6 +40,11 @@ function evidenceText(run: RunScore): string {
   return `first success at step ${ev.entry_index} (${ev.phase} check, ${ev.rule} ${JSON.stringify(ev.pattern)}): ${ev.snippet} on ${ev.url}`;
 }
 
+/** `, +1 assisted` when a person's takeover completed some runs' tasks (not counted as successes), else ''. */
+export function assistedText(a: Pick<Aggregate, 'assisted_successes'>): string {
+  return a.assisted_successes > 0 ? `, +${a.assisted_successes} assisted` : '';
+}
+
 /** `$12.34` from a dollar up, `$0.0185` (3 significant digits) under it, or `–`. */
 export function usd(x: number | null): string {
   if (x === null) return '–';
@@ -55,7 +60,7 @@ const aggColumns = (cost: boolean) => (cost ? [...AGG_COLS, ...COST_COLS] : AGG_
 const aggCells = (a: AggregateRow, cost: boolean) => [...baseCells(a), ...(cost ? [usd(a.cost_usd), usd(a.avg_cost_usd), usd(a.cost_per_success)] : [])];
 const baseCells = (a: AggregateRow) => [
   String(a.runs),
-  `${pct(a.success_rate)} (${a.successes})`,
+  `${pct(a.success_rate)} (${a.successes}${assistedText(a)})`,
   pct(a.proper_stop_rate),
   pct(a.complete_rate),
   num(a.avg_steps),
@@ -294,7 +299,7 @@ export function renderScoresHtml(r: ScoreReport): string {
           const apart = [agg.infra_errors ? `${agg.infra_errors} infra` : '', agg.invalid ? `${agg.invalid} invalid` : ''].filter(Boolean).join(', ');
           const repeats =
             agg.k > 1 ? `<br><small>pass@1 ${esc(pct(agg.pass_at_1))}, pass@${agg.k} ${esc(pct(agg.pass_at_k))}, pass^${agg.k} ${esc(pct(agg.pass_hat_k))}</small>` : '';
-          return `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${apart ? `, ${apart}` : ''})</small>${repeats}`;
+          return `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${esc(assistedText(agg))}${apart ? `, ${apart}` : ''})</small>${repeats}`;
         }),
       ]),
     );

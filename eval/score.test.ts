@@ -21,6 +21,8 @@ describe('scoreRun: the metrics of one run', () => {
     const m = scoreRun({ entries: [e('mouse_click', false), e('mouse_click', true), e('finish', true)], partial: false, result: finished(1500) });
     expect(m).toEqual({
       success: true,
+      assisted_success: false,
+      human_steps: 0,
       success_index: 1,
       finish_index: 2,
       proper_stop: true,
@@ -96,6 +98,21 @@ describe('scoreRun: the metrics of one run', () => {
     expect(scoreRun({ entries: [], partial: true, result: null }).infra_error).toBe(false);
   });
 
+  it("a success first seen at or after a person's step is assisted: not the agent's success, nor a proper stop", () => {
+    const human = (action: ActionName, complete: boolean) => ({ ...e(action, complete), actor: 'human' as const });
+    // The person clicked, the page was complete after it, the agent called finish: assisted.
+    const assisted = scoreRun({ entries: [e('mouse_click', false), human('mouse_click', true), e('finish', true)], partial: false, result: finished(1000) });
+    expect(assisted).toMatchObject({ success: false, assisted_success: true, human_steps: 1, success_index: 1, proper_stop: false });
+    // The agent had succeeded before the person acted: the agent's success, the person's step counted.
+    const own = scoreRun({ entries: [e('mouse_click', true), human('type_text', true), e('finish', true)], partial: false, result: finished(1000) });
+    expect(own).toMatchObject({ success: true, assisted_success: false, human_steps: 1, success_index: 0, proper_stop: true });
+    // A person acted, the task never completed.
+    const failed = scoreRun({ entries: [human('mouse_click', false), e('finish', false)], partial: false, result: finished(1000) });
+    expect(failed).toMatchObject({ success: false, assisted_success: false, human_steps: 1 });
+    const agg = aggregate([assisted, own, failed, scoreRun({ entries: [e('mouse_click', true)], partial: false, result: finished(1000) })]);
+    expect(agg).toMatchObject({ runs: 4, successes: 2, success_rate: 0.5, assisted_successes: 1, human_runs: 3, proper_stops: 1 });
+  });
+
   it('aggregates exclude infra errors from every rate', () => {
     const runs = [
       scoreRun({ entries: [e('mouse_click', true), e('finish', true)], partial: false, result: finished(1000) }),
@@ -106,6 +123,8 @@ describe('scoreRun: the metrics of one run', () => {
       runs: 2,
       successes: 1,
       success_rate: 0.5,
+      assisted_successes: 0,
+      human_runs: 0,
       proper_stops: 1,
       proper_stop_rate: 0.5,
       completes: 2,

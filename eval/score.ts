@@ -22,9 +22,13 @@ import { taskGroup } from './tasks.ts';
 
 /** The per-run metrics. */
 export interface RunMetrics {
-  /** Some entry has task_marked_complete true. */
+  /** Some entry has task_marked_complete true, and no person acted before the first (a success after a person's step is `assisted_success`, not the agent's). */
   success: boolean;
-  /** Index of the first entry with task_marked_complete true (null if none). */
+  /** The task was first seen complete at or after a person's step (a takeover: entries with actor "human"). */
+  assisted_success: boolean;
+  /** Entries with actor "human": steps a person took during a takeover. */
+  human_steps: number;
+  /** Index of the first entry with task_marked_complete true (null if none), whoever took that step. */
   success_index: number | null;
   /** Index of the first `finish` entry (null if none). */
   finish_index: number | null;
@@ -80,9 +84,14 @@ export interface RunScore extends RunMetrics {
 export interface Aggregate {
   /** Runs counted (infra errors and invalid runs excluded). */
   runs: number;
+  /** The agent's own successes (assisted ones excluded). */
   successes: number;
   /** successes / runs (null when runs is 0). */
   success_rate: number | null;
+  /** Runs whose task was first seen complete after a person's step (counted in runs, not in successes). */
+  assisted_successes: number;
+  /** Runs in which a person took some step (a takeover). */
+  human_runs: number;
   proper_stops: number;
   proper_stop_rate: number | null;
   completes: number;
@@ -125,7 +134,7 @@ export interface ScoreReport {
 
 /** What scoreRun() takes: a trace's entries, whether it was partial, and result.json when there is one. */
 export interface RunInput {
-  entries: ReadonlyArray<Pick<TraceEntry, 'action' | 'task_marked_complete'> & { started_at?: number; ended_at?: number }>;
+  entries: ReadonlyArray<Pick<TraceEntry, 'action' | 'task_marked_complete'> & { started_at?: number; ended_at?: number; actor?: 'human' }>;
   /** True when only partial_execution.json exists (or no trace at all). */
   partial: boolean;
   result: Pick<RunResult, 'status' | 'durationMs' | 'error' | 'model_calls' | 'input_tokens' | 'output_tokens' | 'cost_usd'> | null;
@@ -133,11 +142,22 @@ export interface RunInput {
   noTrace?: boolean;
 }
 
+/** Where the run's task was first seen complete, and whether a person's step (actor "human") came at or before it (an assisted success, not the agent's). */
+export function firstSuccess(entries: RunInput['entries']): { index: number; assisted: boolean } | null {
+  const index = entries.findIndex((e) => e.task_marked_complete === true);
+  if (index < 0) return null;
+  const human = entries.findIndex((e) => e.actor === 'human');
+  return { index, assisted: human >= 0 && human <= index };
+}
+
 /** The metrics of one run (see RunMetrics and eval/README.md). */
 export function scoreRun(r: RunInput): RunMetrics {
   const { entries } = r;
-  const successIndex = entries.findIndex((e) => e.task_marked_complete === true);
+  const first = firstSuccess(entries);
+  const successIndex = first?.index ?? -1;
   const finishIndex = entries.findIndex((e) => e.action === 'finish');
+  // A person's step at or before the first success: the success is theirs (or shared), not the agent's.
+  const assisted = first?.assisted === true;
   const actions: Record<string, number> = {};
   for (const e of entries) actions[e.action] = (actions[e.action] ?? 0) + 1;
   // No result.json and no trace: the agent never ran (killed while its desktop started).
@@ -150,10 +170,12 @@ export function scoreRun(r: RunInput): RunMetrics {
     if (first !== undefined && last !== undefined) duration = Math.max(0, last - first);
   }
   return {
-    success: successIndex >= 0,
+    success: successIndex >= 0 && !assisted,
+    assisted_success: assisted,
+    human_steps: entries.filter((e) => e.actor === 'human').length,
     success_index: successIndex >= 0 ? successIndex : null,
     finish_index: finishIndex >= 0 ? finishIndex : null,
-    proper_stop: finishIndex >= 0 && successIndex >= 0 && successIndex <= finishIndex,
+    proper_stop: finishIndex >= 0 && successIndex >= 0 && !assisted && successIndex <= finishIndex,
     complete: !r.partial && !infra && endedOnItsOwn,
     steps_performed: entries.length,
     duration_ms: duration,
@@ -184,6 +206,8 @@ export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidRe
     runs: n,
     successes,
     success_rate: rate(successes),
+    assisted_successes: count((r) => r.assisted_success),
+    human_runs: count((r) => r.human_steps > 0),
     proper_stops: proper,
     proper_stop_rate: rate(proper),
     completes,

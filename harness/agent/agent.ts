@@ -38,6 +38,16 @@
  *   each call's `tokens` and `cost_usd`), calls attached after the last entry included.
  * - Cancelling the run's signal abandons the current act() at once; `this.signal` (pass it to
  *   your model calls) fires, and so do the waits of any action in progress.
+ * - Live (harness/live/control.ts: the Agent is a LiveControl): `pause()` pauses the loop after the
+ *   current act() returns, `resume()` lets it go on, `askForHelp(reason)` (from act()) flags the run
+ *   (state 'help') and pauses after that step. `takeover(who)` pauses after the current step and gives
+ *   a person mouse and keyboard: their input goes through this agent's own VNC connection and is
+ *   recorded as trace entries with `actor: "human"` (human-input.ts turns raw events into actions);
+ *   `handback(who)` releases what they hold and resumes the loop. Paused time counts against neither
+ *   stepTimeoutMs nor a model adapter's budgetMs; cancelling a paused run ends it 'cancelled' with the
+ *   trace intact. With the `live` option (default on), run() serves the run for watchers and takeover
+ *   through the class's `liveEndpoint` (startLiveEndpoint: live.json in outputDir while it runs); a
+ *   failure to start it is noted in result.json's `live_error` and the run goes on.
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -72,7 +82,13 @@ import {
   type Point,
   type ScrollDirection,
 } from './arguments.ts';
+import type { HumanInput, LiveControl, LiveEndpoint, LiveEndpointOptions, LiveState, LiveStatus } from '../live/control.ts';
+import { startLiveEndpoint } from '../live/endpoint.ts';
+import type { Framebuffer } from '../rfb/framebuffer.ts';
 import { AgentConnection, isConnectError } from './connection.ts';
+import type { HumanAction } from './human-input.ts';
+import { LiveRunControl } from './live-control.ts';
+import { HumanTakeover } from './takeover.ts';
 import type { InputDriver } from './input.ts';
 import { resolveAgentOptions, resolveRunOptions, type AgentOptions, type ResolvedAgentOptions, type RunOptions } from './options.ts';
 import type { CaptureFormat } from '../rfb/screenshot.ts';
@@ -159,6 +175,11 @@ const QUIET_SCREEN_MS = 300;
 const RECORDING_TAIL_MAX_MS = 1000;
 /** Timeout of each success check. */
 const CHECK_TIMEOUT_MS = 5000;
+/** How long starting the live endpoint may take. */
+const LIVE_START_TIMEOUT_MS = 5000;
+
+/** What starts a run's live endpoint (harness/live/endpoint.ts startLiveEndpoint). */
+export type LiveEndpointStarter = (options: LiveEndpointOptions) => Promise<LiveEndpoint>;
 
 interface RunState {
   controller: AbortController;
@@ -172,18 +193,28 @@ interface RunState {
   inFlight: Set<Promise<unknown>>;
   /** finish() was called: the run ends after the current act(). */
   finished: boolean;
+  /** A person's takeover in progress. */
+  takeover: HumanTakeover | null;
+  /** Entries a person made (actor "human"). */
+  humanSteps: number;
 }
 
 const idleSignal = new AbortController().signal;
 
 /** The base class of every agent: primitives that drive the desktop, recorded into a trace; subclasses implement act(). */
-export abstract class Agent {
+export abstract class Agent implements LiveControl {
   /**
    * The recorder of runs whose options give no `recorder`: none here (this bare Agent records only when
    * given one); the package root's Agent (`import { Agent } from 'vncua'`) sets the recording proxy.
    * Read through the instance's class, so a subclass may set its own.
    */
   static defaultRecorder: RecorderFactory | null = null;
+
+  /**
+   * What serves a run live (watchers, status, takeover) when the `live` option is on: startLiveEndpoint
+   * (harness/live/endpoint.ts); null: none. Read through the instance's class, so a subclass (or a test) may set its own.
+   */
+  static liveEndpoint: LiveEndpointStarter | null = startLiveEndpoint;
 
   /** The validated options, with the VNC and CDP endpoints resolved (the password is kept out of it). */
   readonly options: Readonly<Omit<ResolvedAgentOptions, 'password'>>;
@@ -193,12 +224,25 @@ export abstract class Agent {
   #signal: AbortSignal = idleSignal;
   /** Settles when the last action called has settled (actions run one at a time). */
   #queue: Promise<void> = Promise.resolve();
+  /** The loop's pause point and the live status. */
+  readonly #live = new LiveRunControl();
+  readonly #framebufferListeners = new Set<(fb: Framebuffer | null) => void>();
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field). Connects nothing. */
   constructor(options: AgentOptions) {
     const { password, ...rest } = resolveAgentOptions(options, (new.target as typeof Agent).defaultRecorder);
     this.options = Object.freeze(rest);
     this.#connection = new AgentConnection({ url: rest.vncUrl, password });
+    this.#connection.onChange((client) => {
+      const fb = client?.framebuffer ?? null;
+      for (const l of [...this.#framebufferListeners]) {
+        try {
+          l(fb);
+        } catch {
+          // a listener's failure is its own
+        }
+      }
+    });
   }
 
   /** The task given in the options (undefined if none). */
@@ -251,11 +295,26 @@ export abstract class Agent {
       verdict,
       inFlight: new Set(),
       finished: false,
+      takeover: null,
+      humanSteps: 0,
     };
     this.#run = state;
     this.#signal = controller.signal;
+    // Live from now on: a takeover or pause() asked for while the run starts is honoured before its first act().
+    this.#live.begin({
+      start: () => {
+        state.takeover = new HumanTakeover(this.#takeoverIO(state, controller.signal), this.#connection.current?.pointer ?? null);
+      },
+      input: (e) => state.takeover?.input(e),
+      end: async () => {
+        const t = state.takeover;
+        state.takeover = null;
+        await t?.end();
+      },
+    });
     const refused = await this.#claimOutputDir();
     if (refused) {
+      await this.#live.end();
       this.#run = null;
       controller.abort(cancelledError('a run that could not start'));
       return { status: 'error', steps: 0, durationMs: roundMs(performance.now() - t0), error: refused };
@@ -269,9 +328,20 @@ export abstract class Agent {
     let connecting: Promise<void> | null = null;
     let user: AbortSignal | undefined;
     let unfollowUser = () => {};
+    let endpoint: LiveEndpoint | null = null;
+    let liveError: { code: string; message: string } | undefined;
     try {
       await writer.open();
       opened = true;
+      const starter = this.options.live ? (this.constructor as typeof Agent).liveEndpoint : null;
+      if (starter) {
+        try {
+          endpoint = await starter({ dir: this.options.outputDir, control: this, title: this.options.task, signal: controller.signal, timeoutMs: LIVE_START_TIMEOUT_MS });
+        } catch (e) {
+          // The run goes on without a live view; result.json says why.
+          liveError = errorInfo(e, 'LIVE_ERR_LISTEN');
+        }
+      }
       const run = resolveRunOptions(options);
       const recorder = this.options.record ? this.options.recorder : null;
       if (recorder) {
@@ -308,6 +378,9 @@ export abstract class Agent {
       await connecting;
       let done = false;
       while (!done && steps < run.maxSteps && !controller.signal.aborted) {
+        // A pause (pause(), askForHelp(), a takeover) happens here, between steps; cancelling ends it.
+        await this.#live.gate(controller.signal);
+        this.#live.stepStarted();
         done = await this.#step(controller);
         steps++;
         done ||= state.finished;
@@ -329,6 +402,38 @@ export abstract class Agent {
       unfollowUser();
       if (!controller.signal.aborted) controller.abort(cancelledError('an action called after the run ended'));
     }
+    try {
+      return await this.#endRun({ state, writer, verdict, status, error, endError, steps, opened, recording, connecting, user, liveError, t0 });
+    } finally {
+      try {
+        await endpoint?.close();
+      } catch {
+        // close() never rejects; guarded all the same
+      }
+    }
+  }
+
+  /** After the loop: a takeover is recorded and ended, the tail recorded, the trace finalized, everything closed, result.json written. */
+  async #endRun(r: {
+    state: RunState;
+    writer: TraceWriter;
+    verdict: RunVerdict;
+    status: RunStatus;
+    error: unknown;
+    endError: { code: string; message: string } | undefined;
+    steps: number;
+    opened: boolean;
+    recording: RecordingHandle | null;
+    connecting: Promise<void> | null;
+    user: AbortSignal | undefined;
+    liveError: { code: string; message: string } | undefined;
+    t0: number;
+  }): Promise<AgentRunResult> {
+    const { state, writer, verdict, steps, opened, recording, connecting, user, t0 } = r;
+    let { status, error } = r;
+    const endError = r.endError;
+    // A person still holding the run (it was cancelled or ended meanwhile): what they hold is released, their pending actions recorded.
+    await this.#live.end();
     await settle(state.inFlight, IN_FLIGHT_GRACE_MS);
     await connecting;
     this.#run = null;
@@ -357,6 +462,11 @@ export abstract class Agent {
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
     Object.assign(result, verdict.result(), state.usage.totals());
+    // Present only when there is something to say (a run that never paused reads as before).
+    if (this.#live.pausedMs > 0) result.paused_ms = roundMs(this.#live.pausedMs);
+    if (this.#live.helpRequests > 0) result.help_requests = this.#live.helpRequests;
+    if (state.humanSteps > 0) result.human_steps = state.humanSteps;
+    if (r.liveError) result.live_error = r.liveError;
     try {
       // A finished run that appeared after #claimOutputDir() (another process) is not written over.
       if (!isVncuaError(error, 'OUTPUT_ERR_RUN_EXISTS')) {
@@ -428,6 +538,95 @@ export abstract class Agent {
     } catch {
       // already gone
     }
+  }
+
+  // ------------------------------------------------------------------ live: pause, help, takeover (harness/live/control.ts)
+
+  /** Pause the loop after the current act() returns; resolves once it is paused (see live-control.ts). Do not await it inside act(): use askForHelp(). AGENT_ERR_ILLEGAL_STATE outside a run. */
+  pause(): Promise<void> {
+    return this.#live.pause();
+  }
+
+  /** Let a paused loop go on (a person holding the run hands back: what they hold is released, their pending actions recorded). Nothing outside a run. */
+  resume(): Promise<void> {
+    return this.#live.resume();
+  }
+
+  /** From act(): ask a person for help. The status says 'help' (with `reason`) at once; the loop pauses after this step until resume() or a person's handback. */
+  askForHelp(reason: string): void {
+    this.#live.askForHelp(reason);
+  }
+
+  /** The live state now: running, paused, help, or ended (outside a run). */
+  get liveState(): LiveState {
+    return this.#live.status().state;
+  }
+
+  /** Time the current (or last) run's loop has spent paused, ms (pause(), askForHelp(), takeovers; the ongoing pause included). */
+  get pausedMs(): number {
+    return this.#live.pausedMs;
+  }
+
+  /** The live status: state, who holds the run, the help reason, act() calls made. */
+  status(): LiveStatus {
+    return this.#live.status();
+  }
+
+  /** Calls `listener` on every status change; returns the unsubscribe function. */
+  onStatus(listener: (status: LiveStatus) => void): () => void {
+    return this.#live.onStatus(listener);
+  }
+
+  /** The framebuffer of the live VNC connection (null before the first connection, after a drop until the re-connection, and after the run). */
+  framebuffer(): Framebuffer | null {
+    return this.#connection.current?.client.framebuffer ?? null;
+  }
+
+  /** Calls `listener` when the connection changes (connected, re-connected: its framebuffer; closed or dropped: null); returns the unsubscribe function. */
+  onFramebuffer(listener: (fb: Framebuffer | null) => void): () => void {
+    this.#framebufferListeners.add(listener);
+    return () => void this.#framebufferListeners.delete(listener);
+  }
+
+  /** Pause after the current step and give `who` mouse and keyboard; resolves once they hold it. LIVE_ERR_TAKEN (details.holder) when someone else does. */
+  takeover(who: string): Promise<LiveStatus> {
+    return this.#live.takeover(who);
+  }
+
+  /** `who` gives control back: what they hold is released, their actions recorded, the loop resumes. LIVE_ERR_NOT_HOLDER (details.holder) when they do not hold it. */
+  handback(who: string): Promise<LiveStatus> {
+    return this.#live.handback(who);
+  }
+
+  /** A person's input: sent through this agent's VNC connection and recorded (actor "human") while `who` holds the run; dropped otherwise. */
+  input(who: string, event: HumanInput): void {
+    this.#live.input(who, event);
+  }
+
+  /** What a takeover in run `state` uses: this agent's connection and its trace. */
+  #takeoverIO(state: RunState, signal: AbortSignal) {
+    return {
+      driver: () => this.#connection.current,
+      connect: () => this.#connection.driver(signal),
+      inputStarting: () => state.recorder.inputStarting(),
+      record: (a: HumanAction) => this.#recordHuman(state, a),
+    };
+  }
+
+  /** Record a person's action in the trace, after any action still in progress (one at a time, as every action). */
+  #recordHuman(state: RunState, a: HumanAction): Promise<void> {
+    const p = this.#queue
+      .then(() => state.recorder.recordHuman(a))
+      .then(() => {
+        state.humanSteps++;
+      });
+    this.#queue = p.catch(() => undefined);
+    const tracked = p.catch(() => {
+      // A failed write keeps the entry in the trace (the next write includes it); nothing to do here.
+    });
+    state.inFlight.add(tracked);
+    void tracked.then(() => state.inFlight.delete(tracked));
+    return tracked;
   }
 
   // ------------------------------------------------------------------ recorded primitives

@@ -55,6 +55,9 @@ export class AgentConnection {
   private lastPointer: Point | null = null;
   /** Number of connections made so far. */
   connections = 0;
+  readonly #changeListeners = new Set<(client: VncClient | null) => void>();
+  /** The client last announced to the change listeners. */
+  #announced: VncClient | null = null;
 
   constructor(private readonly options: AgentConnectionOptions) {}
 
@@ -88,6 +91,24 @@ export class AgentConnection {
     return this.connecting;
   }
 
+  /** Calls `listener` with the new client on every connection (a re-connection too), and with null when the connection closes or drops; returns the unsubscribe function. */
+  onChange(listener: (client: VncClient | null) => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => void this.#changeListeners.delete(listener);
+  }
+
+  #announce(client: VncClient | null): void {
+    if (this.#announced === client) return;
+    this.#announced = client;
+    for (const l of [...this.#changeListeners]) {
+      try {
+        l(client);
+      } catch {
+        // a listener's failure is its own
+      }
+    }
+  }
+
   /** Close the connection (if any); the next driver() call connects afresh (not as a re-connection). */
   async close(): Promise<void> {
     const d = this.driverValue;
@@ -102,6 +123,7 @@ export class AgentConnection {
       }
       await d.client.close();
     }
+    this.#announce(null);
   }
 
   /** A connect error through the relay as a direct connection to the desktop would have given it (see the file comment). */
@@ -143,6 +165,10 @@ export class AgentConnection {
     const start = this.lastPointer ?? { x: Math.floor(width / 2), y: Math.floor(height / 2) };
     const d = new InputDriver(client, { x: Math.min(start.x, width - 1), y: Math.min(start.y, height - 1) });
     this.driverValue = d;
+    client.on('close', () => {
+      if (this.#announced === client) this.#announce(null);
+    });
+    this.#announce(client);
     return d;
   }
 }

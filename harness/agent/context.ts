@@ -27,7 +27,8 @@ export interface AgentContext {
   /**
    * The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given;
    * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication; successGraceMs by
-   * --success-grace-ms; recorder: the recording proxy, so the run is recorded whichever Agent class it builds).
+   * --success-grace-ms; live: false by --no-live; recorder: the recording proxy, so the run is recorded whichever
+   * Agent class it builds).
    */
   agentOptions: {
     task?: string;
@@ -37,6 +38,7 @@ export interface AgentContext {
     successCheck?: Sentinel;
     password?: string;
     successGraceMs?: number;
+    live?: boolean;
     recorder?: RecorderFactory | null;
   };
   /** The task's id (`vncua eval` only). */

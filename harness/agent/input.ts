@@ -25,6 +25,7 @@
  */
 import { isVncuaError } from '../errors.ts';
 import { KEYSYM, isPause, keysymsToPrime, type KeyStroke } from '../keys/index.ts';
+import type { HumanInput } from '../live/control.ts';
 import type { VncClient } from '../rfb/index.ts';
 import type { Point } from './arguments.ts';
 import { RoundTrip, sleep } from './round-trip.ts';
@@ -229,6 +230,22 @@ export class InputDriver {
       }
       await this.sync(o);
     });
+  }
+
+  /**
+   * Send a person's event as it came (a takeover: harness/live/control.ts HumanInput), unpaced, keeping this
+   * driver's buttons and held keys in step with it, so the pointer stays where the person leaves it and
+   * releaseAll() lets go of whatever they still hold.
+   */
+  sendRaw(e: HumanInput): void {
+    if (e.type === 'pointer') {
+      this.mask = e.buttonMask;
+      this.pointerTo(e.x, e.y);
+    } else if (e.down && this.held.includes(e.keysym)) {
+      // A key held down repeating: sent again, held once.
+      this.client.keyEvent(e.keysym, true);
+      this.unsynced = true;
+    } else this.key(e.keysym, e.down);
   }
 
   /** Send a KeyEvent and remember what is held. */

@@ -36,7 +36,9 @@ describe('resolveAgentOptions', () => {
       task: 'buy milk',
       stepTimeoutMs: Infinity,
       overwrite: false,
+      live: true,
     });
+    expect(resolveAgentOptions({ ...base, live: false }).live).toBe(false);
   });
 
   it('builds the URLs from scheme/host/port parts (default ws and 127.0.0.1; IPv6 in brackets)', () => {
@@ -88,6 +90,7 @@ describe('resolveAgentOptions', () => {
     expect(badField({ ...base, cdpPort: 0 })).toBe('cdpPort');
     expect(badField({ ...base, password: 42 })).toBe('password');
     expect(badField({ ...base, record: 'yes' })).toBe('record');
+    expect(badField({ ...base, live: 'no' })).toBe('live');
     expect(badField({ ...base, successCheck: { selector: '' } })).toBe('successCheck');
     expect(badField({ ...base, successCheck: 'always' })).toBe('successCheck');
     expect(badField({ ...base, task: 7 })).toBe('task');

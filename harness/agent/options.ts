@@ -57,6 +57,12 @@ export interface AgentOptions {
    * `outputDir.1` (`.2`, …) and runs into a fresh one. Nothing is ever deleted.
    */
   overwrite?: boolean;
+  /**
+   * Serve the run live while it runs (default true): watchers see the agent's screen and status, and a person
+   * may take over (`vncua serve`'s live view; `<outputDir>/live.json` announces the endpoint, harness/live/endpoint.ts,
+   * the Agent class's `liveEndpoint`).
+   */
+  live?: boolean;
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -73,6 +79,7 @@ export interface ResolvedAgentOptions {
   task: string | undefined;
   stepTimeoutMs: number;
   overwrite: boolean;
+  live: boolean;
 }
 
 /** What run() takes. */
@@ -121,6 +128,7 @@ export const agentOptionsSchema = z.strictObject({
   task: z.string().optional(),
   stepTimeoutMs: positiveMs.optional(),
   overwrite: z.boolean().optional(),
+  live: z.boolean().optional(),
 });
 
 /** Schema of run()'s options. */
@@ -209,6 +217,7 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     task: o.task,
     stepTimeoutMs: o.stepTimeoutMs ?? Infinity,
     overwrite: o.overwrite ?? false,
+    live: o.live ?? true,
   };
 }
 

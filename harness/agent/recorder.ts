@@ -73,8 +73,25 @@ export class ActionRecorder {
     return result;
   }
 
-  private async append(entry: TraceEntryInput, check: ImmediateCheck): Promise<ExecutionEntry> {
-    const meta = this.takeMeta();
+  /** Input that is not one of the agent's primitives (a person's, during a takeover) starts: the previous action's grace window ends here. */
+  inputStarting(): void {
+    this.checks.actionStarting('mouse_move');
+  }
+
+  /**
+   * Record an action a person performed during a takeover (actor "human"): it already happened, between
+   * `started_at` and `ended_at` (its first and last event); the success check runs now, as after any action.
+   * The agent's pending meta (attachMeta) is left for the agent's next entry.
+   */
+  async recordHuman(done: { action: ActionName; params: Record<string, unknown>; started_at: number; ended_at: number; meta?: Record<string, unknown> }): Promise<ExecutionEntry> {
+    this.checks.actionStarting(done.action);
+    const check = await this.checks.check();
+    const entry = { action: done.action, actor: 'human', params: done.params, task_marked_complete: check.answer.ok, started_at: done.started_at, ended_at: done.ended_at };
+    return this.append({ ...entry, ...(done.meta ? { meta: done.meta } : {}) } as TraceEntryInput, check, false);
+  }
+
+  private async append(entry: TraceEntryInput, check: ImmediateCheck, takeMeta = true): Promise<ExecutionEntry> {
+    const meta = takeMeta ? this.takeMeta() : entry.meta;
     const success_check = RunVerdict.entryCheck(check.answer, 'immediate');
     const full = { ...entry, success_check, meta } as TraceEntryInput;
     const written = await this.writer.append(full);

@@ -144,6 +144,12 @@ export function shiftedCounterpart(ch: string): string {
   return SHIFTED_OF.get(ch) ?? ch;
 }
 
+/** The character the same US key types without Shift (`A`→`a`, `!`→`1`); unshifted or non-ASCII characters are returned unchanged. */
+export function unshiftedCounterpart(ch: string): string {
+  if (ch.length === 1 && ch >= 'A' && ch <= 'Z') return ch.toLowerCase();
+  return UNSHIFTED_OF.get(ch) ?? ch;
+}
+
 /**
  * The keysym that produces one character (one Unicode code point): printable ASCII and
  * Latin-1 (U+00A0–U+00FF) use their legacy keysym (= code point), everything else the

@@ -2,7 +2,8 @@
  * `POST /control` with `{"op":"takeover"|"handback"|"status","who":NAME}`: 200 with the LiveStatus;
  * 409 `{code:"LIVE_ERR_TAKEN", message, holder}` when another person holds control; 409
  * `{code:"LIVE_ERR_NOT_HOLDER", message}` for a hand-back by someone who does not; 400
- * `{code:"LIVE_ERR_BAD_REQUEST", message}` for a malformed body; 500 with the error's code otherwise.
+ * `{code:"LIVE_ERR_BAD_REQUEST", message}` for a malformed body; 409 with AGENT_ERR_ILLEGAL_STATE when the
+ * run cannot be taken over now (it ended, or is not running); 500 with the error's code otherwise.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { VncuaError, isVncuaError } from '../errors.ts';
@@ -36,6 +37,8 @@ export async function handleControl(req: IncomingMessage, res: ServerResponse, c
       return sendJson(res, 409, errorBody(e, { holder }));
     }
     if (isVncuaError(e, 'LIVE_ERR_NOT_HOLDER')) return sendJson(res, 409, errorBody(e));
+    // The run is not in a state to hand over (ended, or not started): a conflict with its state, not a server fault.
+    if (isVncuaError(e, 'AGENT_ERR_ILLEGAL_STATE')) return sendJson(res, 409, errorBody(e));
     if (isVncuaError(e, 'LIVE_ERR_BAD_REQUEST')) return sendJson(res, typeof e.details?.status === 'number' ? e.details.status : 400, errorBody(e));
     if (isVncuaError(e)) return sendJson(res, 500, errorBody(e));
     sendJson(res, 500, { code: 'LIVE_ERR_ILLEGAL_STATE', message: `internal error in /control: ${(e as Error)?.message ?? String(e)}` });

@@ -11,6 +11,7 @@ import { writeProtocolVersion, writeSecurityType, writeClientInit } from '../rfb
 import { connectVnc, type VncClient } from '../rfb/client.ts';
 import { packRgb } from '../rfb/sink.ts';
 import { concatBytes, setPixelFormatWith } from '../rfb/test-helpers/client-stream.ts';
+import { VncuaError } from '../errors.ts';
 import type { LiveAnnouncement } from './control.ts';
 import { type RunningLiveEndpoint, startLiveEndpoint } from './endpoint.ts';
 import { expectSamePixels, patternFramebuffer } from './rfb-server/test-helpers.ts';
@@ -239,6 +240,14 @@ describe('/events and /control', () => {
     }
     expect(await httpJson('POST', url, 'x'.repeat(20_000))).toMatchObject({ status: 400, body: { code: 'LIVE_ERR_BAD_REQUEST' } });
     expect(await httpJson('GET', url)).toMatchObject({ status: 405, body: { code: 'LIVE_ERR_BAD_REQUEST' } });
+    // A run that ended (the Agent's AGENT_ERR_ILLEGAL_STATE) refuses a takeover as a conflict, not a server fault.
+    control.takeover = async () => {
+      throw new VncuaError('AGENT_ERR_ILLEGAL_STATE', 'the run has ended: there is nothing to take over');
+    };
+    expect(await httpJson('POST', url, { op: 'takeover', who: 'ann' })).toMatchObject({
+      status: 409,
+      body: { code: 'AGENT_ERR_ILLEGAL_STATE', message: expect.stringMatching(/ended/) },
+    });
   });
 });
 

@@ -65,6 +65,7 @@ export const exportLineSchema = z
     step_index: z.number().int().min(0).describe("The entry's index in the trace."),
     step_count: z.number().int().min(0).describe('Entries in the trace.'),
     action: z.enum(ACTION_NAMES),
+    actor: z.enum(['agent', 'human']).describe('Who performed the step: the agent, or a person who took over the run (the trace entry\'s actor "human").'),
     params: anyParamsSchema.describe("The params as vncua's execution.json holds them (flat, snake_case)."),
     call: exportCallSchema,
     uitask: exportUitaskSchema.nullable(),

@@ -46,6 +46,24 @@ const UITASK_ENTRIES = [
 const UITASK_TRACE = uitaskExecutionJson(UITASK_ENTRIES);
 
 describe('readTrace: vncua traces', () => {
+  it("reads back a person's entries with their actor; an agent's have none", async () => {
+    const w = new TraceWriter(join(dir, 'run'));
+    await w.open();
+    await w.append(sampleEntry(0));
+    await w.append({
+      action: 'mouse_drag',
+      actor: 'human',
+      params: { start: { x: 1, y: 2 }, end: { x: 30, y: 40 }, button: 'left' },
+      task_marked_complete: null,
+      started_at: 5,
+      ended_at: 9,
+    });
+    await w.finalize();
+    const t = await readTrace(join(dir, 'run'));
+    expect(t.entries.map((e) => e.actor)).toEqual([undefined, 'human']);
+    expect(t.entries[1]).toMatchObject({ index: 1, action: 'mouse_drag', duration_ms: 4 });
+  });
+
   it('reads a finalized trace from the directory or the file', async () => {
     const w = await writeTrace(25, true);
     const expected = JSON.parse(await readFile(w.paths.execution, 'utf8')) as unknown[];

@@ -105,6 +105,13 @@ export const entrySuccessSchema = z
 /** What `success_check` on an entry holds. */
 export type EntrySuccess = z.infer<typeof entrySuccessSchema>;
 
+/** Who performed an entry's action: absent for the agent, "human" for a person who took over the run (vncua serve's takeover, Agent.takeover()). */
+export const actorSchema = z
+  .literal('human')
+  .describe(
+    '"human": a person did this while they held the run (a takeover); absent: the agent did. uitask has no such field: vncua export-trace leaves these entries out unless --include-human.',
+  );
+
 /** Free-form extra data adapters attach (model usage, latency...). */
 export const metaSchema = z.record(z.string(), z.unknown()).describe('Extra data from adapters (model usage, latency...).');
 
@@ -112,6 +119,7 @@ function okEntry<A extends ActionName, P extends z.ZodType>(action: A, params: P
   return z.strictObject({
     index: ENTRY_FIELDS.index,
     action: z.literal(action),
+    actor: actorSchema.optional(),
     params,
     task_marked_complete: ENTRY_FIELDS.task_marked_complete,
     started_at: ENTRY_FIELDS.started_at,
@@ -139,6 +147,7 @@ export const okEntrySchema = z.discriminatedUnion('action', [
 export const failedEntrySchema = z.strictObject({
   index: ENTRY_FIELDS.index,
   action: actionNameSchema,
+  actor: actorSchema.optional(),
   params: anyParamsSchema,
   task_marked_complete: ENTRY_FIELDS.task_marked_complete,
   started_at: ENTRY_FIELDS.started_at,
@@ -221,6 +230,14 @@ export const runResultSchema = z
       .min(0)
       .optional()
       .describe("USD over the run's model calls at list prices (byom/pricing.ts, or the agent's own prices); absent unless every call was priced."),
+    paused_ms: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('Time the loop spent paused (pause(), askForHelp(), a person holding the run), in ms; present when it paused. durationMs includes it.'),
+    help_requests: z.number().int().min(0).optional().describe('askForHelp() calls; present when there were some.'),
+    human_steps: z.number().int().min(0).optional().describe('Trace entries a person made during takeovers (actor "human"); present when there were some.'),
+    live_error: traceErrorSchema.optional().describe('Why the live endpoint (live view and takeover) could not be started; the run went on without it.'),
   })
   .meta({ title: 'vncua run result', description: 'result.json: how a run ended.' });
 

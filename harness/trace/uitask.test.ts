@@ -174,6 +174,28 @@ describe('uitask execution.json: writing (vncua export-trace --format uitask)', 
     expect(err.details).toMatchObject({ path: 'run/execution.json', index: 1, field: 'params.button' });
     const ex = exportUitaskTrace(entries, { skipUnsupported: true });
     expect(ex.entries).toEqual([uitaskType('a'), uitaskFinish()]);
-    expect(ex.leftOut).toEqual([{ index: 1, action: 'mouse_click', failed: false, field: 'params.button', problem: "uitask's MouseButton has only left and right" }]);
+    expect(ex.leftOut).toEqual([{ index: 1, action: 'mouse_click', failed: false, human: false, field: 'params.button', problem: "uitask's MouseButton has only left and right" }]);
+  });
+
+  it('leaves out a person\'s entries (actor "human") unless includeHuman, which writes them like any entry (uitask has no actor)', () => {
+    const human = { actor: 'human' };
+    const entries = [
+      ours(0, 'mouse_click', { position: { x: 1, y: 1 }, button: 'left', click_type: 'single' }),
+      ours(1, 'mouse_click', { position: { x: 9, y: 9 }, button: 'left', click_type: 'double' }, human),
+      ours(2, 'type_text', { text: 'hi' }, human),
+      ours(3, 'finish', {}),
+    ];
+    const ex = exportUitaskTrace(entries);
+    expect(ex.entries).toEqual([uitaskClick({ x: 1, y: 1 }), uitaskFinish()]);
+    expect(ex.leftOut.map((l) => [l.index, l.human, l.field])).toEqual([
+      [1, true, 'actor'],
+      [2, true, 'actor'],
+    ]);
+    const kept = exportUitaskTrace(entries, { includeHuman: true });
+    expect(kept.entries).toEqual([uitaskClick({ x: 1, y: 1 }), uitaskClick({ x: 9, y: 9 }, { clickType: 'double' }), uitaskType('hi'), uitaskFinish()]);
+    expect(kept.leftOut).toEqual([]);
+    expect(kept.text).not.toContain('actor');
+    // Read back as uitask's: the same actions, without the actor.
+    expect(parseUitaskExecution(JSON.parse(kept.text)).map((e) => [e.action, e.params, 'actor' in e])).toEqual(entries.map((e) => [e.action, e.params, false]));
   });
 });

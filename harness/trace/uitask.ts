@@ -282,6 +282,8 @@ export interface LeftOutEntry extends UitaskIssue {
   action: ActionName;
   /** True for a failed attempt (uitask could not have recorded it: its arguments fail uitask's types before the call). */
   failed: boolean;
+  /** True for a person's action (actor "human"), left out unless `includeHuman`. */
+  human: boolean;
 }
 
 /** What `exportUitaskTrace` made. */
@@ -290,24 +292,38 @@ export interface UitaskExport {
   entries: UitaskEntry[];
   /** The file's text, as uitask's `json.dump` writes it. */
   text: string;
-  /** Entries left out (failed attempts uitask could not have recorded; with `skipUnsupported`, also successful ones it cannot express). */
+  /** Entries left out (a person's actions unless `includeHuman`; failed attempts uitask could not have recorded; with `skipUnsupported`, also successful ones it cannot express). */
   leftOut: LeftOutEntry[];
   /** How many failed attempts were written (like uitask, without their error). */
   failedWritten: number;
 }
 
 /**
- * A vncua trace in uitask's execution.json shape (see toUitaskEntry). A failed attempt whose params
- * uitask cannot express is left out (uitask validates arguments before the recorded call, so its
- * trace would not hold it); a successful entry it cannot express (a middle-button click or drag) is
- * TRACE_ERR_EXPORT naming the entry and field, unless `skipUnsupported` leaves it out too.
+ * A vncua trace in uitask's execution.json shape (see toUitaskEntry). A person's action (actor "human",
+ * from a takeover) is left out unless `includeHuman`: uitask has no actor, and a trace for training or
+ * scoring an agent should hold the agent's steps only; kept, it is written like any entry (without the
+ * actor). A failed attempt whose params uitask cannot express is left out (uitask validates arguments
+ * before the recorded call, so its trace would not hold it); a successful entry it cannot express (a
+ * middle-button click or drag) is TRACE_ERR_EXPORT naming the entry and field, unless `skipUnsupported`
+ * leaves it out too.
  */
-export function exportUitaskTrace(entries: readonly TraceEntry[], options: { skipUnsupported?: boolean; file?: string } = {}): UitaskExport {
+export function exportUitaskTrace(entries: readonly TraceEntry[], options: { skipUnsupported?: boolean; includeHuman?: boolean; file?: string } = {}): UitaskExport {
   const out: UitaskEntry[] = [];
   const leftOut: LeftOutEntry[] = [];
   let failedWritten = 0;
   for (const e of entries) {
     const failed = 'error' in e && e.error !== undefined;
+    if (e.actor === 'human' && !options.includeHuman) {
+      leftOut.push({
+        index: e.index,
+        action: e.action,
+        failed,
+        human: true,
+        field: 'actor',
+        problem: 'a person\'s action (actor "human"), not the agent\'s; keep it with --include-human',
+      });
+      continue;
+    }
     const r = toUitaskEntry(e);
     if ('entry' in r) {
       out.push(r.entry);
@@ -322,7 +338,7 @@ export function exportUitaskTrace(entries: readonly TraceEntry[], options: { ski
         { details: { path: file, index: e.index, field: r.issue.field, problem: r.issue.problem } },
       );
     }
-    leftOut.push({ index: e.index, action: e.action, failed, ...r.issue });
+    leftOut.push({ index: e.index, action: e.action, failed, human: e.actor === 'human', ...r.issue });
   }
   return { entries: out, text: pythonJson(out), leftOut, failedWritten };
 }

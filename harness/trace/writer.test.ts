@@ -67,6 +67,32 @@ describe('TraceWriter', () => {
     expect((await readdir(dir)).sort()).toEqual(['execution.json']);
   });
 
+  it('writes a person\'s entry with actor "human" after its action; markComplete keeps it; another actor is refused', async () => {
+    const w = new TraceWriter(dir);
+    await w.open();
+    const e = await w.append({
+      action: 'type_text',
+      actor: 'human',
+      params: { text: 'hi' },
+      task_marked_complete: false,
+      started_at: 10,
+      ended_at: 12,
+      meta: { released_at_handback: true },
+    });
+    expect(Object.keys(e)).toEqual(['index', 'action', 'actor', 'params', 'task_marked_complete', 'started_at', 'ended_at', 'duration_ms', 'meta']);
+    expect(await readFile(w.paths.partial, 'utf8')).toContain('{"index":0,"action":"type_text","actor":"human","params":{"text":"hi"}');
+    const check = { phase: 'grace' as const, at: 20, rule: 'text' as const, pattern: '>code#1</', snippet: 'code#1', url: 'http://127.0.0.1:1/' };
+    expect(await w.markComplete(0, check)).toMatchObject({ actor: 'human', task_marked_complete: true });
+    expect(parseExecution(JSON.parse(await readFile(w.paths.partial, 'utf8')))[0]).toMatchObject({ actor: 'human', success_check: check });
+    const bad = { action: 'type_text', actor: 'robot', params: { text: 'x' }, task_marked_complete: null, started_at: 1, ended_at: 2 } as unknown as Parameters<
+      TraceWriter['append']
+    >[0];
+    const err = await w.append(bad).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(VncuaError);
+    expect((err as VncuaError).details).toMatchObject({ index: 1, field: 'actor' });
+    expect(w.length).toBe(1);
+  });
+
   it('finalize with no entries writes [] and removes the partial file', async () => {
     const w = new TraceWriter(join(dir, 'nested', 'run'));
     await w.open();

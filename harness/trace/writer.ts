@@ -227,6 +227,7 @@ function buildEntry(index: number, input: TraceEntryInput): ExecutionEntry {
   const e: Record<string, unknown> = {
     index,
     action: input.action,
+    ...(input.actor !== undefined ? { actor: input.actor } : {}),
     params: input.params,
     task_marked_complete: input.task_marked_complete,
     started_at: input.started_at,

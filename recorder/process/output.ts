@@ -24,6 +24,8 @@ export interface ShotWarning {
 export interface ActionShot {
   index: number;
   action: string;
+  /** "human": a person did this during a takeover (the trace entry's actor); absent for the agent's actions. */
+  actor?: 'human';
   params: Record<string, unknown>;
   started_at: number | null;
   ended_at: number | null;

@@ -133,6 +133,7 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
     shots = entries.map((e) => ({
       index: e.index,
       action: e.action,
+      ...(e.actor === 'human' ? { actor: 'human' as const } : {}),
       params: e.params as Record<string, unknown>,
       started_at: e.started_at,
       ended_at: e.ended_at,

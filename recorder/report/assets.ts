@@ -27,12 +27,14 @@ nav.index a{padding:0 5px;border:1px solid var(--line);border-radius:4px;font:11
 nav.index a.err{border-color:var(--bad);color:var(--bad)}
 nav.index a.done{border-color:var(--ok);color:var(--ok)}
 nav.index a.first{background:var(--ok);color:#fff}
+nav.index a.human{border-style:dashed}
 nav.index a.current{background:var(--accent);border-color:var(--accent);color:#fff}
 main{padding:12px 20px 40vh}
 .step{margin:0 0 14px;padding:10px 12px;background:var(--card);border:1px solid var(--line);border-left:5px solid var(--line);border-radius:8px;scroll-margin-top:8px;outline:none}
 .step.done{border-left-color:var(--ok)}
 .step.first-success{border-left-width:9px;background:#f5fbf7}
 .step.err{border-left-color:var(--bad)}
+.step.human{border-left-color:var(--warn);border-left-style:dashed}
 .step.current{box-shadow:0 0 0 3px var(--accent);background:#f7faff}
 .head{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 14px}
 .num{font:600 13px ui-monospace,"DejaVu Sans Mono",monospace;color:var(--muted);text-decoration:none}
@@ -42,6 +44,7 @@ main{padding:12px 20px 40vh}
 .flag.yes{background:#e3f5ea;color:var(--ok);font-weight:600}
 .flag.no{background:#f3f4f7}
 .flag.first{background:var(--ok);color:#fff;font-weight:600}
+.flag.person{background:#fff1d6;color:var(--warn);font-weight:600}
 .success{margin:10px 0 0;padding:8px 10px;border:1px solid #b9dfc7;border-radius:6px;background:#eef8f1;scroll-margin-top:8px}
 .success .title{margin:0 0 4px;font-weight:600;color:var(--ok)}
 .success dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:0 0 6px}

@@ -53,6 +53,23 @@ describe('renderStepReport', () => {
     expect(html).not.toMatch(/url\(/);
   });
 
+  it("marks a person's steps (actor human, a takeover) in the step and in the index; the agent's are unmarked", () => {
+    const html = renderStepReport(
+      minimal([
+        { index: 0, action: 'mouse_click', params: { position: { x: 1, y: 1 }, button: 'left', click_type: 'single' }, before: 'a/0000_before.png', after: 'a/0000_after.png' },
+        { index: 1, action: 'type_text', actor: 'human', params: { text: 'hi' }, before: 'a/0001_before.png', after: 'a/0001_after.png' },
+      ]),
+    );
+    expect(html).toContain('<section class="step" id="step-0"');
+    expect(html).toContain('<section class="step human" id="step-1"');
+    expect(html.match(/by a person<\/span>/g)).toHaveLength(1);
+    expect(html).toContain('<a href="#step-1" class="human" title="type_text (by a person)">1</a>');
+    expect(html).toContain('<a href="#step-0" title="mouse_click">0</a>');
+    // Its before/after images are shown like any step's.
+    expect(html).toContain('src="a/0001_before.png"');
+    expect(html).toContain('src="a/0001_after.png"');
+  });
+
   it('marks the first successful step with what its check saw (escaped) and the frame of that moment', () => {
     const step = (index: number, tmc: boolean) => ({
       index,

@@ -151,7 +151,9 @@ function successHtml(s: ReportSuccess, a: ReportAction, pos: number, w: number, 
 function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: ActionMarkers, t0: number | null, first: boolean): string {
   const w = a.width ?? data.width;
   const h = a.height ?? data.height;
-  const cls = ['step', a.error ? 'err' : '', a.task_marked_complete === true ? 'done' : '', first ? 'first-success' : ''].filter(Boolean).join(' ');
+  const human = a.actor === 'human';
+  const cls = ['step', human ? 'human' : '', a.error ? 'err' : '', a.task_marked_complete === true ? 'done' : '', first ? 'first-success' : ''].filter(Boolean).join(' ');
+  const who = human ? '<span class="flag person" title="a person did this while they held the run (a takeover), not the agent">by a person</span>' : '';
   const dur = a.duration_ms != null ? `<span class="dur" title="duration">${formatMs(a.duration_ms)}</span>` : '';
   const at = t0 != null && a.started_at != null ? `<span class="at" title="time since the first action started">at ${signedMs(a.started_at - t0)}</span>` : '';
   const err = a.error ? `<div class="error"><code>${escapeHtml(a.error.code)}</code> ${escapeHtml(a.error.message)}</div>` : '';
@@ -162,7 +164,7 @@ function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: Act
   const cap = captions(a, data.settle_ms);
   return (
     `<section class="${cls}" id="step-${pos}" data-index="${a.index}" tabindex="-1">` +
-    `<div class="head"><a class="num" href="#step-${pos}">#${a.index}</a><span class="action">${escapeHtml(a.action)}</span>${dur}${flagHtml(a.task_marked_complete)}${first ? '<span class="flag first" title="the first step after which the success check passed">first success</span>' : ''}${at}</div>` +
+    `<div class="head"><a class="num" href="#step-${pos}">#${a.index}</a><span class="action">${escapeHtml(a.action)}</span>${who}${dur}${flagHtml(a.task_marked_complete)}${first ? '<span class="flag first" title="the first step after which the success check passed">first success</span>' : ''}${at}</div>` +
     err +
     typedHtml(a) +
     params +
@@ -204,8 +206,9 @@ function firstSuccessPos(data: ActionScreenshots): number {
 
 function chipsHtml(data: ActionScreenshots, firstPos: number): string {
   const chips = data.actions.map((a, pos) => {
-    const cls = a.error ? ' class="err"' : pos === firstPos ? ' class="done first"' : a.task_marked_complete === true ? ' class="done"' : '';
-    return `<a href="#step-${pos}"${cls} title="${escapeHtml(a.action)}">${a.index}</a>`;
+    const cls = [a.error ? 'err' : pos === firstPos ? 'done first' : a.task_marked_complete === true ? 'done' : '', a.actor === 'human' ? 'human' : ''].filter(Boolean).join(' ');
+    const title = a.actor === 'human' ? `${a.action} (by a person)` : a.action;
+    return `<a href="#step-${pos}"${cls ? ` class="${cls}"` : ''} title="${escapeHtml(title)}">${a.index}</a>`;
   });
   return `<nav class="index" aria-label="steps">${chips.join('')}</nav>`;
 }

@@ -25,6 +25,7 @@ export const reportIssueSchema = z.looseObject({ code: z.string(), message: z.st
 export const reportActionSchema = z.looseObject({
   index: z.number().int().min(0),
   action: z.string().min(1),
+  actor: z.string().nullable().optional(),
   params: z.record(z.string(), z.unknown()).default({}),
   started_at: epochMs.nullable().optional(),
   ended_at: epochMs.nullable().optional(),
