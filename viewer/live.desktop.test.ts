@@ -139,6 +139,24 @@ async function canvasRgb(p: Page): Promise<{ rgb: Buffer; width: number; height:
   return { rgb: Buffer.from(r.b64, 'base64'), width: r.width, height: r.height };
 }
 
+/** Until every live tile of the list page shows its desktop (the page's background, not black, at a canvas's middle). */
+async function tilesPainted(p: Page, n: number): Promise<void> {
+  await p.waitForFunction(
+    (want) => {
+      const canvases = Array.from(document.querySelectorAll('.live-tile[data-connected="1"] canvas')) as HTMLCanvasElement[];
+      return (
+        canvases.length === want &&
+        canvases.every((c) => {
+          const d = c.getContext('2d')!.getImageData(c.width >> 1, c.height >> 2, 1, 1).data;
+          return d[0]! + d[1]! + d[2]! > 300;
+        })
+      );
+    },
+    n,
+    { timeout: 120_000 },
+  );
+}
+
 /** The desktop now, through the test's own VNC client (RGB). */
 function referenceRgb(): Buffer {
   return Buffer.from(reference.framebuffer.rgbPlane());
@@ -153,6 +171,9 @@ describe('vncua serve, live, in Chromium', () => {
     await a.waitForSelector(`.live-tile[data-dir="${RUN}"][data-connected="1"]`, { timeout: 30_000 });
     await a.waitForSelector(`#runs tbody tr.live[data-dir="${RUN}"]`, { timeout: 30_000 });
     expect(await tile.locator('.live-state').textContent()).toMatch(/running|connecting/);
+    // The row has the live badge in its task cell and the run's state in its status cell.
+    expect(await a.locator(`#runs tbody tr.live[data-dir="${RUN}"] .live-badge`).count()).toBe(1);
+    await tilesPainted(a, 1);
     await a.screenshot({ path: join(artifacts, 'live-list.png') });
   });
 
@@ -247,6 +268,9 @@ describe('vncua serve, live, in Chromium', () => {
       await a.goto(url);
       await a.waitForSelector('body[data-ready="list"]');
       await a.waitForFunction(() => document.querySelectorAll('.live-tile[data-connected="1"]').length === 2, null, { timeout: 180_000 });
+      await tilesPainted(a, 2);
+      // The table follows the runs that started (no reload): both rows, marked live.
+      await a.waitForFunction(() => document.querySelectorAll('#runs tbody tr.live').length === 2, null, { timeout: 30_000 });
       expect((await a.locator('.live-tile').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.dir))).sort()).toEqual(['scripted/1280_800/w1', 'scripted/1280_800/w2']);
       await a.screenshot({ path: join(artifacts, 'live-grid.png') });
     } finally {

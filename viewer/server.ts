@@ -78,7 +78,7 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token !== undefined ? opts.token : LOOPBACK.has(host) ? null : randomBytes(18).toString('base64url');
   const catalog = new RunCatalog(root);
-  const live = new LiveHub(root, { log: opts.log, onEnded: () => catalog.invalidate() });
+  const live = new LiveHub(root, { log: opts.log, onChange: () => catalog.invalidate() });
   const liveApi = liveRoutes(live, { loopbackOnly: token === null && LOOPBACK.has(host) });
   const sessions = new Map<string, { index: Promise<KeyframeIndex>; used: number }>();
   let bundle: Promise<AppBundle> | null = null;

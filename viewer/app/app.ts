@@ -88,7 +88,7 @@ async function showList(): Promise<void> {
   await loadRuns(p, true);
 }
 
-let facetsFilled = false;
+let facetsFilled = '';
 async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
   const res = await fetch(`api/runs?${p}`);
   const data = (await res.json()) as {
@@ -98,13 +98,17 @@ async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
     by_agent: Array<{ agent: string; runs: number; successes: number; success_rate: number | null }>;
     empty: { code: string; message: string } | null;
   };
-  if (!facetsFilled) {
+  // The filters' values: filled once, again when runs that started since bring new ones (the choice kept).
+  const facetsKey = JSON.stringify(FILTERS.map((f) => data.facets[f] ?? []));
+  if (facetsKey !== facetsFilled) {
     for (const f of FILTERS) {
       const sel = $<HTMLSelectElement>(`#f-${f}`);
+      const chosen = sel.value;
+      sel.length = 1;
       for (const v of data.facets[f] ?? []) sel.add(new Option(v, v));
-      if (first && params.get(f)) sel.value = params.get(f)!;
+      sel.value = first && params.get(f) ? params.get(f)! : chosen;
     }
-    facetsFilled = true;
+    facetsFilled = facetsKey;
   }
   const empty = $('#empty');
   empty.hidden = !data.empty;

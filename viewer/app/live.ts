@@ -253,7 +253,7 @@ export function showLiveTiles(listView: HTMLElement, onChange: () => void): void
   host.innerHTML = '<div id="live-banner" class="live-help" hidden></div><div id="live-grid"></div>';
   listView.prepend(host);
   const tiles = new Map<string, { el: HTMLElement; rfb: RFB }>();
-  let last = '';
+  let last = -1;
   const render = (m: LiveRunsMessage) => {
     host.hidden = m.runs.length === 0;
     host.dataset.count = String(m.runs.length);
@@ -296,13 +296,13 @@ export function showLiveTiles(listView: HTMLElement, onChange: () => void): void
       tiles.delete(dir);
     }
     markRows(m);
-    const key = m.runs.map((r) => r.dir).join('\n');
-    if (key !== last) {
-      last = key;
-      onChange();
+    if (m.changes !== last) {
+      // A run started or ended since the table was loaded (or since this page's first message).
+      if (last !== -1 || m.changes > 0) onChange();
+      last = m.changes;
     }
   };
-  let latest: LiveRunsMessage = { type: 'runs', runs: [], stale: [] };
+  let latest: LiveRunsMessage = { type: 'runs', runs: [], stale: [], changes: 0 };
   // The run table is redrawn by filters: mark its live rows again each time.
   new MutationObserver(() => markRows(latest)).observe($('#runs tbody'), { childList: true });
   const follow = () => {
@@ -319,16 +319,19 @@ export function showLiveTiles(listView: HTMLElement, onChange: () => void): void
 /** The run table's rows of live runs get a badge (and `tr.live`). */
 function markRows(m: LiveRunsMessage): void {
   const live = new Map(m.runs.map((r) => [r.dir, r]));
+  // The columns by their headings (the table's columns are app.ts's to change).
+  const heads = Array.from(document.querySelectorAll('#runs thead th')).map((th) => th.textContent?.trim());
+  const col = (name: string) => heads.indexOf(name) + 1;
   for (const tr of Array.from(document.querySelectorAll<HTMLTableRowElement>('#runs tbody tr'))) {
     const r = live.get(tr.dataset.dir ?? '');
     tr.classList.toggle('live', r !== undefined);
     tr.classList.toggle('help', r?.state === 'help');
-    const cell = tr.querySelector('td:nth-child(4)');
+    const cell = tr.querySelector(`td:nth-child(${col('task')})`);
     const badge = cell?.querySelector('.live-badge');
     if (r && cell && !badge) cell.insertAdjacentHTML('afterbegin', '<span class="live-badge">live</span> ');
     if (!r && badge) badge.remove();
     // A live run's score so far is no verdict: its status cell says what it is doing.
-    const status = tr.querySelector<HTMLElement>('td:nth-child(7)');
+    const status = tr.querySelector<HTMLElement>(`td:nth-child(${col('status')})`);
     if (r && status) {
       status.dataset.scored ??= status.textContent ?? '';
       status.textContent = stateText(r);

@@ -25,8 +25,8 @@ export interface LiveHubOptions {
   finalWaitMs?: number;
   /** One line per notable event, with its code when it is a problem (the CLI prints them on stderr). */
   log?: (line: string) => void;
-  /** Called when a run stops being live (the run list's cache is stale then). */
-  onEnded?: (dir: string) => void;
+  /** Called when a run starts or stops being live (the run list's cache is stale then). */
+  onChange?: (dir: string) => void;
 }
 
 interface Live {
@@ -57,7 +57,7 @@ const notLive = (dir: string, why: string): LiveProblem => ({
 /** The live runs of one ROOT. */
 export class LiveHub {
   readonly root: string;
-  private readonly opts: Required<Omit<LiveHubOptions, 'log' | 'onEnded'>> & Pick<LiveHubOptions, 'log' | 'onEnded'>;
+  private readonly opts: Required<Omit<LiveHubOptions, 'log' | 'onChange'>> & Pick<LiveHubOptions, 'log' | 'onChange'>;
   private readonly lives = new Map<string, Live>();
   private stale: StaleLive[] = [];
   private readonly listListeners = new Set<(m: LiveRunsMessage) => void>();
@@ -65,11 +65,13 @@ export class LiveHub {
   private scanning: Promise<void> | null = null;
   private scannedAt = -Infinity;
   private lastList = '';
+  /** Runs started or ended so far (LiveRunsMessage.changes). */
+  private changes = 0;
   private closed = false;
 
   constructor(root: string, opts: LiveHubOptions = {}) {
     this.root = root;
-    this.opts = { scanMs: opts.scanMs ?? 1000, retryMs: opts.retryMs ?? 2000, finalWaitMs: opts.finalWaitMs ?? 5000, log: opts.log, onEnded: opts.onEnded };
+    this.opts = { scanMs: opts.scanMs ?? 1000, retryMs: opts.retryMs ?? 2000, finalWaitMs: opts.finalWaitMs ?? 5000, log: opts.log, onChange: opts.onChange };
   }
 
   /** The live runs now (after a scan, unless one finished less than `maxAgeMs` ago). */
@@ -171,7 +173,7 @@ export class LiveHub {
   private snapshot(): LiveRunsMessage {
     const runs = [...this.lives.values()].map((l) => ({ ...l.info }));
     runs.sort((a, b) => a.dir.localeCompare(b.dir));
-    return { type: 'runs', runs, stale: this.stale.slice() };
+    return { type: 'runs', runs, stale: this.stale.slice(), changes: this.changes };
   }
 
   private activate(): void {
@@ -226,6 +228,7 @@ export class LiveHub {
       loggedHelp: null,
     };
     this.lives.set(found.dir, live);
+    this.changed(found.dir);
     this.connect(live);
     return live;
   }
@@ -268,6 +271,12 @@ export class LiveHub {
     this.broadcastList();
   }
 
+  /** A run started or ended: the run list is stale. */
+  private changed(dir: string): void {
+    this.changes++;
+    this.opts.onChange?.(dir);
+  }
+
   private tell(live: Live, m: LiveMessage): void {
     for (const l of live.listeners) l(m);
   }
@@ -294,7 +303,7 @@ export class LiveHub {
     live.info = { ...live.info, state: 'ended' };
     this.tell(live, { type: 'run', run: live.info, notLive: null });
     this.tell(live, { type: 'ended', dir: live.dir });
-    this.opts.onEnded?.(live.dir);
+    this.changed(live.dir);
     this.broadcastList();
   }
 

@@ -132,11 +132,15 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     const e2 = await serveTestEndpoint(other, c2);
     cleanup.push(() => e2.close());
     await until(() => ev.got.some((m) => m.type === 'runs' && m.runs.map((r) => r.dir).join() === 'replay/64_48/later,replay/64_48/live'), 'the second live run');
+    await writeFile(join(other, 'result.json'), JSON.stringify({ status: 'finished', steps: 0, durationMs: 10 }));
     await e2.end();
     await until(() => {
       const last = ev.got.at(-1);
       return last?.type === 'runs' && last.runs.map((r) => r.dir).join() === 'replay/64_48/live';
     }, 'the second run to go');
+    // Each start and end bumps `changes` (the page reloads its run table then).
+    const changes = () => ev.got.flatMap((m) => (m.type === 'runs' ? [m.changes] : []));
+    await until(() => changes().at(-1)! - changes()[0]! === 2, 'the start and the end counted');
     await rm(other, { recursive: true });
     expect(await snapshot(f.root)).toEqual(before);
   });

@@ -37,6 +37,8 @@ export interface LiveRunsMessage {
   type: 'runs';
   runs: LiveRunInfo[];
   stale: StaleLive[];
+  /** Bumped each time a run starts or stops being live (its row in the run list changed then). */
+  changes: number;
 }
 
 /** One run's live state: `run` null when it is not live (then `notLive` says why). */
