@@ -1,25 +1,27 @@
 /**
- * vncua serve's live side in a real browser: a real `vncua run` (the scripted agent, slow: a wait between its
- * steps) on a real desktop showing a page with a text field, and a real `vncua serve` over its results root.
- * Playwright (Chromium) sees the run live in the list, opens its page: the noVNC canvas holds the desktop's pixels
- * exactly (compared with a VNC client of the test's own; the canvas is the framebuffer's size, CSS-scaled), steps
- * appear as they are written; a second browser's takeover is refused naming the holder; the first takes over,
+ * vncua serve's live side in a real browser: a real `vncua run` (live/test-pages/help-agent.ts: a step every
+ * half second until told to ask for help) on a real desktop showing a page with a text field, and a real
+ * `vncua serve` over its results root. Playwright (Chromium) sees the run live in the list, opens its page: the
+ * noVNC canvas holds the desktop's pixels exactly (compared with a screenshot the agent takes through its own
+ * connection; the canvas is the framebuffer's size, CSS-scaled), steps appear as they are written; the agent asks for help (flagged on the
+ * list and the page); a second browser's takeover is refused naming the holder; the first takes over,
  * clicks and types into the desktop's field (checked through CDP), hands back; the run finishes, the page turns
  * into the recorded trace viewer, and execution.json holds the person's actions (actor "human").
  * Then `vncua eval --serve` with two workers: both live at once as tiles of the list page.
  * Screenshots of each view are kept under the test's temp dir (artifacts/) and copied to docs/.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_BIN } from '../harness/cdp/test-helpers.ts';
 import { launchDesktop, type Desktop } from '../harness/desktop/index.ts';
 import { cdpEvaluate, servePage } from '../harness/desktop/test-helpers.ts';
-import { connectVnc, type VncClient } from '../harness/rfb/client.ts';
+import { HELP_REASON } from './live/test-pages/help-agent.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PAGE = await readFile(new URL('./live/test-pages/takeover.html', import.meta.url), 'utf8');
@@ -56,7 +58,6 @@ let artifacts: string;
 let root: string;
 let desktop: Desktop;
 let page: { url: string; close(): Promise<void> };
-let reference: VncClient;
 let serve: Child;
 let serveUrl: string;
 let runChild: Child;
@@ -66,6 +67,7 @@ let ctxB: BrowserContext;
 let a: Page;
 let b: Page;
 const RUN = 'takeover-run';
+const HELP_AGENT = 'viewer/live/test-pages/help-agent.ts';
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'vncua-live-desktop-'));
@@ -75,21 +77,13 @@ beforeAll(async () => {
   await mkdir(root);
   page = await servePage(PAGE);
   desktop = await launchDesktop({ url: page.url, size: '1280x800', timeoutMs: 60_000 });
-  reference = await connectVnc(desktop.vncUrl);
-  // The agent: waits and pointer moves, slow enough to watch and take over (about 40 s without a person).
-  const script = Array.from({ length: 20 }, (_, i) => [
-    { action: 'wait', params: { seconds: 1 } },
-    { action: 'mouse_move', params: { position: { x: 200 + i * 30, y: 400 } } },
-  ]).flat();
-  await writeFile(join(dir, 'script.json'), JSON.stringify([...script, { action: 'finish', params: { status: 'success' } }]));
   serve = vncua(['serve', root]);
   serveUrl = await urlOf(serve, /vncua serve: /);
+  // The agent points about every half second until the test has it ask for help (then it waits for a person).
   runChild = vncua([
     'run',
     '--agent',
-    'scripted',
-    '--script',
-    join(dir, 'script.json'),
+    HELP_AGENT,
     '--vnc',
     desktop.vncUrl,
     '--cdp',
@@ -97,7 +91,12 @@ beforeAll(async () => {
     '--out',
     join(root, RUN),
     '--max-steps',
-    '100',
+    '1000',
+    '--',
+    '--help-when',
+    join(dir, 'ask-for-help'),
+    '--shot-when',
+    join(dir, 'shoot'),
   ]);
   browser = await chromium.launch({
     executablePath: CHROMIUM_BIN,
@@ -114,7 +113,6 @@ afterAll(async () => {
   runChild?.proc.kill('SIGKILL');
   serve?.proc.kill('SIGINT');
   await serve?.exit;
-  reference?.close();
   await desktop?.close();
   await page?.close();
   if (dir && !process.env.VNCUA_KEEP_ARTIFACTS) await rm(dir, { recursive: true, force: true });
@@ -157,11 +155,6 @@ async function tilesPainted(p: Page, n: number): Promise<void> {
   );
 }
 
-/** The desktop now, through the test's own VNC client (RGB). */
-function referenceRgb(): Buffer {
-  return Buffer.from(reference.framebuffer.rgbPlane());
-}
-
 describe('vncua serve, live, in Chromium', () => {
   it('lists the running run as live, with a connected thumbnail, without reload', async () => {
     await a.goto(serveUrl);
@@ -181,14 +174,28 @@ describe('vncua serve, live, in Chromium', () => {
     await a.goto(`${serveUrl}?run=${encodeURIComponent(RUN)}`);
     await a.waitForSelector('body[data-ready="live"]');
     await a.waitForSelector('#live-screen[data-connected="1"][data-interactive="0"]', { timeout: 30_000 });
-    // The page is still (only the agent's pointer moves, and the cursor is no framebuffer pixel): the two views
-    // agree exactly at some instant; poll until they do.
+    // What the agent's own connection shows (a screenshot it takes when asked, no cursor drawn): the page is
+    // still (only the agent's pointer moves, and the pointer is no pixel of the agent's framebuffer), so the canvas
+    // must hold exactly those pixels. (A VNC client of the test's own would not do: TigerVNC draws the pointer that
+    // another client moved into that client's framebuffer.)
+    await writeFile(join(dir, 'shoot'), '');
+    const shot = join(dir, 'shoot.png');
+    await expect
+      .poll(
+        () =>
+          stat(shot).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 30_000 },
+      )
+      .toBe(true);
+    const want = await sharp(shot).removeAlpha().raw().toBuffer();
     let last = '';
     await expect
       .poll(
         async () => {
           const got = await canvasRgb(a);
-          const want = referenceRgb();
           if (got.width !== 1280 || got.height !== 800) return (last = `canvas ${got.width}x${got.height}`);
           let diff = 0;
           for (let i = 0; i < want.length; i++) if (got.rgb[i] !== want[i]) diff++;
@@ -207,8 +214,22 @@ describe('vncua serve, live, in Chromium', () => {
     await a.screenshot({ path: join(artifacts, 'live-run.png') });
   });
 
-  it('takeover: one person at a time (the other is told who holds it); the holder types into the desktop; hand back; the run finishes', async () => {
-    await a.click('#takeover');
+  it('the agent asks for help: flagged on the list and on the run page with its reason and a take-over prompt', async () => {
+    await writeFile(join(dir, 'ask-for-help'), '');
+    await a.waitForSelector('#live-help:not([hidden])', { timeout: 60_000 });
+    expect(await a.textContent('#live-help')).toContain(HELP_REASON);
+    expect(await a.getAttribute('#live-state', 'data-state')).toBe('help');
+    await b.goto(serveUrl);
+    await b.waitForSelector('#live-banner:not([hidden])', { timeout: 30_000 });
+    expect(await b.textContent('#live-banner')).toContain(`${RUN} asks for help: ${HELP_REASON}`);
+    await b.waitForSelector(`.live-tile.help[data-dir="${RUN}"]`);
+    await tilesPainted(b, 1);
+    await b.screenshot({ path: join(artifacts, 'live-help-list.png') });
+    await a.screenshot({ path: join(artifacts, 'live-help.png') });
+  });
+
+  it('takeover from the help prompt: one person at a time (the other is told who holds it); the holder types into the desktop; hand back; the run finishes', async () => {
+    await a.click('#help-takeover');
     await a.waitForSelector('#handback:not([hidden])', { timeout: 30_000 });
     const me = (await a.textContent('#live-who b'))!;
     await a.waitForSelector('#live-screen[data-connected="1"][data-interactive="1"]', { timeout: 30_000 });
@@ -248,21 +269,7 @@ describe('vncua serve, live, in Chromium', () => {
     await writeFile(join(suite, 'takeover.html'), PAGE);
     const tasks = ['w1', 'w2'].map((id) => ({ id, goal: 'watch me', url: 'takeover.html', success: { sentinel: 'never-there' }, maxSteps: 40 }));
     await writeFile(join(suite, 'tasks.json'), JSON.stringify(tasks));
-    const ev = vncua([
-      'eval',
-      '--tasks',
-      join(suite, 'tasks.json'),
-      '--agent',
-      'scripted',
-      '--script',
-      join(dir, 'script.json'),
-      '--workers',
-      '2',
-      '--out',
-      join(dir, 'eval'),
-      '--no-score',
-      '--serve',
-    ]);
+    const ev = vncua(['eval', '--tasks', join(suite, 'tasks.json'), '--agent', HELP_AGENT, '--workers', '2', '--out', join(dir, 'eval'), '--no-score', '--serve']);
     try {
       const url = await urlOf(ev, /eval: live view and results at /);
       await a.goto(url);
@@ -271,13 +278,16 @@ describe('vncua serve, live, in Chromium', () => {
       await tilesPainted(a, 2);
       // The table follows the runs that started (no reload): both rows, marked live.
       await a.waitForFunction(() => document.querySelectorAll('#runs tbody tr.live').length === 2, null, { timeout: 30_000 });
-      expect((await a.locator('.live-tile').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.dir))).sort()).toEqual(['scripted/1280_800/w1', 'scripted/1280_800/w2']);
+      expect((await a.locator('.live-tile').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.dir))).sort()).toEqual([
+        'help-agent/1280_800/w1',
+        'help-agent/1280_800/w2',
+      ]);
       await a.screenshot({ path: join(artifacts, 'live-grid.png') });
     } finally {
       ev.proc.kill('SIGINT');
       await ev.exit;
     }
-    for (const f of ['live-list.png', 'live-run.png', 'live-takeover.png', 'live-taken.png', 'live-grid.png'])
+    for (const f of ['live-list.png', 'live-run.png', 'live-help-list.png', 'live-takeover.png', 'live-taken.png', 'live-grid.png'])
       await copyFile(join(artifacts, f), join(REPO, 'docs', `viewer-${f}`));
   });
 });
