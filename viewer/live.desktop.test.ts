@@ -168,7 +168,7 @@ describe('vncua serve, live, in Chromium', () => {
     expect(await a.locator(`#runs tbody tr.live[data-dir="${RUN}"] .live-badge`).count()).toBe(1);
     await tilesPainted(a, 1);
     await a.screenshot({ path: join(artifacts, 'live-list.png') });
-  });
+  }, 300_000);
 
   it("the run's page: the noVNC canvas holds the desktop's pixels exactly; steps appear as they are written", async () => {
     await a.goto(`${serveUrl}?run=${encodeURIComponent(RUN)}`);
@@ -212,7 +212,7 @@ describe('vncua serve, live, in Chromium', () => {
     const written = JSON.parse(await readFile(join(root, RUN, 'partial_execution.json'), 'utf8')) as unknown[];
     expect(written.length).toBeGreaterThanOrEqual(shown);
     await a.screenshot({ path: join(artifacts, 'live-run.png') });
-  });
+  }, 300_000);
 
   it('the agent asks for help: flagged on the list and on the run page with its reason and a take-over prompt', async () => {
     await writeFile(join(dir, 'ask-for-help'), '');
@@ -226,7 +226,7 @@ describe('vncua serve, live, in Chromium', () => {
     await tilesPainted(b, 1);
     await b.screenshot({ path: join(artifacts, 'live-help-list.png') });
     await a.screenshot({ path: join(artifacts, 'live-help.png') });
-  });
+  }, 300_000);
 
   it('takeover from the help prompt: one person at a time (the other is told who holds it); the holder types into the desktop; hand back; the run finishes', async () => {
     await a.click('#help-takeover');
@@ -261,7 +261,7 @@ describe('vncua serve, live, in Chromium', () => {
     expect(human.find((e) => e.action === 'type_text')?.params.text).toBe(TYPED);
     expect(await a.locator('#steps .step.human').count()).toBe(human.length);
     await a.screenshot({ path: join(artifacts, 'live-ended-trace.png') });
-  });
+  }, 300_000);
 
   it('vncua eval --serve: every worker live at once as a tile of the list page', async () => {
     const suite = join(dir, 'suite');
@@ -289,5 +289,5 @@ describe('vncua serve, live, in Chromium', () => {
     }
     for (const f of ['live-list.png', 'live-run.png', 'live-help-list.png', 'live-takeover.png', 'live-taken.png', 'live-grid.png'])
       await copyFile(join(artifacts, f), join(REPO, 'docs', `viewer-${f}`));
-  });
+  }, 300_000);
 });
