@@ -283,4 +283,20 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     expect(f.log).toContain(`SERVE_ERR_NOT_LIVE: ${dir}: its process (pid ${runner.pid}) is gone`);
     expect((await stat(file)).isFile()).toBe(true);
   });
+
+  it('a viewer with a token (--host): the live API and its sockets need the token too', async () => {
+    const f = await fixture();
+    const s = await startViewerServer({ root: f.root, token: 'sekrit-token' });
+    cleanup.push(() => s.close());
+    expect(s.url).toMatch(/\/sekrit-token\/$/);
+    const origin = s.url.replace(/sekrit-token\/$/, '');
+    expect((await fetch(`${origin}api/live/runs`)).status).toBe(403);
+    expect(((await (await fetch(`${s.url}api/live/runs`)).json()) as LiveRunsMessage).runs.map((r) => r.dir)).toEqual(['replay/64_48/live']);
+    const bare = new WebSocket(`${origin.replace('http:', 'ws:')}api/live/events`);
+    bare.on('error', () => {});
+    cleanup.push(() => bare.terminate());
+    expect(await new Promise<number>((r) => bare.once('unexpected-response', (_q, res) => r(res.statusCode ?? 0)))).toBe(403);
+    const ok = await events(s);
+    await until(() => ok.got.some((m) => m.type === 'runs' && m.runs.length === 1), 'the list through the token path');
+  });
 });
