@@ -3,7 +3,7 @@
  * help line, and the in-process viewer: its printed URL answers, a port in use is SERVE_ERR_PORT_IN_USE.
  */
 import { createServer } from 'node:net';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -13,6 +13,7 @@ import { usageText } from './command.ts';
 import { EVAL_SPEC, parseEvalArgs } from './eval.ts';
 import { parseRunArgs, RUN_SPEC } from './run.ts';
 import { startCommandViewer, withServeValue } from './serve-option.ts';
+import { codeLine, runVncua } from './test-helpers/child.ts';
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -89,5 +90,22 @@ describe('--serve [PORT]', () => {
       (x: unknown) => x,
     );
     expect(isVncuaError(e, 'SERVE_ERR_PORT_IN_USE')).toBe(true);
+  });
+
+  it('vncua eval / vncua run --serve on a port in use: one coded line, exit 2, before any desktop starts; nothing run', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'vncua-serve-busy-'));
+    cleanup.push(() => rm(base, { recursive: true, force: true }));
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    cleanup.push(() => new Promise<void>((r) => holder.close(() => r())));
+    const port = String((holder.address() as { port: number }).port);
+    const ev = await runVncua('eval', ['--tasks', 'eval/suites/basic/tasks.json', '--agent', 'replay', '--out', join(base, 'eval'), '--serve', port]);
+    expect(ev.code, ev.stderr).toBe(2);
+    expect(codeLine(ev, 'eval')).toBe('SERVE_ERR_PORT_IN_USE');
+    expect(await readdir(join(base, 'eval'))).toEqual([]);
+    const run = await runVncua('run', ['--agent', 'scripted', '--out', join(base, 'run'), `--serve=${port}`]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(codeLine(run, 'run')).toBe('SERVE_ERR_PORT_IN_USE');
+    expect(await readdir(join(base, 'run'))).toEqual([]);
   });
 });
