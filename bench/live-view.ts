@@ -293,10 +293,10 @@ async function memory(work: string, browser: Browser): Promise<string> {
   const pages = await servePages({ 'worker.html': WORKER_PAGE });
   const suite = join(work, 'suite');
   await mkdir(suite, { recursive: true });
-  // Enough slow tasks to keep every worker busy for the whole sampling.
-  const perRun = 90; // seconds, about: 45 x (wait 1 s + a pointer move)
-  const tasks = Array.from({ length: Math.ceil((WORKERS * MINUTES * 60) / perRun) + WORKERS * 2 }, (_, i) => ({
-    id: `w${String(i).padStart(3, '0')}`,
+  // More slow tasks than the workers can run while this bench lasts (a run takes a minute or more: 45 x (wait 1 s,
+  // a pointer move)); the suite is cancelled at the end.
+  const tasks = Array.from({ length: WORKERS * Math.ceil((MINUTES * 60 + 900) / 40) }, (_, i) => ({
+    id: `w${String(i).padStart(4, '0')}`,
     goal: 'be watched',
     url: `${pages.url}worker.html`,
     success: { sentinel: 'never-there' },

@@ -35,12 +35,24 @@ interface Child {
   out: () => string;
   exit: Promise<number | null>;
 }
+/** Every child started, stopped in afterAll whatever happened (Ctrl-C first, so a suite tears its desktops down). */
+const children: Child[] = [];
 function vncua(args: string[]): Child {
   const proc = spawn(process.execPath, [join(REPO, 'bin', 'vncua.js'), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d));
   proc.stderr!.on('data', (d: Buffer) => (out += d));
-  return { proc, out: () => out, exit: new Promise((r) => proc.on('exit', (c) => r(c))) };
+  const child = { proc, out: () => out, exit: new Promise<number | null>((r) => proc.on('exit', (c) => r(c))) };
+  children.push(child);
+  return child;
+}
+/** Ctrl-C, then kill -9 if it has not exited within `ms`. */
+async function stop(c: Child, ms = 30_000): Promise<void> {
+  if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
+  c.proc.kill('SIGINT');
+  const timer = setTimeout(() => c.proc.kill('SIGKILL'), ms);
+  await c.exit;
+  clearTimeout(timer);
 }
 /** The first URL `child` prints after `prefix`. */
 async function urlOf(child: Child, prefix: RegExp, ms = 120_000): Promise<string> {
@@ -110,9 +122,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  runChild?.proc.kill('SIGKILL');
-  serve?.proc.kill('SIGINT');
-  await serve?.exit;
+  for (const c of children) await stop(c);
   await desktop?.close();
   await page?.close();
   if (dir && !process.env.VNCUA_KEEP_ARTIFACTS) await rm(dir, { recursive: true, force: true });
@@ -284,8 +294,7 @@ describe('vncua serve, live, in Chromium', () => {
       ]);
       await a.screenshot({ path: join(artifacts, 'live-grid.png') });
     } finally {
-      ev.proc.kill('SIGINT');
-      await ev.exit;
+      await stop(ev);
     }
     for (const f of ['live-list.png', 'live-run.png', 'live-help-list.png', 'live-takeover.png', 'live-taken.png', 'live-grid.png'])
       await copyFile(join(artifacts, f), join(REPO, 'docs', `viewer-${f}`));
