@@ -52,6 +52,12 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     about: 'the trace viewer (vncua serve): time to first frame opening a 300-step run, seek median on a 30-minute 1280x800 recording (a real one extended)',
   },
   {
+    name: 'live-view',
+    args: [],
+    about:
+      "the live view (vncua serve's live side): a desktop change painted in the viewer's noVNC canvas after the agent's client sees it, and the memory of `vncua serve` watching 8 live workers with a 30-minute recording open, over 10 minutes",
+  },
+  {
     name: 'export',
     args: [],
     about:

@@ -9,15 +9,12 @@
  * stream. Its trace: 300 steps spread over the 30 minutes. Each open is timed on a fresh `vncua serve` child
  * process. Usage: npx tsx bench/viewer.ts [--minutes M] [--seeks N] [--opens N] [--work DIR (keep the run there, reused)]
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writePointerEvent } from '../harness/rfb/client-messages.ts';
-import { framebufferUpdate, rawRect } from '../harness/rfb/test-helpers/server-stream.ts';
-import { parseTimeIndex, writeTimeRecord } from '../recorder/proxy/index.ts';
 import { KeyframeIndex } from '../viewer/keyframes.ts';
+import { makeLongRun } from './lib/long-run.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
 const args = process.argv.slice(2);
@@ -71,95 +68,11 @@ async function cacheSize(runDir: string): Promise<number> {
   return (await stat(join(runDir, '.vncua-viewer', 'frames.bin'))).size + (await stat(join(runDir, '.vncua-viewer', 'index.json'))).size;
 }
 
-async function appendStream(dir: string, name: 'server' | 'client', chunks: Array<{ t: number; bytes: Uint8Array }>): Promise<void> {
-  const data = new Uint8Array(await readFile(join(dir, `${name}.rfb.bin`)));
-  const times = new Uint8Array(await readFile(join(dir, `${name}.time.bin`)));
-  const recs = parseTimeIndex(times).records;
-  let end = recs.length ? recs[recs.length - 1]!.end : 0;
-  const total = chunks.reduce((n, c) => n + c.bytes.length, 0);
-  const outData = new Uint8Array(end + total);
-  outData.set(data.subarray(0, end));
-  const outTimes = new Uint8Array(recs.length * 16 + chunks.length * 16);
-  outTimes.set(times.subarray(0, recs.length * 16));
-  let p = recs.length * 16;
-  for (const c of chunks) {
-    outData.set(c.bytes, end);
-    end += c.bytes.length;
-    writeTimeRecord(outTimes, p, c.t, end);
-    p += 16;
-  }
-  await writeFile(join(dir, `${name}.rfb.bin`), outData);
-  await writeFile(join(dir, `${name}.time.bin`), outTimes);
-}
-
-interface LongRun {
-  work: string;
-  run: string;
-  /** The real run it was made from. */
-  real: string;
-  realStart: number;
-  realEnd: number;
-  endAt: number;
-  updates: number;
-  recBytes: number;
-}
-
-/** The real click-button run extended to MINUTES (see the header), under `work`/long/. */
-async function makeLongRun(work: string): Promise<LongRun> {
-  const run = join(work, 'long', 'replay', '1280_800', 'long-run');
-  const rec = join(run, 'recording');
-  const made = join(work, 'long-run.json');
-  const out = join(work, 'eval');
-  const real = join(out, 'replay', '1280_800', 'click-button');
-  if (existsSync(made)) {
-    await rm(join(run, '.vncua-viewer'), { recursive: true, force: true });
-    return { ...(JSON.parse(await readFile(made, 'utf8')) as LongRun), real };
-  }
-  const ev = spawnSync(
-    process.execPath,
-    [join(repo, 'bin/vncua.js'), 'eval', '--tasks', 'eval/suites/basic/tasks.json', '--agent', 'replay', '--only', 'click-button', '--out', out, '--no-score'],
-    { cwd: repo, encoding: 'utf8' },
-  );
-  if (ev.status !== 0) throw new Error(`vncua eval failed:\n${ev.stderr}${ev.stdout}`);
-  await cp(real, run, { recursive: true });
-  const serverRecs = parseTimeIndex(new Uint8Array(await readFile(join(rec, 'server.time.bin')))).records;
-  const realEnd = serverRecs[serverRecs.length - 1]!.t;
-  const realStart = serverRecs[0]!.t;
-  const n = Math.floor((MINUTES * 60_000) / UPDATE_MS);
-  const server: Array<{ t: number; bytes: Uint8Array }> = [];
-  const client: Array<{ t: number; bytes: Uint8Array }> = [];
-  for (let k = 1; k <= n; k++) {
-    const t = realEnd + k * UPDATE_MS;
-    const x = (k * 97) % (1280 - 160);
-    const y = (k * 53) % (800 - 100);
-    server.push({ t, bytes: framebufferUpdate([rawRect(x, y, 160, 100, (px, py) => [(px * 3 + k) & 255, (py * 5 + k * 7) & 255, (k * 13) & 255])]) });
-    client.push({ t: t - 1, bytes: writePointerEvent(x + 10, y + 10, 0) });
-  }
-  await appendStream(rec, 'server', server);
-  await appendStream(rec, 'client', client);
-  const manifest = JSON.parse(await readFile(join(rec, 'recording.json'), 'utf8')) as { connections: Array<{ closed_at: number | null }> };
-  const endAt = realEnd + n * UPDATE_MS + 1000;
-  for (const c of manifest.connections) c.closed_at = endAt;
-  await writeFile(join(rec, 'recording.json'), JSON.stringify(manifest));
-  // 300 steps spread over the recording (copies of the real run's first entry, re-timed).
-  const real0 = (JSON.parse(await readFile(join(real, 'execution.json'), 'utf8')) as Array<Record<string, unknown>>)[0]!;
-  const span = endAt - realStart;
-  const entries = Array.from({ length: STEPS }, (_, i) => {
-    const s = realStart + 500 + (i * (span - 1000)) / STEPS;
-    return { ...real0, index: i, task_marked_complete: i === STEPS - 1, started_at: s, ended_at: s + 20, duration_ms: 20 };
-  });
-  await writeFile(join(run, 'execution.json'), JSON.stringify(entries));
-  const recBytes = (await stat(join(rec, 'server.rfb.bin'))).size;
-  const long: LongRun = { work, run, real, realStart, realEnd, endAt, updates: n, recBytes };
-  if (WORK) await writeFile(made, JSON.stringify(long));
-  return long;
-}
-
 async function main(): Promise<void> {
   const work = WORK ?? (await mkdtemp(join(tmpdir(), 'vncua-bench-viewer-')));
   if (WORK) await mkdir(WORK, { recursive: true });
   try {
-    const { run, real, realStart, realEnd, endAt, updates: n, recBytes } = await makeLongRun(work);
+    const { run, real, realStart, realEnd, endAt, updates: n, recBytes } = await makeLongRun(work, { minutes: MINUTES, steps: STEPS, updateMs: UPDATE_MS, keep: WORK !== null });
     const root = join(work, 'long');
     const dir = 'replay/1280_800/long-run';
     const q = `dir=${encodeURIComponent(dir)}`;

@@ -25,6 +25,8 @@ import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
+import type { ViewerServer } from '../viewer/server.ts';
+import { SERVE_OPTIONS, SERVE_START_ERROR_CODES, type ServeRequest, serveRequest, startCommandViewer, withServeValue } from './serve-option.ts';
 import {
   AGENT_REST,
   AGENT_RUN_OPTIONS,
@@ -92,6 +94,7 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
   rest: AGENT_REST,
@@ -99,8 +102,8 @@ export const EVAL_SPEC = {
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
 exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
-           2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix) or a
-           configuration error
+           2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix, a --serve
+           port in use) or a configuration error
 `,
 } as const satisfies CommandSpec;
 
@@ -128,6 +131,8 @@ export interface EvalCommandOptions {
   score: boolean;
   script?: string;
   successGraceMs?: number;
+  /** --serve [PORT]: the viewer in this process over --out while the suite runs. */
+  serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
   args: string[];
@@ -135,7 +140,7 @@ export interface EvalCommandOptions {
 
 /** Parse `vncua eval` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
-  const line = parseCommandLine(EVAL_SPEC, argv);
+  const line = parseCommandLine(EVAL_SPEC, withServeValue(argv));
   if (line === undefined) return undefined;
   const v = line.values;
   const only = v.only.flatMap((list) => {
@@ -174,6 +179,8 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (v['base-url'] !== undefined) o.baseUrl = v['base-url'];
   if (v.script !== undefined) o.script = v.script;
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
+  const serve = serveRequest(v.serve, v['serve-host']);
+  if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
   return o;
 }
@@ -195,6 +202,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_LAYOUT_MIXED',
   'EVAL_ERR_BAD_OPTIONS',
   'EVAL_ERR_BAD_ENDPOINTS',
+  ...SERVE_START_ERROR_CODES,
 ]);
 
 /** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
@@ -208,6 +216,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   let endpoints: RemoteEndpoint[] | undefined;
   if (o.provider === 'remote') endpoints = await loadEndpoints(o.endpoints!);
   let server: StaticServer | undefined;
+  let viewer: ViewerServer | undefined;
   /** Where pooled spares wait: the suite server's empty page, when vncua eval serves the suite. */
   let spareUrl: string | undefined;
   let tasks = selectTasks(taskFile.tasks, o.only ?? []);
@@ -218,6 +227,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   const poolWarning = o.pool ? poolMemoryWarning(workers, o.pool, advice) : null;
   if (poolWarning) stderr.write(`vncua eval: warning: ${poolWarning}\n`);
   try {
+    // The viewer first: a port in use is bad input, found before any desktop starts.
+    if (o.serve) viewer = await startCommandViewer('eval', resolve(o.out), o.serve, { out: stdout, err: stderr });
     if (tasks.some((t) => isRelativeUrl(t.url))) {
       // A suite directory: serve it. Docker containers reach the host through the bridge's gateway
       // address (docker0), not 127.0.0.1: serve there only, not on every interface.
@@ -279,6 +290,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
   } finally {
     await server?.close();
+    await viewer?.close();
   }
 }
 

@@ -37,6 +37,8 @@ import { parseVncUrl } from '../harness/rfb/transport.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
+import type { ViewerServer } from '../viewer/server.ts';
+import { SERVE_OPTIONS, SERVE_START_ERROR_CODES, type ServeRequest, serveRequest, startCommandViewer, withServeValue } from './serve-option.ts';
 
 /** `--password` on the command line: refused (`ps` shows every process's arguments to every user). */
 const passwordRefused = () =>
@@ -69,11 +71,12 @@ export const RUN_SPEC = {
     'password-env': { type: 'string', value: 'NAME', description: 'the VNC password from the variable NAME (default: VNCUA_VNC_PASSWORD when set)' },
     size: { type: 'string', value: 'WxH', description: "the local desktop's screen size (default 1280x800)" },
     server: { type: 'string', value: 'xvnc|x11vnc', description: "the local desktop's VNC server (default xvnc)" },
+    ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
   rest: AGENT_REST,
   refused: { password: passwordRefused },
-  notes: 'exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too) or an unusable --out\n',
+  notes: 'exit code: 0 when the run finished, 1 otherwise, 2 on bad arguments (a bad password too), an unusable --out or a --serve port in use\n',
 } as const satisfies CommandSpec;
 
 /** What `vncua run` was asked to do. */
@@ -97,6 +100,8 @@ export interface RunCommandOptions {
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
+  /** --serve [PORT]: the viewer in this process over the output directory while the run runs. */
+  serve?: ServeRequest;
   /** Cancel the run (the CLI wires Ctrl-C / SIGTERM to it). */
   signal?: AbortSignal;
   /** Called after the run, before the desktop is torn down (the demo takes its screenshot here). */
@@ -114,10 +119,12 @@ export interface RunCommandResult {
 
 /** Parse `vncua run` arguments (CLI_ERR_BAD_ARGS on a bad one); undefined for --help. */
 export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): RunCommandOptions | undefined {
-  const line = parseCommandLine(RUN_SPEC, argv);
+  const line = parseCommandLine(RUN_SPEC, withServeValue(argv));
   if (line === undefined) return undefined;
   const v = line.values;
   const o: RunCommandOptions = { agent: v.agent };
+  const serve = serveRequest(v.serve, v['serve-host']);
+  if (serve) o.serve = serve;
   for (const k of ['task', 'url', 'out', 'vnc', 'cdp', 'size', 'script'] as const) if (v[k] !== undefined) o[k] = v[k];
   if (v.overwrite) o.overwrite = true;
   if (v.server !== undefined) o.server = oneOf(v.server, '--server', ['xvnc', 'x11vnc']);
@@ -179,10 +186,13 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
   const { dir: outputDir, movedAside } = await prepareRunOutDir(o.out ?? (await freshDefaultOut(mod.name)), o.overwrite === true);
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
   let desktop: Desktop | undefined;
+  let viewer: ViewerServer | undefined;
   let ready: Promise<unknown> | undefined;
   const pageWait = new AbortController();
   const stopFollowing = follow(o.signal, pageWait);
   try {
+    // The viewer over the run's directory (ROOT is the run: its page is ?run=.); a port in use stops here.
+    if (o.serve) viewer = await startCommandViewer('run', outputDir, o.serve, { out: process.stdout, err: process.stderr, path: '?run=.' });
     let vncUrl: string;
     let cdpUrl: string;
     if (o.vnc !== undefined && o.cdp !== undefined) {
@@ -227,6 +237,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
     stopFollowing();
     pageWait.abort();
     await desktop?.close();
+    await viewer?.close();
   }
 }
 
@@ -247,7 +258,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
     return result.status === 'finished' ? 0 : 1;
   } catch (e) {
-    return badInputExit('run', e, OUTPUT_ERROR_CODES);
+    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES]));
   } finally {
     cancel.dispose();
   }

@@ -1,6 +1,6 @@
 /**
  * `vncua serve [ROOT]`: the web app that lists the runs under ROOT with their scores and shows one run's
- * recording frame by frame beside its steps (viewer/). Serves until Ctrl-C.
+ * recording frame by frame beside its steps (viewer/), and the runs still running live (viewer/live/). Serves until Ctrl-C.
  */
 import { isVncuaError } from '../harness/errors.ts';
 import { startViewerServer } from '../viewer/server.ts';
@@ -20,6 +20,8 @@ export const SERVE_SPEC = {
     },
   },
   notes: `prints the URL, then serves until Ctrl-C; writes nothing under ROOT but each opened run's .vncua-viewer/ (its seek index)
+runs that are running (a live.json whose process is alive) are shown live: their desktop, steps, takeover; a live
+problem is one line on stderr: SERVE_ERR_LIVE_UNREACHABLE, LIVE_ERR_TAKEN, or a run asking for help
 exit code: 0 after Ctrl-C, 1 when it cannot listen (SERVE_ERR_PORT_IN_USE, SERVE_ERR_LISTEN) or ROOT is no directory (SERVE_ERR_ROOT), 2 on bad arguments
 `,
 } as const satisfies CommandSpec;
@@ -51,7 +53,12 @@ export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(SERVE_SPEC, () => parseServeArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
   const o = parsed.options;
-  const server = await startViewerServer({ root: o.root, host: o.host, ...(o.port === undefined ? {} : { port: o.port }) });
+  const server = await startViewerServer({
+    root: o.root,
+    host: o.host,
+    ...(o.port === undefined ? {} : { port: o.port }),
+    log: (line) => process.stderr.write(`vncua serve: ${line}\n`),
+  });
   const list = await server.catalog.list().catch(() => null);
   if (list?.empty) process.stderr.write(`vncua serve: ${list.empty.code}: ${list.empty.message}\n`);
   else if (list) process.stdout.write(`${list.total} run${list.total === 1 ? '' : 's'} under ${list.root}\n`);

@@ -154,7 +154,14 @@ export const ERROR_CODES = {
     'The port given to vncua serve (--port) is already in use on that address: choose another, or leave --port out for an OS-chosen one (details: host, port).',
   SERVE_ERR_LISTEN: 'vncua serve could not listen (an address not on this machine, no permission for the port, or the start timed out; details: host, port).',
   SERVE_ERR_RUN_NOT_FOUND: 'The viewer was asked for a run that is not under ROOT (a stale or mistyped link): the page lists the runs there.',
-  SERVE_ERR_BAD_REQUEST: 'A viewer API request lacked a parameter or gave a bad one (e.g. api/frame without t, api/compare without a and b; HTTP 400): the message says which.',
+  SERVE_ERR_NOT_LIVE:
+    "The run asked for live is not live: its directory holds no live.json (it has ended, or never announced a live endpoint), or the process that wrote live.json is gone (a stale live.json from a crashed runner, left on disk as it is); the page shows the run's recorded trace.",
+  SERVE_ERR_LIVE_UNREACHABLE:
+    "The run's live.json names a live endpoint that does not answer (the run has just ended, or its runner crashed or hangs): the page says so and keeps the steps so far; vncua serve prints it once per run on stderr.",
+  SERVE_ERR_CROSS_ORIGIN:
+    "A live view's socket or takeover request came from another site's page (its Origin is not the viewer's), or named a Host that is not a loopback name on a viewer without a token (DNS rebinding): refused (HTTP 403).",
+  SERVE_ERR_BAD_REQUEST:
+    'A viewer API request lacked a parameter or gave a bad one (e.g. api/frame without t, api/compare without a and b, api/live/control without op or a valid who; HTTP 400): the message says which.',
   SERVE_ERR_COMPARE_MISMATCH:
     'The viewer was asked to compare two runs of different tasks (api/compare, ?compare=A&with=B; HTTP 400): a comparison aligns the steps of one task; pick two runs with the same task id.',
   SERVE_ERR_NO_RECORDING: 'The run has no recording/ (recorded with record: false, or never started): the viewer shows its steps without frames.',

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
 import { startStaticServer, type StaticServer } from './static-server.ts';
 
 // The path-safety, method, content-type, keep-alive and start-error cases are in eval/static-server.test.ts.
@@ -60,5 +61,36 @@ describe('harness startStaticServer (sirv)', () => {
     const aliased = await fetch(`${server.url}alias/anything.html`);
     expect(aliased.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await aliased.text()).toBe('shared');
+  });
+
+  it('hands WebSocket upgrades to the upgrade hook; without one they are refused', async () => {
+    const plain = new WebSocket(`${server.url.replace('http:', 'ws:')}ws`);
+    const refused = await new Promise<string>((r) => {
+      plain.once('error', (e) => r(e.message));
+      plain.once('open', () => r('open'));
+    });
+    expect(refused).not.toBe('open');
+    const wss = new WebSocketServer({ noServer: true });
+    const hooked = await startStaticServer({
+      root: dir,
+      upgrade: (req, socket, head) => {
+        if (req.url !== '/echo') return void socket.destroy();
+        wss.handleUpgrade(req, socket, head, (ws) => ws.on('message', (d) => ws.send(`echo ${d}`)));
+      },
+    });
+    try {
+      const ws = new WebSocket(`${hooked.url.replace('http:', 'ws:')}echo`);
+      await new Promise((r, j) => {
+        ws.once('open', r);
+        ws.once('error', j);
+      });
+      const answer = new Promise<string>((r) => ws.once('message', (d) => r(String(d))));
+      ws.send('hi');
+      expect(await answer).toBe('echo hi');
+      ws.terminate();
+    } finally {
+      wss.close();
+      await hooked.close();
+    }
   });
 });

@@ -13,6 +13,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { lookup } from 'mrmime';
 import sirv from 'sirv';
@@ -35,6 +36,8 @@ export interface StaticServerOptions {
    * For test pages with dynamic parts (counters); a throw answers 500.
    */
   handle?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Called for every HTTP upgrade request (WebSocket); it owns the socket. Without it, upgrades are refused (the socket is destroyed). */
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
 
 /** A running static server. */
@@ -78,6 +81,14 @@ export async function startStaticServer(opts: StaticServerOptions): Promise<Stat
     void handle(root, serve, opts.handle, req, res);
   });
   server.keepAliveTimeout = 30_000;
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!opts.upgrade) return void socket.destroy();
+    try {
+      opts.upgrade(req, socket, head);
+    } catch {
+      socket.destroy();
+    }
+  });
   let closed: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closed ??= new Promise<void>((r) => {

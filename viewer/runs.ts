@@ -97,6 +97,11 @@ export class RunCatalog {
     return this.scanning;
   }
 
+  /** Forget the last scan: the next call scans ROOT again (a live run ended, so its row changed). */
+  invalidate(): void {
+    this.scanned = null;
+  }
+
   /** The runs that pass `f`. */
   async list(f: RunFilter = {}): Promise<RunList> {
     const all = (await this.scan()).runs;

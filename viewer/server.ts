@@ -9,6 +9,7 @@
  *   GET api/frame?dir=DIR&t=MS                                 the frame at t as raw RGB (headers: x-width, x-height, ...)
  *   GET api/frame.png?dir=DIR&t=MS                             the same frame as PNG (to save or share)
  *   GET api/compare?a=DIR&b=DIR, api/related?dir=DIR            two runs of one task aligned (viewer/compare-api.ts)
+ *   api/live/...                                               live runs: status, steps, takeover, the desktop (viewer/live/routes.ts)
  *
  * Bound to 127.0.0.1 by default. With `host` anything else, a random token is the first path segment of
  * every URL (`http://HOST:PORT/<token>/`): other requests get 403 (SERVE_ERR_FORBIDDEN), compared in
@@ -16,19 +17,23 @@
  * `.vncua-viewer/` cache (viewer/keyframes.ts).
  *
  * Seams for later work: `sessions` holds the open runs by dir (a compare view opens two), and the hook
- * dispatches by path, so a live view's WebSocket upgrade or a takeover endpoint can be added beside.
+ * dispatches by path. The page's scripts are one esbuild bundle (viewer/app-bundle.ts) built once.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { VncuaError, isVncuaError } from '../harness/errors.ts';
 import { startStaticServer } from '../harness/static-server.ts';
+import { type AppBundle, bundleApp } from './app-bundle.ts';
 import { KeyframeIndex } from './keyframes.ts';
 import { compareApi } from './compare-api.ts';
+import { LiveHub } from './live/hub.ts';
+import { liveRoutes } from './live/routes.ts';
 import { RunCatalog, type RunDetail, damageMessage, readRunDetail } from './runs.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -46,6 +51,8 @@ export interface ViewerServerOptions {
   token?: string | null;
   /** Keep seek indexes in memory only (default: cached in each run's .vncua-viewer/). */
   cache?: boolean;
+  /** One line per notable live event (a run asking for help, an endpoint not answering, a refused takeover; coded). */
+  log?: (line: string) => void;
 }
 
 /** A running viewer. */
@@ -54,6 +61,8 @@ export interface ViewerServer {
   url: string;
   token: string | null;
   catalog: RunCatalog;
+  /** The live runs under ROOT (viewer/live/hub.ts). */
+  live: LiveHub;
   close(): Promise<void>;
 }
 
@@ -69,9 +78,11 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
   const host = opts.host ?? '127.0.0.1';
   const token = opts.token !== undefined ? opts.token : LOOPBACK.has(host) ? null : randomBytes(18).toString('base64url');
   const catalog = new RunCatalog(root);
+  const live = new LiveHub(root, { log: opts.log, onChange: () => catalog.invalidate() });
+  const liveApi = liveRoutes(live, { loopbackOnly: token === null && LOOPBACK.has(host) });
   const sessions = new Map<string, { index: Promise<KeyframeIndex>; used: number }>();
-  let appJs: Promise<string> | null = null;
-  const script = () => (appJs ??= compileApp());
+  let bundle: Promise<AppBundle> | null = null;
+  const script = () => (bundle ??= bundleApp(APP_DIR));
 
   /** The run's seek index, opened once (concurrent requests share the one being opened). */
   const openIndex = (dir: string): Promise<KeyframeIndex> => {
@@ -155,32 +166,41 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     return json(res, 404, { code: 'SERVE_ERR_BAD_REQUEST', message: `no API ${path}` });
   };
 
+  /** The request's path without the token segment (null when the token is wrong: refused). */
+  const pathOf = (url: URL): string | null => {
+    if (token === null) return url.pathname;
+    const seg = url.pathname.split('/')[1] ?? '';
+    return sameToken(seg, token) ? url.pathname.slice(1 + seg.length) || '/' : null;
+  };
+  const FORBIDDEN = 'SERVE_ERR_FORBIDDEN: this viewer needs the token its URL carries; use the URL vncua serve printed.\n';
+
   const handle = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = new URL(req.url ?? '/', 'http://x');
-    let path = url.pathname;
+    const path = pathOf(url);
+    if (path === null) {
+      res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(FORBIDDEN);
+      return true;
+    }
     if (token !== null) {
-      const seg = path.split('/')[1] ?? '';
-      if (!sameToken(seg, token)) {
-        res
-          .writeHead(403, { 'content-type': 'text/plain; charset=utf-8' })
-          .end('SERVE_ERR_FORBIDDEN: this viewer needs the token its URL carries; use the URL vncua serve printed.\n');
-        return true;
-      }
-      path = path.slice(1 + seg.length) || '/';
-      if (url.pathname === `/${seg}`) {
-        res.writeHead(302, { location: `/${seg}/${url.search}` }).end();
+      if (url.pathname === `/${token}`) {
+        res.writeHead(302, { location: `/${token}/${url.search}` }).end();
         return true;
       }
       req.url = path + url.search;
     }
     const rel = path.replace(/^\/+/, '');
-    if (rel === 'app.js') {
+    if (/^[\w-]+\.js$/.test(rel)) {
       void script().then(
-        (js) => res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(js),
-        (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`app.js: ${(e as Error).message}\n`),
+        (files) => {
+          const js = files.get(rel);
+          if (js === undefined) return void res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+          res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(js);
+        },
+        (e: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`${rel}: ${(e as Error).message}\n`),
       );
       return true;
     }
+    if (liveApi.http(rel, url, req, res)) return true;
     if (rel.startsWith('api/')) {
       api(rel, url.searchParams, res).catch((e: unknown) => {
         const code = isVncuaError(e) ? e.code : 'SERVE_ERR_INTERNAL';
@@ -195,7 +215,13 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
 
   let server: Awaited<ReturnType<typeof startStaticServer>>;
   try {
-    server = await startStaticServer({ root: APP_DIR, host, port: opts.port ?? 0, handle });
+    const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const path = pathOf(url);
+      if (path === null) return void socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${FORBIDDEN}`);
+      if (!liveApi.upgrade(path.replace(/^\/+/, ''), url, req, socket, head)) socket.destroy();
+    };
+    server = await startStaticServer({ root: APP_DIR, host, port: opts.port ?? 0, handle, upgrade });
   } catch (e) {
     const cause = (e as Error).cause as NodeJS.ErrnoException | undefined;
     const code = cause?.code ?? (e as NodeJS.ErrnoException).code;
@@ -217,7 +243,10 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     url: token ? `${server.url}${token}/` : server.url,
     token,
     catalog,
+    live,
     async close() {
+      liveApi.close();
+      await live.close();
       await server.close();
       await Promise.all([...sessions.values()].map((s) => s.index.then((i) => i.close()).catch(() => {})));
       sessions.clear();
@@ -234,11 +263,4 @@ function sameToken(given: string, token: string): boolean {
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(text);
-}
-
-/** viewer/app/app.ts compiled for the browser by esbuild, bundled with what it imports from viewer/app/. */
-async function compileApp(): Promise<string> {
-  const { build } = await import('esbuild');
-  const out = await build({ entryPoints: [join(APP_DIR, 'app.ts')], bundle: true, write: false, target: 'es2022', format: 'esm', logLevel: 'silent' });
-  return out.outputFiles[0]!.text;
 }

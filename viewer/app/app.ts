@@ -6,21 +6,11 @@
  * A third view compares two runs of one task (`./?compare=<dir>&with=<dir>`, viewer/app/compare.ts).
  * Bundled by esbuild on the server (viewer/server.ts) with its imports from this directory.
  */
-import { esc, putRgb, secs, statusOf } from './common.ts';
+import { esc, putRgb, secs, statusOf, usd } from './common.ts';
 import { offerCompare, pickForCompare, showCompare } from './compare.ts';
 
-interface Entry {
-  index: number;
-  action: string;
-  params: Record<string, unknown>;
-  task_marked_complete: boolean | null;
-  started_at?: number;
-  ended_at?: number;
-  duration_ms?: number;
-  error?: { code: string; message: string };
-  success_check?: { phase: string; rule: string; pattern: string; snippet: string; url: string; at: number };
-  meta?: Record<string, unknown>;
-}
+import { type Entry, stepHtml } from './steps.ts';
+
 interface Row {
   dir: string;
   suite: string;
@@ -62,7 +52,6 @@ const $ = <T extends HTMLElement = HTMLElement>(sel: string) => document.querySe
 const params = new URLSearchParams(location.search);
 
 /** `$1.23`, or 3 significant digits under a dollar (`$0.0185`). */
-const usd = (x: number) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3).replace(/\.?0+$/, '')}`);
 /** A run's model cost and tokens (result.json's totals); empty for runs without model calls. */
 function costCell(r: Row): string {
   if (!r.model_calls) return '<td class="cost"></td>';
@@ -99,7 +88,7 @@ async function showList(): Promise<void> {
   await loadRuns(p, true);
 }
 
-let facetsFilled = false;
+let facetsFilled = '';
 async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
   const res = await fetch(`api/runs?${p}`);
   const data = (await res.json()) as {
@@ -109,13 +98,17 @@ async function loadRuns(p: URLSearchParams, first = false): Promise<void> {
     by_agent: Array<{ agent: string; runs: number; successes: number; success_rate: number | null }>;
     empty: { code: string; message: string } | null;
   };
-  if (!facetsFilled) {
+  // The filters' values: filled once, again when runs that started since bring new ones (the choice kept).
+  const facetsKey = JSON.stringify(FILTERS.map((f) => data.facets[f] ?? []));
+  if (facetsKey !== facetsFilled) {
     for (const f of FILTERS) {
       const sel = $<HTMLSelectElement>(`#f-${f}`);
+      const chosen = sel.value;
+      sel.length = 1;
       for (const v of data.facets[f] ?? []) sel.add(new Option(v, v));
-      if (first && params.get(f)) sel.value = params.get(f)!;
+      sel.value = first && params.get(f) ? params.get(f)! : chosen;
     }
-    facetsFilled = true;
+    facetsFilled = facetsKey;
   }
   const empty = $('#empty');
   empty.hidden = !data.empty;
@@ -221,42 +214,11 @@ function renderMarkers(p: Player): void {
 }
 
 function renderSteps(p: Player): void {
-  $('#steps').innerHTML = p.entries
-    .map((e) => {
-      const verdict = e.task_marked_complete === null ? '' : `<span class="verdict-${e.task_marked_complete}">${e.task_marked_complete ? 'complete' : 'not complete'}</span>`;
-      const ev = e.success_check ? `<div class="meta">evidence (${esc(e.success_check.phase)}, ${esc(e.success_check.rule)}): ${esc(e.success_check.snippet)}</div>` : '';
-      const err = e.error ? `<div class="err">${esc(e.error.code)}: ${esc(e.error.message)}</div>` : '';
-      const meta = e.meta ? `<div class="meta">${esc(describeMeta(e.meta))}</div>` : '';
-      return `<div class="step" id="step-${e.index}" data-index="${e.index}"><span class="act">#${e.index} ${esc(e.action)}</span> ${e.duration_ms == null ? '' : `${e.duration_ms.toFixed(0)} ms`} ${verdict}<div class="params">${esc(JSON.stringify(e.params))}</div>${err}${ev}${meta}</div>`;
-    })
-    .join('');
+  $('#steps').innerHTML = p.entries.map(stepHtml).join('');
   $('#steps').addEventListener('click', (ev) => {
     const el = (ev.target as HTMLElement).closest('.step') as HTMLElement | null;
     if (el) void goStep(p, Number(el.dataset.index));
   });
-}
-
-/** Model calls (latency, tokens, cost), the model's text and reasoning, and anything else the adapter recorded. */
-function describeMeta(meta: Record<string, unknown>): string {
-  const lines: string[] = [];
-  const calls = Array.isArray(meta.model_calls) ? (meta.model_calls as Array<Record<string, unknown>>) : [];
-  for (const c of calls) {
-    const u = (c.usage ?? {}) as Record<string, unknown>;
-    const t = (c.tokens ?? {}) as Record<string, number | undefined>;
-    // The adapters' normalized tokens (the whole prompt, cache included) when recorded, else the API's own usage names.
-    const tok =
-      typeof t.input === 'number'
-        ? [`in ${t.input}${t.cached_input ? ` (${t.cached_input} cached)` : ''}${t.cache_write ? ` (${t.cache_write} cache writes)` : ''}`, `out ${t.output}`]
-        : ['input_tokens', 'output_tokens', 'prompt_tokens', 'completion_tokens', 'total_tokens'].filter((k) => typeof u[k] === 'number').map((k) => `${k} ${u[k]}`);
-    lines.push(
-      `model call: ${typeof c.latency_ms === 'number' ? `${Math.round(c.latency_ms)} ms` : ''} ${tok.join(', ')}${typeof c.cost_usd === 'number' ? `, ${usd(c.cost_usd)}` : ''}`.trim(),
-    );
-  }
-  for (const [k, v] of Object.entries(meta)) {
-    if (k === 'model_calls') continue;
-    lines.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-  }
-  return lines.join('\n');
 }
 
 function currentStep(p: Player): number {
@@ -391,8 +353,21 @@ function wireControls(p: Player): void {
   });
 }
 
+/** A live run gets the live view (viewer/app/live.ts, loaded only then); a finished one the trace viewer. */
+async function open(dir: string): Promise<void> {
+  const live = await fetch(`api/live/run?dir=${encodeURIComponent(dir)}`)
+    .then((r) => (r.ok ? (r.json() as Promise<{ run: unknown }>) : { run: null }))
+    .catch(() => ({ run: null }));
+  if (live.run) (await import('./live.ts')).showLive(dir);
+  else await showRun(dir);
+}
+
 const run = params.get('run');
 const compare = params.get('compare');
 if (compare) void showCompare(compare, params.get('with') ?? '', Number(params.get('row') ?? 0));
-else if (run) void showRun(run);
-else void showList();
+else if (run) void open(run);
+else {
+  void showList();
+  // Running workers as live tiles over the list; the table reloads when one starts or ends.
+  void import('./live.ts').then((m) => m.showLiveTiles($('#list-view'), () => void loadRuns(new URLSearchParams(location.search))));
+}

@@ -23,6 +23,9 @@ export function statusOf(r: StatusFields): string {
   return 'failure';
 }
 
+/** Dollars: two decimals from $1, else three significant digits. */
+export const usd = (x: number) => (x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3).replace(/\.?0+$/, '')}`);
+
 /** Milliseconds as "12.3 s" ('' when unknown). */
 export const secs = (ms: number | null | undefined) => (ms == null ? '' : `${(ms / 1000).toFixed(1)} s`);
 
