@@ -63,5 +63,6 @@ describe('vncua eval --pool', () => {
     } finally {
       await rm(out, { recursive: true, force: true });
     }
-  });
+    // The command's own deadline (240 s) is the test's: six tasks on a loaded 2-core machine took over 60 s.
+  }, 300_000);
 });

@@ -69,19 +69,11 @@ export async function warmOpener(
   o: { toDesktop?: (url: string) => string; standAt?: string; loadTimeoutMs?: number; signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<{ open: NonNullable<LeasedDesktop['open']>; close(): void }> {
   let socket: PageSocket | undefined;
-  if (o.standAt) {
-    const at = o.toDesktop ? o.toDesktop(o.standAt) : o.standAt;
-    try {
-      await waitForPageReady(cdpUrl, { url: at, navigate: true, loadTimeoutMs: o.timeoutMs ?? 10_000, ...(o.signal ? { signal: o.signal } : {}) });
-    } catch {
-      if (o.signal?.aborted) throw o.signal.reason;
-      // Not there (a slow or failing suite server): the empty page serves as well, a little slower.
-    }
-  }
   try {
     const signal = timeoutSignal(o.signal, o.timeoutMs ?? 10_000);
     socket = await openPage(cdpUrl, 'about:blank', true, signal);
     await socket.send('Page.enable', {}, signal);
+    if (o.standAt) await standAt(socket, o.toDesktop ? o.toDesktop(o.standAt) : o.standAt, o.signal);
   } catch {
     socket?.close();
     socket = undefined;
@@ -102,6 +94,43 @@ export async function warmOpener(
       socket = undefined;
     },
   };
+}
+
+/** How long a spare may take to load its standAt page before it stays where it is. */
+const STAND_AT_TIMEOUT_MS = 5000;
+
+/**
+ * Navigate the spare's page to `url` (an empty page on the tasks' origin) and wait for its load event
+ * (not for content: the page is empty on purpose). If it does not load within STAND_AT_TIMEOUT_MS
+ * the spare goes to about:blank instead (open() navigates from either); only cancellation throws.
+ */
+async function standAt(socket: PageSocket, url: string, user: AbortSignal | undefined): Promise<void> {
+  const signal = timeoutSignal(user, STAND_AT_TIMEOUT_MS);
+  const loaded = new Promise<void>((resolve) => {
+    const off = socket.on('Page.loadEventFired', () => {
+      off();
+      resolve();
+    });
+    signal.addEventListener('abort', () => {
+      off();
+      resolve();
+    });
+  });
+  let ok = false;
+  try {
+    await socket.send('Page.navigate', { url }, signal);
+    await loaded;
+    ok = !signal.aborted;
+  } catch {
+    // handled below
+  }
+  if (user?.aborted) throw user.reason;
+  if (!ok) {
+    // Not there (a slow or failing suite server): stop that navigation and go back to an empty page,
+    // which serves as well, a little slower.
+    await socket.send('Page.stopLoading', {}, AbortSignal.timeout(2000)).catch(() => {});
+    await socket.send('Page.navigate', { url: 'about:blank' }, AbortSignal.timeout(5000)).catch(() => {});
+  }
 }
 
 /**

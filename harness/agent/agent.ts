@@ -328,19 +328,26 @@ export abstract class Agent implements LiveControl {
     let connecting: Promise<void> | null = null;
     let user: AbortSignal | undefined;
     let unfollowUser = () => {};
-    let endpoint: LiveEndpoint | null = null;
+    let endpoint = null as LiveEndpoint | null;
     let liveError: { code: string; message: string } | undefined;
+    /** The live endpoint starting (beside the recorder, the connection and the task page's readiness); never rejects. */
+    let liveStarting: Promise<void> | null = null;
     try {
       await writer.open();
       opened = true;
       const starter = this.options.live ? (this.constructor as typeof Agent).liveEndpoint : null;
       if (starter) {
-        try {
-          endpoint = await starter({ dir: this.options.outputDir, control: this, title: this.options.task, signal: controller.signal, timeoutMs: LIVE_START_TIMEOUT_MS });
-        } catch (e) {
-          // The run goes on without a live view; result.json says why.
-          liveError = errorInfo(e, 'LIVE_ERR_LISTEN');
-        }
+        liveStarting = Promise.resolve()
+          .then(() => starter({ dir: this.options.outputDir, control: this, title: this.options.task, signal: controller.signal, timeoutMs: LIVE_START_TIMEOUT_MS }))
+          .then(
+            (e) => {
+              endpoint = e;
+            },
+            (e) => {
+              // The run goes on without a live view; result.json says why (not when the run itself stopped it).
+              if (!controller.signal.aborted) liveError = errorInfo(e, 'LIVE_ERR_LISTEN');
+            },
+          );
       }
       const run = resolveRunOptions(options);
       const recorder = this.options.record ? this.options.recorder : null;
@@ -376,6 +383,8 @@ export abstract class Agent implements LiveControl {
       unfollowUser = follow(user, controller, (reason) => cancelledError('the run', reason));
       if (run.ready) await race(run.ready, { signal: controller.signal });
       await connecting;
+      // Served before the first step, so watchers see the run from its start.
+      await liveStarting;
       let done = false;
       while (!done && steps < run.maxSteps && !controller.signal.aborted) {
         // A pause (pause(), askForHelp(), a takeover) happens here, between steps; cancelling ends it.
@@ -402,6 +411,7 @@ export abstract class Agent implements LiveControl {
       unfollowUser();
       if (!controller.signal.aborted) controller.abort(cancelledError('an action called after the run ended'));
     }
+    await liveStarting;
     try {
       return await this.#endRun({ state, writer, verdict, status, error, endError, steps, opened, recording, connecting, user, liveError, t0 });
     } finally {
