@@ -12,7 +12,10 @@ const COMMANDS: Record<string, Command> = {
   eval: { summary: 'eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N] [--out DIR] ...', load: () => import('./eval.ts') },
   process: { summary: 'process <root> [--overwrite] [--jobs N] [--video]: screenshots and step reports from recordings', load: () => import('./process.ts') },
   score: { summary: 'score DIR: scores.json, scores.md, scores.html for every run under DIR', load: () => import('./score.ts') },
-  serve: { summary: 'serve [ROOT] [--port N] [--host ADDR]: a web app listing the runs under ROOT, replaying each frame by frame, the running ones live (takeover)', load: () => import('./serve.ts') },
+  serve: {
+    summary: 'serve [ROOT] [--port N] [--host ADDR]: a web app listing the runs under ROOT, replaying each frame by frame, the running ones live (takeover)',
+    load: () => import('./serve.ts'),
+  },
   'export-trace': { summary: 'export-trace --format uitask RUN [--out FILE] [--overwrite]: the trace as uitask writes execution.json', load: () => import('./export-trace.ts') },
   export: {
     summary: 'export ROOT --format jsonl [--out FILE|DIR] [--successful] [--agent A] [--group G]: one JSON line per step, PNGs beside it',
