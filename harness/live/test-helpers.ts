@@ -65,7 +65,8 @@ export class TestControl implements LiveControl {
     if (this.s.holder !== null && this.s.holder !== who) {
       throw new VncuaError('LIVE_ERR_TAKEN', `${this.s.holder} holds mouse and keyboard of this run`, { details: { holder: this.s.holder } });
     }
-    this.setStatus({ state: 'paused', holder: who });
+    // A person taking over answers a call for help.
+    this.setStatus({ state: 'paused', holder: who, help: null });
     return this.status();
   }
 

@@ -218,11 +218,11 @@ describe('vncua serve live API (real servers on 127.0.0.1)', () => {
     const ann = await watch('who=ann');
     await ann.sync();
     expect([ann.framebuffer.width, ann.framebuffer.height]).toEqual([64, 48]);
-    expect(Buffer.compare(Buffer.from(ann.framebuffer.rgbPlane()), Buffer.from(f.control.fb!.rgbPlane()))).toBe(0);
+    expect(Buffer.compare(Buffer.from(ann.framebuffer.rgbPlane()), Buffer.from(f.control.framebuffer()!.rgbPlane()))).toBe(0);
     // A change follows.
     f.control.paint(10, 220, 40);
     await until(() => ann.framebuffer.pixel(5, 5)[1] === 220, 'the new colour through serve');
-    expect(Buffer.compare(Buffer.from(ann.framebuffer.rgbPlane()), Buffer.from(f.control.fb!.rgbPlane()))).toBe(0);
+    expect(Buffer.compare(Buffer.from(ann.framebuffer.rgbPlane()), Buffer.from(f.control.framebuffer()!.rgbPlane()))).toBe(0);
     // ann holds control: her input through a view-only socket is dropped, through view_only=0 it arrives.
     await post(f.server, 'replay/64_48/live', { op: 'takeover', who: 'ann' });
     ann.pointerEvent(3, 4, 1);
