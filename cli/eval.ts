@@ -9,7 +9,7 @@
  * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
  */
 import { dirname, resolve } from 'node:path';
-import { AGENTS, loadAgentModule } from './agents.ts';
+import { AGENTS, type LoadedAgentModule, loadAgentModule } from './agents.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -19,7 +19,10 @@ import { runSuite, type SuiteSummary } from '../eval/runner.ts';
 import { writeScores } from '../eval/score.ts';
 import { parseOnly, selectTasks } from '../eval/select.ts';
 import { SPARE_PAGE_PATH, startStaticServer, type StaticServer } from '../eval/static-server.ts';
-import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
+import { type EvalTask, isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
+import { type QueuedSuiteSummary, runQueuedSuite } from '../eval/queue/coordinator.ts';
+import { QUEUE_INPUT_ERROR_CODES } from '../eval/queue/codes.ts';
+import { parseQueueUrl } from '../eval/queue/url.ts';
 import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { isVncuaError } from '../harness/errors.ts';
@@ -94,6 +97,12 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    queue: {
+      type: 'string',
+      value: 'URL',
+      description:
+        'run the suite on a Redis job queue, redis://[:PASSWORD@]HOST:PORT/N: this command enqueues the runs, shows their progress and scores them; `vncua worker --queue URL` on any machine runs them (Ctrl-C detaches; the same command reattaches)',
+    },
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
@@ -135,6 +144,8 @@ export interface EvalCommandOptions {
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
+  /** --queue URL: the runs go to workers through this Redis queue (eval/queue/coordinator.ts). */
+  queue?: string;
   args: string[];
 }
 
@@ -182,6 +193,17 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  if (v.queue !== undefined) {
+    // The workers' own options: the coordinator runs no desktop.
+    for (const [flag, given] of [
+      ['--workers', v.workers],
+      ['--pool', v.pool],
+      ['--endpoints', v.endpoints],
+    ] as const)
+      if (given !== undefined) throw badArgs(`${flag} is a worker's option with --queue: give it to \`vncua worker\`.`, flag);
+    if (provider !== 'local') throw badArgs("--provider is a worker's option with --queue: give it to `vncua worker`.", '--provider');
+    o.queue = v.queue;
+  }
   return o;
 }
 
@@ -203,6 +225,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_BAD_OPTIONS',
   'EVAL_ERR_BAD_ENDPOINTS',
   ...SERVE_START_ERROR_CODES,
+  ...QUEUE_INPUT_ERROR_CODES,
 ]);
 
 /** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
@@ -220,6 +243,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   /** Where pooled spares wait: the suite server's empty page, when vncua eval serves the suite. */
   let spareUrl: string | undefined;
   let tasks = selectTasks(taskFile.tasks, o.only ?? []);
+  if (o.queue !== undefined) return runQueuedEvalCommand(o, { mod, taskFile: taskFile.file, tasks }, { ...io, stdout, stderr });
   const advice = recommendedWorkers(machineResources());
   const workers = o.workers ?? advice.workers;
   const warning = workersWarning(workers, advice);
@@ -268,37 +292,101 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     } finally {
       progress.stop();
     }
-    stdout.write(`results: ${summary.out}\n`);
-    if (summary.cancelled || summary.configError) return { summary };
-    const root = resolve(o.out);
-    if (o.process) {
-      stdout.write('eval: post-processing the recordings (step reports)...\n');
-      try {
-        const r = await processRoot(root, { jobs: Math.min(workers, 2), signal: io.signal });
-        stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
-      } catch (e) {
-        // No recordings (the recorder is not registered): the scores link to the traces instead.
-        if (!isVncuaError(e, 'PROCESS_ERR_NO_RUNS')) throw e;
-        stdout.write('eval: --process: no recording to process\n');
-      }
-    }
-    if (!o.score) return { summary };
-    const { report, files } = await writeScores(root, { signal: io.signal });
-    if (report.invalid.length > 0)
-      stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
-    stdout.write(`scores: ${files.html}\n`);
-    return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
+    return await finishSuite(o, summary, workers, { ...io, stdout });
   } finally {
     await server?.close();
     await viewer?.close();
   }
 }
 
+/** After the suite: print where the results are, post-process (--process) and score them as `vncua eval` does. */
+async function finishSuite(o: EvalCommandOptions, summary: SuiteSummary, jobs: number, io: { signal?: AbortSignal; stdout: NodeJS.WritableStream }): Promise<EvalCommandResult> {
+  const { stdout } = io;
+  stdout.write(`results: ${summary.out}\n`);
+  if (summary.cancelled || summary.configError) return { summary };
+  const root = resolve(o.out);
+  if (o.process) {
+    stdout.write('eval: post-processing the recordings (step reports)...\n');
+    try {
+      const r = await processRoot(root, { jobs: Math.min(jobs, 2), signal: io.signal });
+      stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
+    } catch (e) {
+      // No recordings (the recorder is not registered): the scores link to the traces instead.
+      if (!isVncuaError(e, 'PROCESS_ERR_NO_RUNS')) throw e;
+      stdout.write('eval: --process: no recording to process\n');
+    }
+  }
+  if (!o.score) return { summary };
+  const { report, files } = await writeScores(root, { signal: io.signal });
+  if (report.invalid.length > 0)
+    stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
+  stdout.write(`scores: ${files.html}\n`);
+  return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
+}
+
+/** `vncua eval --queue URL`: the coordinator (eval/queue/coordinator.ts) with the same progress, processing and scoring as a local suite. */
+async function runQueuedEvalCommand(
+  o: EvalCommandOptions,
+  suite: { mod: LoadedAgentModule; taskFile: string; tasks: EvalTask[] },
+  io: { signal?: AbortSignal; stdout: NodeJS.WriteStream; stderr: NodeJS.WritableStream },
+): Promise<EvalCommandResult> {
+  const { stdout } = io;
+  const url = parseQueueUrl(o.queue!);
+  let viewer: ViewerServer | undefined;
+  try {
+    if (o.serve) viewer = await startCommandViewer('eval', resolve(o.out), o.serve, { out: stdout, err: io.stderr });
+    const progress = stdout.isTTY ? ttyProgress(stdout) : plainProgress(stdout);
+    let summary: QueuedSuiteSummary;
+    try {
+      summary = await runQueuedSuite({
+        url,
+        tasks: suite.tasks,
+        taskFile: suite.taskFile,
+        ...(o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {}),
+        ...(o.only ? { only: o.only } : {}),
+        agent: { spec: o.agent, name: suite.mod.name, ...(agentModuleFile(o.agent) ? { module: agentModuleFile(o.agent)! } : {}) },
+        resolutions: o.resolutions,
+        ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
+        ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}),
+        ...(o.retries !== undefined ? { retries: o.retries } : {}),
+        ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
+        ...(o.live === false ? { live: false } : {}),
+        ...(o.script !== undefined ? { script: resolve(o.script) } : {}),
+        args: o.args,
+        ...(o.shard ? { shard: o.shard } : {}),
+        out: o.out,
+        rerun: o.rerun,
+        ...(io.signal ? { signal: io.signal } : {}),
+        onProgress: progress.listener,
+        onSuite: (s) => stdout.write(`eval: suite ${s.suiteId} on ${url.display}${s.resumed ? ' (resumed)' : ''}: ${s.queued} run${s.queued === 1 ? '' : 's'} queued\n`),
+      });
+    } finally {
+      progress.stop();
+    }
+    if (summary.detached) {
+      io.stderr.write(
+        `vncua eval: detached from suite ${summary.suiteId}: it keeps running on the workers; run the same command again to reattach (it resumes, finished runs are kept)\n`,
+      );
+    }
+    return await finishSuite(o, summary, 2, io);
+  } finally {
+    await viewer?.close();
+  }
+}
+
+/** The agent module file `spec` names, or undefined for a built-in agent (cli/agents.ts AGENTS). */
+export function agentModuleFile(spec: string): string | undefined {
+  return Object.hasOwn(AGENTS, spec) ? undefined : resolve(spec);
+}
+
 /** Run `vncua eval ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(EVAL_SPEC, () => parseEvalArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
-  const cancel = cancelOnSignals('eval', 'cancelling: the running tasks stop and their desktops are torn down');
+  const cancel = cancelOnSignals(
+    'eval',
+    parsed.options.queue !== undefined ? 'detaching: the suite keeps running on the workers' : 'cancelling: the running tasks stop and their desktops are torn down',
+  );
   try {
     const { summary, invalidRuns } = await runEvalCommand(parsed.options, { signal: cancel.signal });
     const c = summary.configError;

@@ -107,6 +107,24 @@ export const ERROR_CODES = {
     'A task directory holds both a single run (--repeat 1: OUT/<agent>/<W>_<H>/<task id>/) and numbered attempts (--repeat K: <task id>/<n>/); nothing was run: use the --repeat it was run with, or another --out (details: dirs).',
   EVAL_ERR_INVALID_RUNS:
     'vncua score found runs whose trace, result or task.json cannot be read (not JSON, fails the schema, unreadable); they are listed in the scores and excluded from the rates; --allow-invalid accepts them.',
+  // The Redis job queue (eval/queue/: vncua eval --queue, vncua worker)
+  QUEUE_ERR_BAD_URL:
+    'The --queue URL is not redis://[[user]:password@]HOST:PORT[/N] (or rediss://): no host or port, another scheme, a database that is not a number (the message never repeats the password).',
+  QUEUE_ERR_UNREACHABLE:
+    'Redis at the --queue URL does not answer within a few seconds (refused, no route, not a Redis server): nothing was queued or run; check that redis-server runs there (details: url, reason).',
+  QUEUE_ERR_AUTH: 'Redis at the --queue URL refused the password (WRONGPASS), or wants one and none was given (NOAUTH): give redis://:PASSWORD@HOST:PORT/N.',
+  QUEUE_ERR_VERSION:
+    "The queue, or a suite's manifest in it, was written by a vncua with another queue format or version: run the coordinator and every worker from the same vncua version, or use another Redis database (details: format, expected, version).",
+  QUEUE_ERR_MISMATCH:
+    "A worker's task file or agent module differs from the coordinator's (their sha256 differ): the worker takes no job of that suite and exits; give it the same files (details: what, file, ours, theirs).",
+  QUEUE_ERR_RESULTS_UNWRITABLE:
+    "A worker cannot write the suite's results: the results root the manifest names is not visible here (no marker file of that suite) or not writable, and the coordinator offers no upload; the worker takes no job of that suite and exits (details: out, reason).",
+  QUEUE_ERR_ALREADY_FINISHED:
+    "A worker's finished attempt was not committed because the run's directory already holds a finished run (another worker finished it first, e.g. after a stall): the attempt is dropped, the finished run is kept; nothing to do.",
+  QUEUE_ERR_SHARD_ENV:
+    'vncua worker --shard-from-env: JOB_COMPLETION_INDEX or JOB_COMPLETIONS is missing or not a whole number (index 0 <= i < completions), as a Kubernetes Indexed Job sets them (details: index, completions).',
+  QUEUE_ERR_JOB_FAILED:
+    "A queued run's job failed for a reason that is not the run's own (a worker error outside the attempt, a commit that failed) after its attempts: counted as an infra error in the progress; the run is left unfinished, and the same command runs it again.",
   // HTML step report (recorder/report)
   REPORT_ERR_NOT_FOUND: 'No action_screenshots.json exists in the run directory given to the step report (run `vncua process` first).',
   REPORT_ERR_INVALID: 'action_screenshots.json is not valid JSON or does not match its schema (details name the field of the first bad part).',
