@@ -152,9 +152,9 @@ export async function run(argv: string[]): Promise<number> {
       ...(o.name ? { name: o.name } : {}),
       loadAgent: loadSuiteAgent,
       signal: controller.signal,
-      log: (line) => process.stderr.write(`vncua worker: ${line}\n`),
+      log: (line) => process.stdout.write(`vncua worker: ${line}\n`),
     });
-    process.stderr.write(
+    process.stdout.write(
       `vncua worker: stopped: ${summary.attempts} attempt${summary.attempts === 1 ? '' : 's'}, ${summary.committed} run${summary.committed === 1 ? '' : 's'} committed, ${summary.returned} returned to the queue\n`,
     );
     return 0;

@@ -99,3 +99,49 @@ export async function startRedis(opts: { password?: string; timeoutMs?: number }
     },
   };
 }
+
+/** A `vncua COMMAND ARGS` child (bin/vncua.js from the repository root) whose output is kept. */
+export interface VncuaChild {
+  child: ChildProcess;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** Resolves to the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** Kill it with `signal` (default SIGKILL) unless it already exited; resolves once it has. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const REPO = new URL('../../', import.meta.url);
+
+/** Start `vncua COMMAND ARGS` in a child process (kill it in a finally). */
+export function spawnVncua(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): VncuaChild {
+  const child = spawn(process.execPath, [new URL('bin/vncua.js', REPO).pathname, command, ...args], {
+    cwd: REPO.pathname,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (d) => (text += d));
+  child.stderr!.on('data', (d) => (text += d));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    exited,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Poll `cond` every 50 ms until it holds; after `timeoutMs`, fail with `what` and `context()` (the children's output). */
+export async function waitFor<T>(cond: () => T | Promise<T>, timeoutMs: number, what: string, context: () => string = () => ''): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await cond();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms\n${context()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
