@@ -1,0 +1,194 @@
+/**
+ * Bad input to the queue, with a real redis-server and real `vncua eval --queue` / `vncua worker`
+ * processes: a Redis that does not answer (QUEUE_ERR_UNREACHABLE within seconds, not a hang), a wrong
+ * or missing password (QUEUE_ERR_AUTH), a malformed URL (QUEUE_ERR_BAD_URL), a queue of another
+ * format (QUEUE_ERR_VERSION), a worker whose task file or agent module differs from the coordinator's
+ * (QUEUE_ERR_MISMATCH) or that does not see the results root (QUEUE_ERR_RESULTS_UNWRITABLE). Each is
+ * one coded line, exit 2; a refusing worker gives the job back without counting an attempt; the
+ * suite's finished runs stay byte for byte as they were. No desktop starts (workers refuse before).
+ * And Ctrl-C on a coordinator detaches: the suite stays queued, the same command reattaches.
+ */
+import { readFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { codeLine, type Ran, runVncua } from '../../cli/test-helpers/child.ts';
+import { closedPort } from '../../harness/cdp/test-helpers.ts';
+import { FORMAT_KEY, QUEUE_NAME } from './manifest.ts';
+import { markerPath } from './worker.ts';
+import { parseQueueUrl } from './url.ts';
+import { redisOptions } from './connection.ts';
+import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor } from './test-helpers.ts';
+
+let dir: string;
+let out: string;
+let tasks: string;
+let agent: string;
+/** A finished run in the results root, and its files' text: nothing may touch it. */
+const finishedRun = { rel: 'click-agent/1280_800/done-1', files: {} as Record<string, string> };
+const children: VncuaChild[] = [];
+let redis: TestRedis | undefined;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'vncua-queue-bad-'));
+  out = join(dir, 'out');
+  tasks = join(dir, 'tasks.json');
+  await writeFile(
+    tasks,
+    JSON.stringify(['done-1', 'a', 'b'].map((id) => ({ id, goal: 'Click the button', url: `http://127.0.0.1:9/${id}.html`, success: { sentinel: '>code#1<' } }))),
+  );
+  agent = join(dir, 'click-agent.ts');
+  await copyFile(new URL('../test-fixtures/click-agent.ts', import.meta.url), agent);
+  // The agent module imports ../../harness/...: keep it resolvable from its copy.
+  await writeFile(agent, readFileSync(agent, 'utf8').replaceAll("'../../harness/", `'${new URL('../../harness/', import.meta.url).pathname}`));
+  const run = join(out, finishedRun.rel);
+  await mkdir(run, { recursive: true });
+  finishedRun.files = {
+    'result.json': JSON.stringify({ status: 'finished', steps: 1, durationMs: 5 }),
+    'task.json': JSON.stringify({ id: 'done-1', agent: 'click-agent', resolution: '1280x800', attempt: 1, status: 'finished' }),
+    'execution.json': JSON.stringify([]),
+  };
+  for (const [f, text] of Object.entries(finishedRun.files)) await writeFile(join(run, f), text);
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) await c.kill('SIGKILL');
+  await redis?.close();
+  redis = undefined;
+  // The finished run is as it was.
+  for (const [f, text] of Object.entries(finishedRun.files)) expect(readFileSync(join(out, finishedRun.rel, f), 'utf8'), f).toBe(text);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const evalArgs = (url: string) => ['--queue', url, '--tasks', tasks, '--agent', agent, '--out', out];
+const expectCode = (r: Ran, command: string, code: string) => {
+  expect(r.code, r.stdout + r.stderr).toBe(2);
+  expect(codeLine(r, command)).toBe(code);
+};
+
+describe('the queue URL', () => {
+  it('QUEUE_ERR_BAD_URL: malformed, for the coordinator and the worker', async () => {
+    expectCode(await runVncua('eval', evalArgs('redis://127.0.0.1/zero')), 'eval', 'QUEUE_ERR_BAD_URL');
+    expectCode(await runVncua('worker', ['--queue', 'localhost:6379']), 'worker', 'QUEUE_ERR_BAD_URL');
+  });
+
+  it('QUEUE_ERR_UNREACHABLE within seconds when nothing answers', async () => {
+    const url = `redis://127.0.0.1:${await closedPort()}/0`;
+    for (const [command, args] of [
+      ['eval', evalArgs(url)],
+      ['worker', ['--queue', url]],
+    ] as const) {
+      const t0 = Date.now();
+      const r = await runVncua(command, [...args], { deadlineMs: 60_000 });
+      expectCode(r, command, 'QUEUE_ERR_UNREACHABLE');
+      // The process starts (tsx, imports) and the probe gives up within its 5 s: well under the deadline.
+      expect(Date.now() - t0).toBeLessThan(30_000);
+    }
+  });
+
+  it('QUEUE_ERR_AUTH: a wrong password, or none where one is required; the password is never printed', async () => {
+    redis = await startRedis({ password: 'right-pw' });
+    const wrong = `redis://:wrong-pw@127.0.0.1:${redis.port}/0`;
+    const none = `redis://127.0.0.1:${redis.port}/0`;
+    const r1 = await runVncua('eval', evalArgs(wrong));
+    expectCode(r1, 'eval', 'QUEUE_ERR_AUTH');
+    expect(r1.stderr).not.toContain('wrong-pw');
+    expectCode(await runVncua('worker', ['--queue', none]), 'worker', 'QUEUE_ERR_AUTH');
+  });
+
+  it('QUEUE_ERR_VERSION: a queue of another queue format', async () => {
+    redis = await startRedis();
+    const client = new Redis(redisOptions(parseQueueUrl(redis.url)));
+    try {
+      await client.set(FORMAT_KEY, '999');
+    } finally {
+      client.disconnect();
+    }
+    expectCode(await runVncua('eval', evalArgs(redis.url)), 'eval', 'QUEUE_ERR_VERSION');
+    expectCode(await runVncua('worker', ['--queue', redis.url]), 'worker', 'QUEUE_ERR_VERSION');
+  });
+});
+
+describe('a worker that cannot run the suite gives its job back and stops', () => {
+  /** Start a coordinator for the suite and wait until its jobs are queued. */
+  async function queued(): Promise<{ coordinator: VncuaChild; suiteId: string }> {
+    redis = await startRedis();
+    const coordinator = spawnVncua('eval', evalArgs(redis.url));
+    children.push(coordinator);
+    const m = await waitFor(
+      () => /suite ([0-9a-f]{16}) on .*: 2 runs queued/.exec(coordinator.output()),
+      60_000,
+      'the coordinator did not queue the suite',
+      () => coordinator.output(),
+    );
+    return { coordinator, suiteId: m[1]! };
+  }
+
+  /** The suite's jobs: none attempted, all waiting. */
+  async function expectUntouchedJobs(suiteId: string): Promise<void> {
+    const queue = new Queue(QUEUE_NAME, { connection: redisOptions(parseQueueUrl(redis!.url)) });
+    try {
+      for (const id of ['a', 'b']) {
+        const job = await queue.getJob(`${suiteId}.${id}@1280x800#1`);
+        expect(job, id).toBeDefined();
+        expect(job!.attemptsMade, id).toBe(0);
+        expect(await job!.getState(), id).toBe('waiting');
+      }
+    } finally {
+      await queue.close();
+    }
+  }
+
+  it('QUEUE_ERR_MISMATCH: its task file differs (another --tasks)', async () => {
+    const { suiteId } = await queued();
+    const other = join(dir, 'other-tasks.json');
+    await writeFile(other, `${readFileSync(tasks, 'utf8')}\n`);
+    const r = await runVncua('worker', ['--queue', redis!.url, '--tasks', other], { deadlineMs: 60_000 });
+    expectCode(r, 'worker', 'QUEUE_ERR_MISMATCH');
+    await expectUntouchedJobs(suiteId);
+  });
+
+  it('QUEUE_ERR_MISMATCH: its agent module differs', async () => {
+    const { suiteId } = await queued();
+    const before = readFileSync(agent, 'utf8');
+    await writeFile(agent, `${before}\n// changed after the coordinator hashed it\n`);
+    try {
+      const r = await runVncua('worker', ['--queue', redis!.url], { deadlineMs: 60_000 });
+      expectCode(r, 'worker', 'QUEUE_ERR_MISMATCH');
+      expect(r.stderr).toContain('agent module');
+    } finally {
+      await writeFile(agent, before);
+    }
+    await expectUntouchedJobs(suiteId);
+  });
+
+  it('QUEUE_ERR_RESULTS_UNWRITABLE: it does not see the results root (no marker file) and no upload is offered', async () => {
+    const { suiteId } = await queued();
+    // As on a machine without the shared filesystem: the coordinator's marker is not there.
+    await rm(markerPath(out, suiteId));
+    const r = await runVncua('worker', ['--queue', redis!.url], { deadlineMs: 60_000 });
+    expectCode(r, 'worker', 'QUEUE_ERR_RESULTS_UNWRITABLE');
+    await expectUntouchedJobs(suiteId);
+  });
+
+  it('Ctrl-C on the coordinator detaches: the suite stays queued, and the same command reattaches to it', async () => {
+    const { coordinator, suiteId } = await queued();
+    coordinator.child.kill('SIGINT');
+    expect(await coordinator.exited, coordinator.output()).toBe(1);
+    expect(coordinator.output()).toContain(`detached from suite ${suiteId}: it keeps running on the workers; run the same command again to reattach`);
+    await expectUntouchedJobs(suiteId);
+    const again = spawnVncua('eval', evalArgs(redis!.url));
+    children.push(again);
+    await waitFor(
+      () => again.output().includes(`suite ${suiteId} on ${redis!.url} (resumed): 2 runs queued`),
+      60_000,
+      'the same command did not resume the suite',
+      () => again.output(),
+    );
+    await expectUntouchedJobs(suiteId);
+  });
+});
