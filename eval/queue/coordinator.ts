@@ -51,7 +51,7 @@ import {
   runJobId,
   suiteIdOf,
 } from './manifest.ts';
-import { sweepStaging } from './results-sink.ts';
+import { stagingRoot, sweepStaging } from './results-sink.ts';
 import type { QueueUrl } from './url.ts';
 import { CONFIG_FAILURE_PREFIX, type RunJobProgress, type RunJobResult, markerPath } from './worker.ts';
 
@@ -249,6 +249,8 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       const job = pending.get(id);
       if (!job) return;
       pending.delete(id);
+      // No attempt of it runs any more: its staging dirs (a killed worker's half-written attempt) go.
+      await rm(join(stagingRoot(out), id), { recursive: true, force: true }).catch(() => {});
       const dir = dirOf(job);
       const state = await readDirState(dir);
       const result = state.state === 'missing' ? undefined : state.result;
@@ -345,7 +347,6 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
         try {
           if ((await redis.get(manifestKey(suiteId))) === null) await redis.set(manifestKey(suiteId), manifestText);
           const missing: string[] = [];
-          const active = new Set<string>();
           for (const [id, job] of [...pending]) {
             if ((await readDirState(dirOf(job))).state === 'finished') {
               const j = await queue.getJob(id);
@@ -354,7 +355,6 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
             }
             const j: Job<RunJobData, RunJobResult> | undefined = await queue.getJob(id);
             const state = j ? await j.getState() : 'missing';
-            if (state === 'active') active.add(id);
             if (LIVE_STATES.has(state)) continue;
             if (j && (state === 'completed' || state === 'failed')) {
               if (first) {
@@ -368,7 +368,8 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
             missing.push(id);
           }
           await add(missing);
-          await sweepStaging(out, active, { minAgeMs: first ? 0 : 1000 }).catch(() => {});
+          // A dead attempt's staging dir goes with its job (finishOne); at the start, those of this suite's runs that are finished.
+          if (first) await sweepStaging(out, (id) => id.startsWith(`${suiteId}.`) && !pending.has(id)).catch(() => {});
         } finally {
           reconciling = undefined;
         }
@@ -411,7 +412,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       for (const job of jobs) await queue.remove(idOf(job)).catch(() => {});
       await redis.del(manifestKey(suiteId));
       await rm(markerPath(out, suiteId), { force: true });
-      await sweepStaging(out, new Set()).catch(() => {});
+      await sweepStaging(out, (id) => id.startsWith(`${suiteId}.`)).catch(() => {});
       await rmdir(join(out, QUEUE_DIR, 'staging')).catch(() => {});
       await rmdir(join(out, QUEUE_DIR)).catch(() => {});
     }

@@ -6,7 +6,8 @@
  * - kill -9 of a worker mid-run: its job runs elsewhere within the stall timeout, its half-written
  *   attempt is never scored and is swept;
  * - a Redis restart mid-suite: coordinator and workers carry on;
- * - a coordinator killed and started again with the same command: it resumes the suite, nothing runs twice.
+ * - a coordinator killed and started again with the same command: it resumes the suite, nothing runs twice;
+ * - SIGTERM on a worker past its --grace: the run goes back to the queue (not an attempt), done elsewhere.
  * The last three use a click agent that waits (so runs can be caught in the middle) and logs each
  * attempt's start with its pid (eval/test-fixtures/click-agent.ts --log).
  */
@@ -28,10 +29,13 @@ const STALL_S = 6;
 let redis: TestRedis;
 let dir: string;
 const children: VncuaChild[] = [];
+/** This test's workers by --name (w1, w2, ...). */
+const byName = new Map<string, VncuaChild>();
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'vncua-queue-'));
 });
 afterEach(async () => {
+  byName.clear();
   for (const c of children.splice(0)) await c.kill('SIGKILL');
   await redis?.close();
 });
@@ -41,9 +45,12 @@ afterAll(async () => {
 
 /** Start `n` workers (concurrency 1, stall timeout STALL_S) and wait until each takes jobs. */
 async function startWorkers(n: number, extra: string[] = []): Promise<VncuaChild[]> {
-  const ws = Array.from({ length: n }, (_, i) =>
-    spawnVncua('worker', ['--queue', redis.url, '--concurrency', '1', '--stall-timeout', String(STALL_S), '--name', `w${i + 1}`, ...extra]),
-  );
+  const ws = Array.from({ length: n }, () => {
+    const name = `w${byName.size + 1}`;
+    const w = spawnVncua('worker', ['--queue', redis.url, '--concurrency', '1', '--stall-timeout', String(STALL_S), '--name', name, ...extra]);
+    byName.set(name, w);
+    return w;
+  });
   children.push(...ws);
   for (const w of ws)
     await waitFor(
@@ -98,9 +105,14 @@ function runningAttempts(out: string): Array<{ job: string; token: string }> {
   const root = stagingRoot(out);
   if (!existsSync(root)) return [];
   const found: Array<{ job: string; token: string }> = [];
-  for (const job of readdirSync(root))
-    for (const token of existsSync(join(root, job)) ? readdirSync(join(root, job)) : [])
-      if (existsSync(join(root, job, token, 'partial_execution.json'))) found.push({ job, token });
+  const dirs = (d: string) => {
+    try {
+      return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? [e.name] : []));
+    } catch {
+      return []; // gone meanwhile
+    }
+  };
+  for (const job of dirs(root)) for (const token of dirs(join(root, job))) if (existsSync(join(root, job, token, 'partial_execution.json'))) found.push({ job, token });
   return found;
 }
 
@@ -109,7 +121,7 @@ describe('the basic suite on the queue, three workers', () => {
     redis = await startRedis();
     const only = 'click-button,double-click-file,hover-menu,right-click-menu';
     const out = join(dir, 'basic-queue');
-    const workers = await startWorkers(3);
+    const workers = [...(await startWorkers(2)), ...(await startWorkers(1, ['--pool', '1']))];
     const coordinator = spawnVncua('eval', ['--queue', redis.url, '--tasks', BASIC, '--agent', 'replay', '--only', only, '--out', out]);
     children.push(coordinator);
     const code = await Promise.race([coordinator.exited, new Promise((r) => setTimeout(() => r('timeout'), 300_000))]);
@@ -192,7 +204,7 @@ describe('nothing lost, nothing doubled', () => {
     // A worker in the middle of a run: its agent writes the trace in its staging dir.
     const caught = await waitFor(() => runningAttempts(s.out)[0], 120_000, 'no run started', everything);
     const name = /^\d+-(w\d+)-/.exec(caught.token)?.[1];
-    const victim = workers[Number(name?.slice(1)) - 1];
+    const victim = name ? byName.get(name) : undefined;
     expect(victim, `no worker named in the staging token ${caught.token}`).toBeDefined();
     const label = caught.job.slice(caught.job.indexOf('.') + 1).replace(/#1$/, '');
     const victimPid = victim!.child.pid!;
@@ -250,5 +262,26 @@ describe('nothing lost, nothing doubled', () => {
     for (const x of starts(s.log)) perLabel.set(x.label, (perLabel.get(x.label) ?? 0) + 1);
     expect(Object.fromEntries(perLabel)).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
     expect(Object.fromEntries(commits(workers))).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
+  });
+
+  it('SIGTERM on a worker past its grace: the running run goes back to the queue, not counted as an attempt, and finishes elsewhere', async () => {
+    redis = await startRedis();
+    const s = await clickSuite('term', 1, 20_000);
+    const [first] = await startWorkers(1, ['--grace', '1']);
+    const coordinator = spawnVncua('eval', s.args);
+    children.push(coordinator);
+    await waitFor(() => runningAttempts(s.out)[0], 120_000, 'the run did not start', everything);
+    first!.child.kill('SIGTERM');
+    expect(await first!.exited, first!.output()).toBe(0);
+    expect(first!.output()).toContain('ok-1@1280x800: stopped; back to the queue');
+    expect(first!.output()).toMatch(/stopped: 1 attempt, 0 runs committed, 1 returned to the queue/);
+    expect(runningAttempts(s.out), 'the stopped attempt left its staging dir').toEqual([]);
+    // Another worker takes it: its first attempt still (the returned one did not count).
+    const [second] = await startWorkers(1);
+    const code = await Promise.race([coordinator.exited, new Promise((r) => setTimeout(() => r('timeout'), 240_000))]);
+    expect(code, everything()).toBe(0);
+    expectComplete(s);
+    expect(JSON.parse(readFileSync(join(s.out, 'click-agent/1280_800/ok-1/task.json'), 'utf8'))).toMatchObject({ attempt: 1, infra_errors: [] });
+    expect(starts(s.log).map((x) => x.pid)).toEqual([first!.child.pid, second!.child.pid]);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The shared results sink on a real filesystem: staging under `<out>/.vncua-queue/staging/`, commit by
  * rename (replacing a leftover, refusing a finished run with QUEUE_ERR_ALREADY_FINISHED, one winner of
- * two racing commits), discard, the sweep of dead attempts; and `<out>/.vncua-queue/` unseen by
- * `vncua score` (eval/score.ts), `vncua process` (recorder/process/find.ts) and `vncua serve` (viewer/runs.ts).
+ * two racing commits), discard, the sweep of dead attempts. (That `<out>/.vncua-queue/` is never a run
+ * for score, process and serve: viewer/queue-dir.test.ts.)
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -12,9 +12,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isVncuaError } from '../../harness/errors.ts';
 import type { RunResult } from '../../harness/trace/schema.ts';
 import { TraceWriter } from '../../harness/trace/writer.ts';
-import { findRuns } from '../../recorder/process/find.ts';
-import { RunCatalog } from '../../viewer/runs.ts';
-import { findRunDirs, writeScores } from '../score.ts';
 import { checkRel, sharedSink, stagingRoot, sweepStaging } from './results-sink.ts';
 
 let out: string;
@@ -95,33 +92,14 @@ describe('sharedSink', () => {
     for (const rel of ['../a', '/abs', '.vncua-queue/x', 'a/../../b']) expect(() => checkRel(rel), rel).toThrow();
   });
 
-  it('sweeps the staging dirs of jobs no longer running', async () => {
+  it('sweeps the staging dirs of the jobs it is told are dead', async () => {
     const sink = sharedSink(out);
     const dead = await sink.staging('dead-job', 't');
     const live = await sink.staging('live-job', 't');
     await writeRun(dead, null);
     await writeRun(live, null);
-    const removed = await sweepStaging(out, new Set(['live-job']));
+    const removed = await sweepStaging(out, (job) => job !== 'live-job');
     expect(removed).toEqual([join(stagingRoot(out), 'dead-job')]);
     expect(existsSync(live)).toBe(true);
-  });
-});
-
-describe('<out>/.vncua-queue/ is never a run', () => {
-  it('score, process and serve see only the committed runs', async () => {
-    await writeRun(join(out, REL), finished);
-    // A dead worker's half-written attempt, and a finished one not committed yet.
-    await writeRun(join(stagingRoot(out), 'j1', 't'), null);
-    await writeRun(join(stagingRoot(out), 'j2', 't'), { status: 'finished', steps: 1, durationMs: 1 });
-    await writeFile(join(out, '.vncua-queue', '0123456789abcdef.json'), '{}');
-    const real = [join(out, REL)];
-    expect(await findRunDirs(out)).toEqual(real);
-    expect(await findRuns(out)).toEqual(real);
-    const { report } = await writeScores(out);
-    expect(report.by_agent).toMatchObject([{ agent: 'a', runs: 1 }]);
-    expect(report.invalid).toEqual([]);
-    const list = await new RunCatalog(out).list({});
-    expect(list.total).toBe(1);
-    expect(list.runs.map((r) => r.dir)).toEqual([REL]);
   });
 });

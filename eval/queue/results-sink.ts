@@ -10,7 +10,7 @@
  * `<out>/.vncua-queue/staging/<jobId>/<token>/`, commit by rename on the same filesystem.
  * The upload sink (eval/queue/upload/) has the same interface and sends the attempt to the coordinator.
  */
-import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import { VncuaError } from '../../harness/errors.ts';
 import { readDirState } from '../layout.ts';
@@ -66,8 +66,15 @@ export function sharedSink(out: string): ResultsSink {
       checkName('token', token);
       const dir = join(root, jobId, token);
       await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true });
-      return dir;
+      for (let i = 0; ; i++) {
+        try {
+          await mkdir(dir, { recursive: true });
+          return dir;
+        } catch (e) {
+          // Another attempt of the job removed the job's (empty) directory between our two mkdirs: again.
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || i >= 3) throw e;
+        }
+      }
     },
     async commit(stagingDir, rel, opts = {}) {
       const target = join(out, checkRel(rel));
@@ -102,13 +109,11 @@ export function sharedSink(out: string): ResultsSink {
 }
 
 /**
- * Remove staging directories under `<out>/.vncua-queue/staging/` that no live attempt owns: those of
- * jobs not in `active` (job ids whose attempt is running somewhere), older than `minAgeMs`. Resolves to
- * the removed directories.
+ * Remove the staging directories under `<out>/.vncua-queue/staging/` of the jobs `dead(jobId)` says no
+ * attempt runs for any more (a killed worker's half-written attempt). Resolves to the removed directories.
  */
-export async function sweepStaging(out: string, active: ReadonlySet<string>, opts: { minAgeMs?: number } = {}): Promise<string[]> {
+export async function sweepStaging(out: string, dead: (jobId: string) => boolean): Promise<string[]> {
   const root = stagingRoot(out);
-  const minAge = opts.minAgeMs ?? 0;
   const removed: string[] = [];
   let jobs: string[];
   try {
@@ -117,16 +122,11 @@ export async function sweepStaging(out: string, active: ReadonlySet<string>, opt
     return removed;
   }
   for (const job of jobs) {
-    if (active.has(job)) continue;
+    if (!dead(job)) continue;
     const dir = join(root, job);
-    try {
-      if (Date.now() - (await stat(dir)).mtimeMs < minAge) continue;
-      await rm(dir, { recursive: true, force: true });
-      removed.push(dir);
-    } catch {
-      // gone meanwhile
-    }
+    await rm(dir, { recursive: true, force: true });
+    removed.push(dir);
   }
-  await rm(join(out, QUEUE_DIR, 'trash'), { recursive: true, force: true }).catch(() => {});
+  await rmdir(join(out, QUEUE_DIR, 'trash')).catch(() => {}); // once empty
   return removed;
 }

@@ -158,7 +158,7 @@ async function sharedRootProblem(m: SuiteManifest): Promise<string | null> {
     return `${m.out} is not visible here (no ${marker})`;
   }
   const root = stagingRoot(m.out);
-  const probe = join(root, `.probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const probe = join(m.out, QUEUE_DIR, `.probe-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     await mkdir(root, { recursive: true });
     await writeFile(probe, '');

@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { codeLine, type Ran, runVncua } from '../../cli/test-helpers/child.ts';
-import { closedPort } from '../../harness/cdp/test-helpers.ts';
-import { FORMAT_KEY, QUEUE_NAME } from './manifest.ts';
-import { markerPath } from './worker.ts';
-import { parseQueueUrl } from './url.ts';
-import { redisOptions } from './connection.ts';
-import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor } from './test-helpers.ts';
+import { codeLine, type Ran, runVncua } from './test-helpers/child.ts';
+import { closedPort } from '../harness/cdp/test-helpers.ts';
+import { FORMAT_KEY, QUEUE_NAME } from '../eval/queue/manifest.ts';
+import { markerPath } from '../eval/queue/worker.ts';
+import { parseQueueUrl } from '../eval/queue/url.ts';
+import { redisOptions } from '../eval/queue/connection.ts';
+import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor } from '../eval/queue/test-helpers.ts';
 
 let dir: string;
 let out: string;
@@ -41,9 +41,9 @@ beforeAll(async () => {
     JSON.stringify(['done-1', 'a', 'b'].map((id) => ({ id, goal: 'Click the button', url: `http://127.0.0.1:9/${id}.html`, success: { sentinel: '>code#1<' } }))),
   );
   agent = join(dir, 'click-agent.ts');
-  await copyFile(new URL('../test-fixtures/click-agent.ts', import.meta.url), agent);
+  await copyFile(new URL('../eval/test-fixtures/click-agent.ts', import.meta.url), agent);
   // The agent module imports ../../harness/...: keep it resolvable from its copy.
-  await writeFile(agent, readFileSync(agent, 'utf8').replaceAll("'../../harness/", `'${new URL('../../harness/', import.meta.url).pathname}`));
+  await writeFile(agent, readFileSync(agent, 'utf8').replaceAll("'../../harness/", `'${new URL('../harness/', import.meta.url).pathname}`));
   const run = join(out, finishedRun.rel);
   await mkdir(run, { recursive: true });
   finishedRun.files = {
