@@ -8,13 +8,15 @@
  * suite's finished runs stay byte for byte as they were. No desktop starts (workers refuse before).
  * And Ctrl-C on a coordinator detaches: the suite stays queued, the same command reattaches.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startChatServer } from '../byom/chat/test-helpers/chat-server.ts';
+import { serveTestPages } from '../eval/test-fixtures/pages.ts';
 import { codeLine, type Ran, runVncua } from './test-helpers/child.ts';
 import { closedPort } from '../harness/cdp/test-helpers.ts';
 import { FORMAT_KEY, QUEUE_NAME } from '../eval/queue/manifest.ts';
@@ -190,5 +192,40 @@ describe('a worker that cannot run the suite gives its job back and stops', () =
       () => again.output(),
     );
     await expectUntouchedJobs(suiteId);
+  });
+});
+
+describe('a configuration error met by a worker', () => {
+  it('stops the suite as locally: exit 2, one line naming MODEL_ERR_AUTH, the waiting runs dropped, no run written', async () => {
+    const pages = await serveTestPages();
+    const api = await startChatServer(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+    try {
+      redis = await startRedis();
+      const file = join(dir, 'auth-tasks.json');
+      await writeFile(file, JSON.stringify(['a', 'b', 'c'].map((id) => ({ id, goal: 'Click the button', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+      const authOut = join(dir, 'auth-out');
+      const worker = spawnVncua('worker', ['--queue', redis.url], { VNCUA_CHAT_API_KEY: 'sk-wrong' });
+      children.push(worker);
+      await waitFor(
+        () => worker.output().includes('takes jobs'),
+        60_000,
+        'the worker did not start',
+        () => worker.output(),
+      );
+      const r = await runVncua('eval', ['--queue', redis.url, '--tasks', file, '--agent', 'chat', '--out', authOut, '--', '--base-url', api.baseURL, '--model', 'test-vlm'], {
+        deadlineMs: 180_000,
+      });
+      expect(r.code, r.stdout + r.stderr + worker.output()).toBe(2);
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/^vncua eval: MODEL_ERR_AUTH: .*HTTP 401.* \(met by [abc]@1280x800; the suite stopped/);
+      expect(api.bodies.length).toBeLessThanOrEqual(2); // the first run's first step, and at most the one the worker took meanwhile
+      const runs = join(authOut, 'chat', '1280_800');
+      expect(existsSync(runs) ? readdirSync(runs) : []).toEqual([]);
+      expect(existsSync(join(authOut, 'scores.json'))).toBe(false);
+    } finally {
+      await api.close();
+      await pages.close();
+    }
   });
 });

@@ -35,7 +35,7 @@ export const WORKER_SPEC = {
     name: { type: 'string', value: 'NAME', description: "this worker's name in the coordinator's progress (default host:pid)" },
   },
   notes: `--shard-from-env EVAL OPTIONS: no queue; run shard (JOB_COMPLETION_INDEX+1)/JOB_COMPLETIONS of a suite, as
-a Kubernetes Indexed Job sets them, with vncua eval's options (--tasks, --agent, --out, ...): docs/kubernetes.md
+a Kubernetes Indexed Job sets them, with vncua eval's options (--tasks, --agent, --out, ...)
 exit code: 0 when stopped (SIGTERM), 2 on bad input (arguments, queue URL, password) or when this worker
            cannot run the queue's suite (QUEUE_ERR_VERSION, QUEUE_ERR_MISMATCH, QUEUE_ERR_RESULTS_UNWRITABLE)
 `,

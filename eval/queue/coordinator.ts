@@ -258,7 +258,9 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       let error: { code: string; message: string } | undefined;
       if (result) {
         status = result.status;
-        if (result.error) error = { code: result.error.code, message: result.error.message };
+        // An infra_error's own error, as the local runner reports it: the last attempt's (the worker's), not the summary in result.json.
+        const e = rv?.error ?? result.error;
+        if (e) error = { code: e.code, message: e.message };
       } else {
         status = 'infra_error';
         error = { code: 'QUEUE_ERR_JOB_FAILED', message: failedReason ?? 'the job ended without a run on disk' };
