@@ -5,7 +5,7 @@
  *   tree and scores shaped as a local `vncua eval` of the same runs;
  * - kill -9 of a worker mid-run: its job runs elsewhere within the stall timeout, its half-written
  *   attempt is never scored and is swept;
- * - a Redis restart mid-suite: coordinator and workers carry on;
+ * - a Redis restart mid-suite: coordinator and workers carry on (with its data, and without: lost jobs re-added);
  * - a coordinator killed and started again with the same command: it resumes the suite, nothing runs twice;
  * - SIGTERM on a worker past its --grace: the run goes back to the queue (not an attempt), done elsewhere.
  * The last three use a click agent that waits (so runs can be caught in the middle) and logs each
@@ -241,6 +241,21 @@ describe('nothing lost, nothing doubled', () => {
     expect(Object.fromEntries(commits(workers)), everything()).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
     expect(before, 'the restart came after the suite had ended').toBeLessThan(s.labels.length);
     for (const w of workers) expect(w.child.exitCode, 'a worker died with Redis').toBeNull();
+  });
+
+  it('Redis restarted empty mid-suite: the coordinator adds the lost jobs and manifest again; every run finished once', async () => {
+    redis = await startRedis();
+    const s = await clickSuite('wipe', 5, 3000);
+    const workers = await startWorkers(3);
+    const coordinator = spawnVncua('eval', s.args);
+    children.push(coordinator);
+    await waitFor(() => commits(workers).size >= 1 && runningAttempts(s.out).length >= 1, 180_000, 'no run committed while another ran', everything);
+    await redis.restart({ wipe: true });
+    const code = await Promise.race([coordinator.exited, new Promise((r) => setTimeout(() => r('timeout'), 240_000))]);
+    expect(code, everything()).toBe(0);
+    expectComplete(s);
+    // A run whose job Redis lost while it ran may run again, but lands once: never committed twice.
+    expect(Object.fromEntries(commits(workers)), everything()).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
   });
 
   it('a coordinator killed and started again with the same command resumes the suite; nothing runs twice', async () => {

@@ -4,7 +4,7 @@
  * data (a Redis restart in the middle of a suite). Optionally with a password (requirepass).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,8 @@ export interface TestRedis {
   port: number;
   /** `redis://[:password@]127.0.0.1:PORT/0`. */
   url: string;
-  /** Kill it (SIGKILL: as a crash) and start it again on the same port and data dir. */
-  restart(): Promise<void>;
+  /** Kill it (SIGKILL: as a crash) and start it again on the same port and data dir (`wipe`: with its data gone). */
+  restart(opts?: { wipe?: boolean }): Promise<void>;
   /** Kill it (SIGKILL); start() brings it back. */
   kill(): Promise<void>;
   /** Start it again after kill(). */
@@ -84,8 +84,9 @@ export async function startRedis(opts: { password?: string; timeoutMs?: number }
   return {
     port,
     url: `redis://${auth}127.0.0.1:${port}/0`,
-    async restart() {
+    async restart(o = {}) {
       await kill();
+      if (o.wipe) for (const f of await readdir(dir)) await rm(join(dir, f), { recursive: true, force: true });
       await start();
     },
     kill,
