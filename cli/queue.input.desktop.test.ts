@@ -5,8 +5,10 @@
  * format (QUEUE_ERR_VERSION), a worker whose task file or agent module differs from the coordinator's
  * (QUEUE_ERR_MISMATCH) or that does not see the results root (QUEUE_ERR_RESULTS_UNWRITABLE). Each is
  * one coded line, exit 2; a refusing worker gives the job back without counting an attempt; the
- * suite's finished runs stay byte for byte as they were. No desktop starts (workers refuse before).
- * And Ctrl-C on a coordinator detaches: the suite stays queued, the same command reattaches.
+ * suite's finished runs stay byte for byte as they were (no desktop starts: workers refuse before).
+ * And Ctrl-C on a coordinator detaches: the suite stays queued, the same command reattaches. With
+ * desktops: a configuration error met by a worker stops the suite as locally (MODEL_ERR_AUTH, exit 2),
+ * and infra failures go back through the queue (--retries), then end infra_error as locally.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -76,7 +78,7 @@ describe('the queue URL', () => {
   it('QUEUE_ERR_BAD_URL: malformed, for the coordinator and the worker', async () => {
     expectCode(await runVncua('eval', evalArgs('redis://127.0.0.1/zero')), 'eval', 'QUEUE_ERR_BAD_URL');
     expectCode(await runVncua('worker', ['--queue', 'localhost:6379']), 'worker', 'QUEUE_ERR_BAD_URL');
-  });
+  }, 300_000);
 
   it('QUEUE_ERR_UNREACHABLE within seconds when nothing answers', async () => {
     const url = `redis://127.0.0.1:${await closedPort()}/0`;
@@ -90,7 +92,7 @@ describe('the queue URL', () => {
       // The process starts (tsx, imports) and the probe gives up within its 5 s: well under the deadline.
       expect(Date.now() - t0).toBeLessThan(30_000);
     }
-  });
+  }, 300_000);
 
   it('QUEUE_ERR_AUTH: a wrong password, or none where one is required; the password is never printed', async () => {
     redis = await startRedis({ password: 'right-pw' });
@@ -100,7 +102,7 @@ describe('the queue URL', () => {
     expectCode(r1, 'eval', 'QUEUE_ERR_AUTH');
     expect(r1.stderr).not.toContain('wrong-pw');
     expectCode(await runVncua('worker', ['--queue', none]), 'worker', 'QUEUE_ERR_AUTH');
-  });
+  }, 300_000);
 
   it('QUEUE_ERR_VERSION: a queue of another queue format', async () => {
     redis = await startRedis();
@@ -112,7 +114,7 @@ describe('the queue URL', () => {
     }
     expectCode(await runVncua('eval', evalArgs(redis.url)), 'eval', 'QUEUE_ERR_VERSION');
     expectCode(await runVncua('worker', ['--queue', redis.url]), 'worker', 'QUEUE_ERR_VERSION');
-  });
+  }, 300_000);
 });
 
 describe('a worker that cannot run the suite gives its job back and stops', () => {
@@ -152,7 +154,7 @@ describe('a worker that cannot run the suite gives its job back and stops', () =
     const r = await runVncua('worker', ['--queue', redis!.url, '--tasks', other], { deadlineMs: 60_000 });
     expectCode(r, 'worker', 'QUEUE_ERR_MISMATCH');
     await expectUntouchedJobs(suiteId);
-  });
+  }, 300_000);
 
   it('QUEUE_ERR_MISMATCH: its agent module differs', async () => {
     const { suiteId } = await queued();
@@ -166,7 +168,7 @@ describe('a worker that cannot run the suite gives its job back and stops', () =
       await writeFile(agent, before);
     }
     await expectUntouchedJobs(suiteId);
-  });
+  }, 300_000);
 
   it('QUEUE_ERR_RESULTS_UNWRITABLE: it does not see the results root (no marker file) and no upload is offered', async () => {
     const { suiteId } = await queued();
@@ -175,7 +177,7 @@ describe('a worker that cannot run the suite gives its job back and stops', () =
     const r = await runVncua('worker', ['--queue', redis!.url], { deadlineMs: 60_000 });
     expectCode(r, 'worker', 'QUEUE_ERR_RESULTS_UNWRITABLE');
     await expectUntouchedJobs(suiteId);
-  });
+  }, 300_000);
 
   it('Ctrl-C on the coordinator detaches: the suite stays queued, and the same command reattaches to it', async () => {
     const { coordinator, suiteId } = await queued();
@@ -192,7 +194,7 @@ describe('a worker that cannot run the suite gives its job back and stops', () =
       () => again.output(),
     );
     await expectUntouchedJobs(suiteId);
-  });
+  }, 300_000);
 });
 
 describe('a configuration error met by a worker', () => {
@@ -227,5 +229,47 @@ describe('a configuration error met by a worker', () => {
       await api.close();
       await pages.close();
     }
-  });
+  }, 300_000);
+});
+
+describe('infra failures on the queue', () => {
+  it('are retried through the queue (--retries), then infra_error as locally: said in the progress lines, task.json and the scores; exit 1', async () => {
+    redis = await startRedis();
+    const dead = `http://127.0.0.1:${await closedPort()}/`;
+    const file = join(dir, 'dead-tasks.json');
+    await writeFile(file, JSON.stringify(['a', 'b'].map((id) => ({ id, goal: 'Click the button', url: `${dead}${id}.html`, success: { sentinel: '>code#1<' } }))));
+    const deadOut = join(dir, 'dead-out');
+    for (const name of ['w1', 'w2']) {
+      const w = spawnVncua('worker', ['--queue', redis.url, '--name', name]);
+      children.push(w);
+      await waitFor(
+        () => w.output().includes('takes jobs'),
+        60_000,
+        'a worker did not start',
+        () => w.output(),
+      );
+    }
+    const r = await runVncua('eval', ['--queue', redis.url, '--tasks', file, '--agent', agent, '--retries', '1', '--out', deadOut], { deadlineMs: 240_000 });
+    const text = r.stdout + r.stderr;
+    expect(r.code, text + children.map((c) => c.output()).join('\n')).toBe(1);
+    for (const id of ['a', 'b']) {
+      expect(text).toContain(`${id}@1280x800: infra failure on attempt 1 (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded`);
+      expect(text).toContain(
+        `${id}@1280x800: infra_error (PAGE_ERR_UNREACHABLE: the task page ${dead}${id}.html could not be loaded: net::ERR_CONNECTION_REFUSED), success unknown`,
+      );
+      const run = join(deadOut, 'click-agent', '1280_800', id);
+      expect(JSON.parse(readFileSync(join(run, 'result.json'), 'utf8'))).toMatchObject({
+        status: 'infra_error',
+        error: { code: 'PAGE_ERR_UNREACHABLE', message: expect.stringMatching(/^2 attempts failed on infrastructure; the last: /) },
+      });
+      const task = JSON.parse(readFileSync(join(run, 'task.json'), 'utf8'));
+      expect(task).toMatchObject({ attempt: 2, status: 'infra_error' });
+      expect(task.infra_errors.map((e: { attempt: number; code: string }) => [e.attempt, e.code])).toEqual([
+        [1, 'PAGE_ERR_UNREACHABLE'],
+        [2, 'PAGE_ERR_UNREACHABLE'],
+      ]);
+    }
+    expect(text).toContain('0 succeeded, 2 infra errors (PAGE_ERR_UNREACHABLE ×2)');
+    expect(JSON.parse(readFileSync(join(deadOut, 'scores.json'), 'utf8')).by_agent).toMatchObject([{ agent: 'click-agent', runs: 0, infra_errors: 2 }]);
+  }, 300_000);
 });

@@ -28,7 +28,7 @@ describe('vncua worker --shard-from-env', () => {
     expect(r.stderr).toContain('vncua worker: shard 2/2 (JOB_COMPLETION_INDEX=1, JOB_COMPLETIONS=2)');
     expect(readdirSync(join(out, 'replay', '1280_800'))).toEqual(['double-click-file']);
     expect(existsSync(join(out, 'scores.json'))).toBe(true);
-  });
+  }, 300_000);
 
   it('QUEUE_ERR_SHARD_ENV when the variables are missing or malformed', async () => {
     for (const env of [
@@ -42,5 +42,5 @@ describe('vncua worker --shard-from-env', () => {
       expect(codeLine(r, 'worker')).toBe('QUEUE_ERR_SHARD_ENV');
       expect(existsSync(out)).toBe(false);
     }
-  });
+  }, 300_000);
 });

@@ -163,7 +163,7 @@ describe('the basic suite on the queue, three workers', () => {
     for (const w of workers) w.child.kill('SIGTERM');
     for (const w of workers) expect(await w.exited, w.output()).toBe(0);
     for (const w of workers) expect(w.output()).toMatch(/stopped: \d+ attempts?, \d+ runs? committed, 0 returned to the queue/);
-  });
+  }, 600_000);
 });
 
 describe('nothing lost, nothing doubled', () => {
@@ -224,7 +224,7 @@ describe('nothing lost, nothing doubled', () => {
     for (const l of s.labels) if (l !== label) expect(perLabel.get(l), l).toBe(1);
     expect(Object.fromEntries(commits(workers))).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
     expect(victim!.output()).not.toContain(`${label}: finished`);
-  });
+  }, 600_000);
 
   it('a Redis restart mid-suite: coordinator and workers carry on; every run committed once', async () => {
     redis = await startRedis();
@@ -241,7 +241,7 @@ describe('nothing lost, nothing doubled', () => {
     expect(Object.fromEntries(commits(workers)), everything()).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
     expect(before, 'the restart came after the suite had ended').toBeLessThan(s.labels.length);
     for (const w of workers) expect(w.child.exitCode, 'a worker died with Redis').toBeNull();
-  });
+  }, 600_000);
 
   it('Redis restarted empty mid-suite: the coordinator adds the lost jobs and manifest again; every run finished once', async () => {
     redis = await startRedis();
@@ -256,7 +256,7 @@ describe('nothing lost, nothing doubled', () => {
     expectComplete(s);
     // A run whose job Redis lost while it ran may run again, but lands once: never committed twice.
     expect(Object.fromEntries(commits(workers)), everything()).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
-  });
+  }, 600_000);
 
   it('a coordinator killed and started again with the same command resumes the suite; nothing runs twice', async () => {
     redis = await startRedis();
@@ -277,7 +277,7 @@ describe('nothing lost, nothing doubled', () => {
     for (const x of starts(s.log)) perLabel.set(x.label, (perLabel.get(x.label) ?? 0) + 1);
     expect(Object.fromEntries(perLabel)).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
     expect(Object.fromEntries(commits(workers))).toEqual(Object.fromEntries(s.labels.map((l) => [l, 1])));
-  });
+  }, 600_000);
 
   it('SIGTERM on a worker past its grace: the running run goes back to the queue, not counted as an attempt, and finishes elsewhere', async () => {
     redis = await startRedis();
@@ -298,5 +298,5 @@ describe('nothing lost, nothing doubled', () => {
     expectComplete(s);
     expect(JSON.parse(readFileSync(join(s.out, 'click-agent/1280_800/ok-1/task.json'), 'utf8'))).toMatchObject({ attempt: 1, infra_errors: [] });
     expect(starts(s.log).map((x) => x.pid)).toEqual([first!.child.pid, second!.child.pid]);
-  });
+  }, 600_000);
 });
