@@ -197,7 +197,10 @@ describe('checkUrl: precedence', () => {
     expect(allows({ allowedDomains: [], blockedDomains: ['evil.com'] }, 'https://evil.com/')).toBe(false);
   });
   it('allow layers narrow: a URL must pass each; blocked lists are united', () => {
-    const merged = mergeDomainLists({ allowedDomains: ['*.example.com'], blockedDomains: ['a.example.com'] }, undefined, { allowedDomains: ['shop.example.com', 'other.org'], blockedDomains: ['b.example.com'] });
+    const merged = mergeDomainLists({ allowedDomains: ['*.example.com'], blockedDomains: ['a.example.com'] }, undefined, {
+      allowedDomains: ['shop.example.com', 'other.org'],
+      blockedDomains: ['b.example.com'],
+    });
     expect(merged).toEqual({ allowedDomains: [['*.example.com'], ['shop.example.com', 'other.org']], blockedDomains: ['a.example.com', 'b.example.com'] });
     expect(allows(merged, 'https://shop.example.com/')).toBe(true);
     expect(allows(merged, 'https://other.org/')).toBe(false); // the outer layer does not allow it
