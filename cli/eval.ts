@@ -10,6 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
+import { parseDomainFlags } from './domains.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -135,6 +136,9 @@ export interface EvalCommandOptions {
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
+  /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
+  allowedDomains?: string[];
+  blockedDomains?: string[];
   args: string[];
 }
 
@@ -182,6 +186,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   return o;
 }
 
@@ -261,6 +266,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        allowedDomains: o.allowedDomains,
+        blockedDomains: o.blockedDomains,
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,

@@ -53,6 +53,7 @@ import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
+import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
 export interface SuiteAgent {
@@ -108,6 +109,10 @@ export interface RunSuiteOptions {
   successGraceMs?: number;
   /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
+  /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
+  allowedDomains?: readonly string[];
+  /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
+  blockedDomains?: readonly string[];
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -499,6 +504,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           ...(desktop.password !== undefined ? { password: desktop.password } : {}),
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
           ...(opts.live !== undefined ? { live: opts.live } : {}),
+          ...runDomains(opts, job.task),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
         },
@@ -587,4 +593,11 @@ async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>):
   } catch {
     // unreadable: left for scoring to report
   }
+}
+
+/** The guard lists of one run: the suite's (CLI) and the task's, layered; the task page's origin allowed (harness/guard/patterns.ts). */
+function runDomains(opts: Pick<RunSuiteOptions, 'allowedDomains' | 'blockedDomains'>, task: EvalTask): { allowedDomains?: string[][]; blockedDomains?: string[] } {
+  const lists = allowStartPage(mergeDomainLists(opts, task), task.url);
+  if (lists.allowedDomains.length === 0 && lists.blockedDomains.length === 0) return {};
+  return lists;
 }

@@ -51,7 +51,9 @@ describe('resolveAgentOptions', () => {
     expect(o.blockedDomains).toEqual(['ads.example.com']);
     expect(o.domainPolicy?.allowed[0]![0]).toMatchObject({ host: 'example.com', wildcard: true });
     expect(resolveAgentOptions({ ...cdp, allowedDomains: [['a.com', 'b.com'], ['a.com']] }).allowedDomains).toEqual([['a.com', 'b.com'], ['a.com']]);
-    expect(() => resolveAgentOptions({ ...cdp, allowedDomains: ['a.*.com'] })).toThrow(expect.objectContaining({ code: 'GUARD_ERR_BAD_PATTERN', details: { list: 'allowedDomains', pattern: 'a.*.com' } }));
+    expect(() => resolveAgentOptions({ ...cdp, allowedDomains: ['a.*.com'] })).toThrow(
+      expect.objectContaining({ code: 'GUARD_ERR_BAD_PATTERN', details: { list: 'allowedDomains', pattern: 'a.*.com' } }),
+    );
     expect(() => resolveAgentOptions({ ...base, blockedDomains: ['evil.com'] })).toThrow(expect.objectContaining({ code: 'GUARD_ERR_NO_CDP' }));
     expect(badField({ ...cdp, blockedDomains: 'evil.com' })).toBe('blockedDomains');
   });

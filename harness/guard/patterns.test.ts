@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isVncuaError } from '../errors.ts';
-import { checkUrl, compileDomainPolicy, mergeDomainLists, parseDomainPattern, type AllowedDomains } from './patterns.ts';
+import { allowStartPage, checkUrl, compileDomainPolicy, mergeDomainLists, originPattern, parseDomainPattern, type AllowedDomains } from './patterns.ts';
 
 /** true when `url` is allowed under the lists. */
 function allows(lists: { allowedDomains?: AllowedDomains; blockedDomains?: string[] }, url: string): boolean {
@@ -206,5 +206,26 @@ describe('checkUrl: precedence', () => {
     expect(allows(merged, 'https://other.org/')).toBe(false); // the outer layer does not allow it
     expect(allows(merged, 'https://www.example.com/')).toBe(false); // the inner layer does not
     expect(mergeDomainLists({ allowedDomains: [] }, { blockedDomains: ['x.com', 'x.com'] })).toEqual({ allowedDomains: [], blockedDomains: ['x.com'] });
+  });
+});
+
+describe('start page origin', () => {
+  it('originPattern names the origin as a pattern', () => {
+    expect(originPattern('http://127.0.0.1:8080/pages/a.html?x')).toBe('http://127.0.0.1:8080');
+    expect(originPattern('https://Example.com/')).toBe('https://example.com');
+    expect(originPattern('http://[::1]:9000/')).toBe('http://[::1]:9000');
+    expect(originPattern('file:///tmp/a.html')).toBe('file:');
+    expect(originPattern('about:blank')).toBeNull();
+    expect(originPattern('nope')).toBeNull();
+    for (const u of ['http://127.0.0.1:8080/x', 'https://example.com/', 'http://[::1]:9000/']) expect(allow([originPattern(u)!], u)).toBe(true);
+  });
+  it('allowStartPage adds it to every allow layer, and blocked still wins', () => {
+    const lists = allowStartPage({ allowedDomains: [['a.com'], ['a.com', 'b.com']], blockedDomains: ['127.0.0.1'] }, 'http://127.0.0.1:5000/t.html');
+    expect(lists.allowedDomains).toEqual([
+      ['a.com', 'http://127.0.0.1:5000'],
+      ['a.com', 'b.com', 'http://127.0.0.1:5000'],
+    ]);
+    expect(allows(lists, 'http://127.0.0.1:5000/other.html')).toBe(false);
+    expect(allowStartPage({ allowedDomains: [], blockedDomains: [] }, 'http://x.com/')).toEqual({ allowedDomains: [], blockedDomains: [] });
   });
 });

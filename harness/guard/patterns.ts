@@ -253,3 +253,27 @@ export function mergeDomainLists(...layers: ReadonlyArray<{ allowedDomains?: All
   }
   return { allowedDomains: allowed, blockedDomains: blocked };
 }
+
+/** The pattern naming `url`'s origin (`http://127.0.0.1:8080`, `file:`), or null for a URL without one (about:, data:). */
+export function originPattern(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  const scheme = u.protocol.slice(0, -1);
+  if (scheme in DEFAULT_PORTS && u.host) return `${scheme}://${u.host}`;
+  if (LOCAL_SCHEMES.has(scheme)) return null;
+  return `${scheme}:`;
+}
+
+/**
+ * The lists a run with start page `url` uses: every allow layer also allows the start page's origin (a suite's
+ * static server has an OS-assigned port nobody can name in advance); blocked patterns still win over it.
+ */
+export function allowStartPage(lists: { allowedDomains: string[][]; blockedDomains: string[] }, url: string | undefined): { allowedDomains: string[][]; blockedDomains: string[] } {
+  const origin = url === undefined ? null : originPattern(url);
+  if (origin === null) return lists;
+  return { allowedDomains: lists.allowedDomains.map((l) => (l.includes(origin) ? l : [...l, origin])), blockedDomains: lists.blockedDomains };
+}
