@@ -49,7 +49,7 @@ describe('resolveAgentOptions', () => {
     const o = resolveAgentOptions({ ...cdp, allowedDomains: ['*.example.com'], blockedDomains: ['ads.example.com'] });
     expect(o.allowedDomains).toEqual([['*.example.com']]);
     expect(o.blockedDomains).toEqual(['ads.example.com']);
-    expect(o.domainPolicy?.allowed[0]![0]).toMatchObject({ host: 'example.com', wildcard: true });
+    expect(o.domainPolicy!.allowed[0]![0]).toMatchObject({ host: 'example.com', wildcard: true });
     expect(resolveAgentOptions({ ...cdp, allowedDomains: [['a.com', 'b.com'], ['a.com']] }).allowedDomains).toEqual([['a.com', 'b.com'], ['a.com']]);
     expect(() => resolveAgentOptions({ ...cdp, allowedDomains: ['a.*.com'] })).toThrow(
       expect.objectContaining({ code: 'GUARD_ERR_BAD_PATTERN', details: { list: 'allowedDomains', pattern: 'a.*.com' } }),
