@@ -81,6 +81,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
+    name: 'guard-overhead',
+    args: ['40'],
+    about: 'the navigation guard (allowedDomains / blockedDomains, CDP Fetch on the browser target) per request: a page with 100 subresources loaded with and without it',
+  },
+  {
     name: 'reliability',
     args: [],
     about:

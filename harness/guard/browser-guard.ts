@@ -103,45 +103,36 @@ class BrowserGuard implements DomainGuard {
   blocked = 0;
   readonly #socket: PageSocket;
   readonly #opts: DomainGuardOptions;
-  readonly #life = new AbortController();
   #closed = false;
 
   constructor(socket: PageSocket, opts: DomainGuardOptions) {
     this.#socket = socket;
     this.#opts = opts;
     socket.on('Fetch.requestPaused', (p) => this.#paused(p as unknown as RequestPaused));
+    socket.onClose(() => {
+      if (this.#closed) return;
+      this.#closed = true;
+      this.#opts.onLost?.();
+    });
   }
 
   async enable(signal: AbortSignal): Promise<void> {
     // Request stage only: every request (and every redirect hop) is judged before it leaves the browser.
     await this.#socket.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }, signal);
-    this.#watch();
-  }
-
-  /** Notice the socket closing under us (the browser went away). */
-  #watch(): void {
-    const poll = setInterval(() => {
-      if (this.#closed) return clearInterval(poll);
-      if (this.#socket.closed) {
-        clearInterval(poll);
-        this.#closed = true;
-        this.#opts.onLost?.();
-      }
-    }, 500);
-    poll.unref();
   }
 
   #paused(p: RequestPaused): void {
     const url = p.request?.url ?? '';
     this.judged++;
     const verdict = checkUrl(this.#opts.policy, url);
-    const signal = this.#life.signal;
+    // Fire and forget (no promise, no abort listener per request: this is the hot path); an answer to a request the
+    // browser already dropped (its page closed) is an error answer nobody waits for.
     if (verdict.allowed) {
-      this.#socket.send('Fetch.continueRequest', { requestId: p.requestId }, signal).catch(() => {});
+      this.#socket.post('Fetch.continueRequest', { requestId: p.requestId });
       return;
     }
     this.blocked++;
-    this.#socket.send('Fetch.failRequest', { requestId: p.requestId, errorReason: 'BlockedByClient' }, signal).catch(() => {});
+    this.#socket.post('Fetch.failRequest', { requestId: p.requestId, errorReason: 'BlockedByClient' });
     try {
       this.#opts.onBlocked?.({ url, rule: verdict.rule, list: verdict.list, pattern: verdict.pattern, resourceType: p.resourceType ?? 'Other', at: Date.now() });
     } catch {
@@ -160,7 +151,6 @@ class BrowserGuard implements DomainGuard {
     } catch {
       // the browser is gone, or slow: closing the socket detaches the session, which releases its requests too
     }
-    this.#life.abort();
     this.#socket.close();
   }
 }
