@@ -1,6 +1,6 @@
 /**
  * `--allowed-domains a,b` / `--blocked-domains c` of `vncua run` and `vncua eval`: comma-separated patterns
- * (repeatable), checked at once: a malformed one is GUARD_ERR_BAD_PATTERN naming it (exit 2, nothing started).
+ * (repeatable), checked before anything starts: a malformed one is one line, GUARD_ERR_BAD_PATTERN naming it, exit 2.
  */
 import { compileDomainPolicy } from '../harness/guard/patterns.ts';
 
@@ -10,7 +10,7 @@ export interface DomainFlags {
   blockedDomains?: string[];
 }
 
-/** Split the flags' values at commas (blanks dropped) and check every pattern; throws GUARD_ERR_BAD_PATTERN. */
+/** Split the flags' values at commas (blanks dropped); checkDomainFlags() checks them. */
 export function parseDomainFlags(allowed: readonly string[], blocked: readonly string[]): DomainFlags {
   const split = (values: readonly string[]) =>
     values
@@ -20,8 +20,12 @@ export function parseDomainFlags(allowed: readonly string[], blocked: readonly s
   const out: DomainFlags = {};
   const a = split(allowed);
   const b = split(blocked);
-  compileDomainPolicy({ allowedDomains: a, blockedDomains: b });
   if (a.length > 0) out.allowedDomains = a;
   if (b.length > 0) out.blockedDomains = b;
   return out;
+}
+
+/** Check every pattern of the flags; throws GUARD_ERR_BAD_PATTERN naming the first bad one. */
+export function checkDomainFlags(flags: DomainFlags): void {
+  compileDomainPolicy({ allowedDomains: flags.allowedDomains, blockedDomains: flags.blockedDomains });
 }

@@ -10,7 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
-import { parseDomainFlags } from './domains.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -207,6 +207,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_LAYOUT_MIXED',
   'EVAL_ERR_BAD_OPTIONS',
   'EVAL_ERR_BAD_ENDPOINTS',
+  'GUARD_ERR_BAD_PATTERN',
   ...SERVE_START_ERROR_CODES,
 ]);
 
@@ -215,6 +216,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   const stdout = io.out ?? process.stdout;
   const stderr = io.err ?? process.stderr;
   // Bad input is found before anything is written: the output root, the agent, the tasks and the selection.
+  checkDomainFlags(o);
   await checkOutputDir(o.out, '--out');
   const mod = await loadAgentModule(o.agent);
   const taskFile = await loadTaskFile(o.tasks, o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {});

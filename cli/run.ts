@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
-import { parseDomainFlags } from './domains.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import {
   AGENT_REST,
   AGENT_RUN_OPTIONS,
@@ -189,6 +189,7 @@ export async function prepareRunOutDir(out: string, overwrite: boolean): Promise
 
 /** Load the agent, start (or use) a desktop, run the agent, tear the desktop down. Throws only before the run starts. */
 export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandResult> {
+  checkDomainFlags(o);
   const mod = await loadAgentModule(o.agent);
   const { dir: outputDir, movedAside } = await prepareRunOutDir(o.out ?? (await freshDefaultOut(mod.name)), o.overwrite === true);
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -266,7 +267,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
     return result.status === 'finished' ? 0 : 1;
   } catch (e) {
-    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES]));
+    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES, 'GUARD_ERR_BAD_PATTERN']));
   } finally {
     cancel.dispose();
   }
