@@ -1,6 +1,6 @@
 /**
  * The guard on a real desktop's Chromium: a page tries every kind of request (image, iframe, fetch, XHR, a redirect
- * chain, a dedicated worker, a service worker, popups, top-level navigations) to allowed and blocked sites, each a
+ * chain, a dedicated worker, a service worker, an out-of-process iframe, popups, top-level navigations) to allowed and blocked sites, each a
  * real HTTP server on 127.0.0.1 that logs what reaches it. Blocked requests must never reach their server.
  */
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -17,6 +17,7 @@ function requestsPage(home: Site, ok: Site, bad: Site, off: Site): string {
   return `<!doctype html><title>requests</title>
 <img src="${ok.origin}/ok.png"><img src="${bad.origin}/bad.png">
 <iframe src="${ok.origin}/frame.html"></iframe><iframe src="${bad.origin}/frame.html"></iframe>
+<iframe src="http://localhost:${new URL(ok.origin).port}/oopif.html"></iframe>
 <script>
 const R = (window.__results = {});
 const f = async (k, u) => { try { await fetch(u); R[k] = 'ok'; } catch { R[k] = 'failed'; } };
@@ -46,6 +47,8 @@ describe('startDomainGuard on a real desktop', () => {
     [home, ok, bad, off] = await Promise.all([startSite(), startSite(), startSite(), startSite()]);
     serveHtml(home, '/test.html', requestsPage(home, ok, bad, off));
     serveRedirect(home, '/redir', `${ok.origin}/hop`);
+    // Another site (localhost, not 127.0.0.1): Chromium puts this frame in a process of its own (an out-of-process iframe).
+    serveHtml(ok, '/oopif.html', `<script>fetch('${ok.origin}/from-oopif').catch(() => {}); fetch('${bad.origin}/from-oopif').catch(() => {});</script>`);
     serveRedirect(ok, '/hop', `${bad.origin}/final`);
     serveHtml(
       home,
@@ -73,7 +76,7 @@ describe('startDomainGuard on a real desktop', () => {
   });
 
   it('blocks every kind of request to blocked hosts before it leaves the browser, and lets allowed ones through', async () => {
-    const policy = compileDomainPolicy({ allowedDomains: [home.pattern, ok.pattern, bad.pattern], blockedDomains: [bad.pattern] })!;
+    const policy = compileDomainPolicy({ allowedDomains: [home.pattern, ok.pattern, bad.pattern, `localhost:${new URL(ok.origin).port}`], blockedDomains: [bad.pattern] })!;
     guard = await startDomainGuard({ cdpUrl: desktop!.cdpUrl, policy, onBlocked: (b) => blocked.push(b), timeoutMs: 15_000 });
     browser = await chromium.connectOverCDP(desktop!.cdpUrl, { noDefaults: true });
     let page: Page | undefined;
@@ -88,6 +91,11 @@ describe('startDomainGuard on a real desktop', () => {
     );
     await page!.goto(`${home.origin}/test.html`);
     await until(() => page!.evaluate(() => (window as unknown as { __results?: { done?: boolean } }).__results?.done === true), 'the page to finish its requests', 30_000);
+    // The localhost frame is out of process: a target of its own.
+    const cdp = await browser.newBrowserCDPSession();
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    expect(targetInfos.filter((t) => t.type === 'iframe').map((t) => t.url)).toContain(`http://localhost:${new URL(ok.origin).port}/oopif.html`);
+    await cdp.detach();
     const results = await page!.evaluate(() => (window as unknown as { __results: Record<string, unknown> }).__results);
     expect(results).toMatchObject({
       fetchOk: 'ok',
@@ -120,13 +128,15 @@ describe('startDomainGuard on a real desktop', () => {
       `${bad.origin}/sw-bad`,
       `${off.origin}/popup.html`,
       `${bad.origin}/nav.html`,
+      `${bad.origin}/from-oopif`,
     ];
     await until(() => expectedBlocked.every((u) => blocked.some((b) => b.url === u)), `blocked requests to ${expectedBlocked.join(', ')}`, 30_000);
 
     // Nothing blocked ever reached its server; every allowed request did.
     expect(bad.log).toEqual([]);
     expect(off.log).toEqual([]);
-    for (const path of ['/ok.png', '/frame.html', '/fetch', '/xhr', '/hop', '/worker-ok', '/sw-ok', '/popup.html', '/nav.html']) expect(ok.log).toContain(path);
+    for (const path of ['/ok.png', '/frame.html', '/fetch', '/xhr', '/hop', '/worker-ok', '/sw-ok', '/popup.html', '/nav.html', '/oopif.html', '/from-oopif'])
+      expect(ok.log).toContain(path);
     for (const path of ['/test.html', '/redir', '/worker.js', '/sw.js']) expect(home.log).toContain(path);
 
     // Each blocked request says which rule matched, and what it was.
