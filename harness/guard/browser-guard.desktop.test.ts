@@ -157,6 +157,44 @@ describe('startDomainGuard on a real desktop', () => {
     await until(() => bad.log.includes('/after-close'), 'a request after the guard closed', 15_000);
   }, 180_000);
 
+  it('with only blocked patterns, requests that cannot be blocked are not even paused', async () => {
+    const page = await browser!.contexts()[0]!.newPage();
+    const only: BlockedRequest[] = [];
+    const g = await startDomainGuard({
+      cdpUrl: desktop!.cdpUrl,
+      policy: compileDomainPolicy({ blockedDomains: [bad.pattern] })!,
+      onBlocked: (b) => only.push(b),
+      timeoutMs: 15_000,
+    });
+    try {
+      await page.goto(`${home.origin}/start.html`);
+      const outcome = await page.evaluate(
+        ([a, b]) =>
+          Promise.all([
+            fetch(a!).then(
+              () => 'ok',
+              () => 'failed',
+            ),
+            fetch(b!).then(
+              () => 'ok',
+              () => 'failed',
+            ),
+          ]),
+        [`${off.origin}/only-blocked-ok`, `${bad.origin}/only-blocked-bad`],
+      );
+      expect(outcome).toEqual(['ok', 'failed']);
+      expect(off.log).toContain('/only-blocked-ok');
+      expect(bad.log).not.toContain('/only-blocked-bad');
+      expect(only.map((b) => b.url)).toEqual([`${bad.origin}/only-blocked-bad`]);
+      // Paused: only the blocked one (the page, the allowed fetch and anything else went straight through), unless
+      // another site's port starts with the blocked one's digits (the pattern is a substring: over-matching is allowed).
+      expect(g.judged).toBe([`${home.origin}/`, `${off.origin}/`, `${bad.origin}/`].filter((o) => o.includes(`${bad.pattern}`)).length);
+    } finally {
+      await g.close();
+      await page.close();
+    }
+  }, 60_000);
+
   it('a browser that does not answer is GUARD_ERR_START, never an unguarded run', async () => {
     const policy = compileDomainPolicy({ blockedDomains: ['evil.com'] })!;
     const e = await startDomainGuard({ cdpUrl: `${off.origin}/`, policy, timeoutMs: 5000 }).catch((x: unknown) => x);

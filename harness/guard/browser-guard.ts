@@ -10,8 +10,9 @@
  * - Redirect hops are paused one by one (a 302 from an allowed host to a blocked one is failed at the hop).
  * - A proxy would see only host:port of HTTPS (CONNECT) traffic, needs the desktop's Chromium restarted with
  *   --proxy-server, and misses nothing the Fetch domain sees; it would also add a TCP hop to every request.
- * - Cost: one round trip over CDP per request (paused in the browser, answered by this process); measured by
- *   bench/guard-overhead.ts (bench/RESULTS.md), within the 1 ms per request target.
+ * - Cost: one round trip over CDP per request (paused in the browser, answered by this process); with only blocked
+ *   patterns, only requests whose URL could match one are paused (the others cost nothing). Measured by
+ *   bench/guard-overhead.ts (bench/RESULTS.md).
  * Limits: WebSocket handshakes (ws://, wss://) are not part of the Fetch domain, so they are not judged; data:,
  * blob: and about: URLs never reach the network and are not paused (patterns.ts allows them anyway).
  */
@@ -19,7 +20,7 @@ import { race, timeoutSignal } from '../cancel.ts';
 import { cdpHttp, PageSocket } from '../cdp/page-socket.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { redactUrl } from '../redact.ts';
-import { checkUrl, type DomainPolicy, type GuardList } from './patterns.ts';
+import { checkUrl, interceptPatterns, type DomainPolicy, type GuardList } from './patterns.ts';
 
 /** One request the guard failed. */
 export interface BlockedRequest {
@@ -54,7 +55,7 @@ export interface DomainGuardOptions {
 
 /** A running guard. */
 export interface DomainGuard {
-  /** Requests judged so far. */
+  /** Requests paused and judged so far. */
   readonly judged: number;
   /** Requests blocked so far. */
   readonly blocked: number;
@@ -117,8 +118,10 @@ class BrowserGuard implements DomainGuard {
   }
 
   async enable(signal: AbortSignal): Promise<void> {
-    // Request stage only: every request (and every redirect hop) is judged before it leaves the browser.
-    await this.#socket.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }, signal);
+    // Request stage only: every request (and every redirect hop) is judged before it leaves the browser. Without an
+    // allow list, only URLs that could be blocked are paused at all (patterns.ts interceptPatterns).
+    const patterns = interceptPatterns(this.#opts.policy).map((urlPattern) => ({ urlPattern, requestStage: 'Request' }));
+    await this.#socket.send('Fetch.enable', { patterns }, signal);
   }
 
   #paused(p: RequestPaused): void {

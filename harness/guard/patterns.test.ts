@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isVncuaError } from '../errors.ts';
-import { allowStartPage, checkUrl, compileDomainPolicy, mergeDomainLists, originPattern, parseDomainPattern, type AllowedDomains } from './patterns.ts';
+import { allowStartPage, checkUrl, compileDomainPolicy, interceptPatterns, mergeDomainLists, originPattern, parseDomainPattern, type AllowedDomains } from './patterns.ts';
 
 /** true when `url` is allowed under the lists. */
 function allows(lists: { allowedDomains?: AllowedDomains; blockedDomains?: string[] }, url: string): boolean {
@@ -227,5 +227,68 @@ describe('start page origin', () => {
     ]);
     expect(allows(lists, 'http://127.0.0.1:5000/other.html')).toBe(false);
     expect(allowStartPage({ allowedDomains: [], blockedDomains: [] }, 'http://x.com/')).toEqual({ allowedDomains: [], blockedDomains: [] });
+  });
+});
+
+describe('interceptPatterns', () => {
+  /** Chromium's Fetch pattern as a RegExp: `*` any run, `?` one character, `\` escapes. */
+  const glob = (p: string) =>
+    new RegExp(
+      `^${p.replace(/\\(.)|([*?])|([^*?\\])/g, (_m, esc: string, wild: string, lit: string) => (wild === '*' ? '.*' : wild === '?' ? '.' : (esc ?? lit).replace(/[.+^${}()|[\]\\/-]/g, '\\$&')))}$`,
+      's',
+    );
+  const URLS = [
+    'https://evil.com/',
+    'https://EVIL.com./x',
+    'https://a.b.evil.com:8443/p?q',
+    'https://user:pw@evil.com/',
+    'https://allowed.com@evil.com/',
+    'http://xn--bcher-kva.example/',
+    'https://shop.xn--bcher-kva.example/',
+    'http://[::1]:8080/',
+    'http://[2001:db8::1]/',
+    'http://127.0.0.1:9/',
+    'http://127.0.0.1:9/x',
+    'https://user@127.0.0.1:9/',
+    'https://a.evil.com:8443/',
+    'https://evil.com:443/',
+    'http://2130706433/',
+    'file:///etc/passwd',
+    'https://notevil.com/',
+    'https://example.org/?ref=evil.com',
+    'wss://evil.com/socket',
+  ];
+  /** Every URL the policy blocks is caught by some pattern (a URL as Chromium gives it: canonical). */
+  function covers(lists: { allowedDomains?: string[]; blockedDomains?: string[] }): string[] {
+    const policy = compileDomainPolicy(lists)!;
+    const patterns = interceptPatterns(policy).map(glob);
+    for (const raw of URLS) {
+      const url = new URL(raw).href;
+      if (!checkUrl(policy, url).allowed)
+        expect(
+          patterns.some((g) => g.test(url)),
+          `${url} under ${JSON.stringify(lists)}`,
+        ).toBe(true);
+    }
+    return interceptPatterns(policy);
+  }
+
+  it('an allow list pauses everything', () => {
+    expect(covers({ allowedDomains: ['example.org'], blockedDomains: ['evil.com'] })).toEqual(['*']);
+  });
+  it('only blocked patterns: host substrings and schemes, covering every URL they block', () => {
+    expect(covers({ blockedDomains: ['evil.com', '*.bücher.example', '[::1]:8080', '127.0.0.1', 'file:', 'https://*.evil.com'] })).toEqual([
+      '*evil.com*',
+      '*xn--bcher-kva.example*',
+      '*[::1]:8080*',
+      '*127.0.0.1*',
+      'file:*',
+    ]);
+    expect(covers({ blockedDomains: ['[2001:db8::1]'] })).toEqual(['*[2001:db8::1]*']);
+    expect(covers({ blockedDomains: ['evil.com:443', '127.0.0.1:9', 'a.evil.com:8443'] })).toEqual(['*evil.com*', '*127.0.0.1:9*', '*a.evil.com:8443*']);
+    expect(covers({ blockedDomains: ['*'] })).toEqual(['*']);
+    expect(covers({ blockedDomains: ['*:8080'] })).toEqual(['*']);
+    expect(glob('*evil.com*').test('https://notevil.com/')).toBe(true); // over-matched: paused, then allowed
+    expect(glob('*evil.com*').test('https://example.org/')).toBe(false);
   });
 });

@@ -277,3 +277,26 @@ export function allowStartPage(lists: { allowedDomains: string[][]; blockedDomai
   if (origin === null) return lists;
   return { allowedDomains: lists.allowedDomains.map((l) => (l.includes(origin) ? l : [...l, origin])), blockedDomains: lists.blockedDomains };
 }
+
+/**
+ * The Fetch.enable URL patterns (globs: `*` any run of characters, `?` one) that catch every URL the policy could
+ * block, so that requests which cannot be blocked are never paused. With an allow list, that is every URL (`*`).
+ * With only blocked patterns, each host pattern becomes `*HOST*` (the host as a substring of the canonical URL covers
+ * its subdomains, ports, userinfo and a trailing dot; a URL merely mentioning it elsewhere is paused and allowed), or
+ * `*HOST:PORT*` for a port that is no scheme's default (canonical URLs always show it), a scheme pattern `SCHEME:*`. Over-matching costs a round trip; under-matching would let a request through.
+ */
+export function interceptPatterns(policy: DomainPolicy): string[] {
+  if (policy.allowed.length > 0) return ['*'];
+  const out = new Set<string>();
+  for (const p of policy.blocked) {
+    if (p.kind === 'any' || p.host === '*') return ['*'];
+    if (p.kind === 'scheme') {
+      out.add(`${p.scheme}:*`);
+      continue;
+    }
+    // A port that is no scheme's default is always in the canonical URL: narrow to HOST:PORT.
+    const port = p.port !== null && !Object.values(DEFAULT_PORTS).includes(p.port) ? `:${p.port}` : '';
+    out.add(`*${p.host!.replace(/[*?\\]/g, (c) => `\\${c}`)}${port}*`);
+  }
+  return [...out];
+}
