@@ -220,6 +220,7 @@ export const ERROR_CODES = {
   GUARD_ERR_BAD_PATTERN:
     'An allowedDomains or blockedDomains pattern is malformed (a wildcard not in first place, a path, credentials, a bad port or host); the message names the pattern and shows valid ones (details: list, pattern).',
   GUARD_ERR_NO_CDP: 'allowedDomains or blockedDomains were given but the Agent has no cdpUrl: the guard enforces them in the browser over CDP.',
+  GUARD_ERR_LOST: "The navigation guard's CDP connection to the browser dropped during the run; the run was stopped with status error, as its browser was no longer guarded.",
   GUARD_ERR_START: 'The navigation guard could not attach to the browser over CDP (Fetch.enable on the browser target failed or timed out); the run did not start unguarded.',
 } as const;
 

@@ -348,9 +348,17 @@ export abstract class Agent implements LiveControl {
       opened = true;
       // The navigation guard attaches beside the recorder and the connection; no step runs unguarded.
       if (this.options.domainPolicy && this.options.cdpUrl !== null) {
-        const guard = new RunDomainGuard(this.options.cdpUrl, this.options.domainPolicy, (meta) => {
-          if (this.#run === state) this.attachMeta(meta);
-        });
+        const guard = new RunDomainGuard(
+          this.options.cdpUrl,
+          this.options.domainPolicy,
+          (meta) => {
+            if (this.#run === state) this.attachMeta(meta);
+          },
+          // An unguarded browser must not go on: the run ends with GUARD_ERR_LOST (status error).
+          (e) => {
+            if (!controller.signal.aborted) controller.abort(e);
+          },
+        );
         state.guard = guard;
         guardStarting = guard.start(controller.signal, GUARD_START_TIMEOUT_MS);
         guardStarting.catch(() => {});

@@ -6,6 +6,7 @@
  */
 import { startDomainGuard, type BlockedRequest, type DomainGuard } from '../guard/browser-guard.ts';
 import type { DomainPolicy } from '../guard/patterns.ts';
+import { VncuaError } from '../errors.ts';
 
 /** Notices kept for the next prompt at most (the oldest are dropped; the trace keeps every one). */
 const MAX_NOTICES = 20;
@@ -33,11 +34,25 @@ export class RunDomainGuard {
     private readonly cdpUrl: string,
     private readonly policy: DomainPolicy,
     private readonly attach: (meta: { domain_blocked: DomainBlockedMeta[] }) => void,
+    /** Called if the guard's connection drops during the run (the run must stop: its browser is unguarded). */
+    private readonly onLost: (e: VncuaError) => void,
   ) {}
 
   /** Attach to the browser (GUARD_ERR_START when it cannot). */
   async start(signal: AbortSignal, timeoutMs: number): Promise<void> {
-    this.#guard = await startDomainGuard({ cdpUrl: this.cdpUrl, policy: this.policy, onBlocked: (b) => this.#onBlocked(b), signal, timeoutMs });
+    this.#guard = await startDomainGuard({
+      cdpUrl: this.cdpUrl,
+      policy: this.policy,
+      onBlocked: (b) => this.#onBlocked(b),
+      onLost: () =>
+        this.onLost(
+          new VncuaError('GUARD_ERR_LOST', "The navigation guard's CDP connection to the browser dropped; the run was stopped, as its browser was no longer guarded.", {
+            details: { blocked: this.blocked },
+          }),
+        ),
+      signal,
+      timeoutMs,
+    });
   }
 
   #onBlocked(b: BlockedRequest): void {

@@ -7,6 +7,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../agent/test-helpers/live.ts';
 import { launchDesktop, type Desktop } from '../desktop/index.ts';
+import { Agent } from '../agent/agent.ts';
+import { tempOutputDir } from '../test-helpers/files.ts';
+import { cdpHttpUrl } from '../cdp/endpoint.ts';
+import { startCdpProxy } from '../cdp/test-helpers.ts';
 import { isVncuaError } from '../errors.ts';
 import { startDomainGuard, type BlockedRequest, type DomainGuard } from './browser-guard.ts';
 import { compileDomainPolicy } from './patterns.ts';
@@ -192,6 +196,29 @@ describe('startDomainGuard on a real desktop', () => {
     } finally {
       await g.close();
       await page.close();
+    }
+  }, 60_000);
+
+  it("a dropped guard connection ends the Agent's run with GUARD_ERR_LOST (its browser is no longer guarded)", async () => {
+    const version = (await (await fetch(cdpHttpUrl(desktop!.cdpUrl, 'json/version'))).json()) as { webSocketDebuggerUrl: string };
+    const proxy = await startCdpProxy({ cdpUrl: desktop!.cdpUrl.replace(/\/$/, ''), wsUrl: version.webSocketDebuggerUrl });
+    const out = await tempOutputDir('vncua-guard-lost-');
+    try {
+      class CutAgent extends Agent {
+        override async act(): Promise<boolean> {
+          proxy.cut(); // the guard's connection (and the success checker's) drops, as a network failure would
+          await this.wait(30);
+          return true;
+        }
+      }
+      const agent = new CutAgent({ outputDir: out.dir, vncUrl: desktop!.vncUrl, cdpUrl: proxy.cdpUrl, record: false, live: false, blockedDomains: [bad.pattern] });
+      const r = await agent.run({ maxSteps: 2 });
+      expect(r.status).toBe('error');
+      expect(r.error?.code).toBe('GUARD_ERR_LOST');
+      expect(r.domain_blocked).toBe(0);
+    } finally {
+      await proxy.close();
+      await out.remove();
     }
   }, 60_000);
 
