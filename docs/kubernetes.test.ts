@@ -80,7 +80,7 @@ describe('docs/kubernetes.md', () => {
     const queue = container.env.find((e: Obj) => e.name === 'VNCUA_QUEUE');
     expect(queue.valueFrom.secretKeyRef.name).toBeDefined();
     expect(queue.value).toBeUndefined();
-    const drain = Number(flagValue(args, '--drain-timeout'));
+    const drain = Number(flagValue(args, '--grace'));
     expect(drain).toBeGreaterThan(0);
     expect(dep!.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(drain);
     expect(dep!.spec.selector.matchLabels).toEqual(dep!.spec.template.metadata.labels);
