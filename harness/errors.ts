@@ -203,7 +203,8 @@ export const ERROR_CODES = {
     "The run's directory in the results root already holds a finished run (result.json of a finished run), so the upload was not committed over it (HTTP 409): another attempt of the same job finished first; nothing there was touched.",
   QUEUE_ERR_BAD_PATH:
     'A path given to the results receiver is refused (HTTP 400): absolute, with an empty, `.` or `..` segment, a control character or backslash, a run directory starting with `.` (scoring ignores those), or one that leaves the results root through a symlink (details: path, why).',
-  QUEUE_ERR_LISTEN: 'The results receiver could not start: its token is shorter than 16 characters, or it could not listen on the given host and port (details: host, port, cause).',
+  QUEUE_ERR_LISTEN:
+    'The results receiver could not start: its token is shorter than 16 characters, or it could not listen on the given host and port (details: host, port, cause).',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
     'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',

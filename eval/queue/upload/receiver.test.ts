@@ -101,7 +101,9 @@ describe('startResultsReceiver', () => {
       expect(r.status, rel).toBe(400);
       expect(r.body.code, rel).toBe('QUEUE_ERR_BAD_PATH');
     }
-    const r = await raw('POST', `/v1/uploads/${id}/commit`, { body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'result.json', size: 2, sha256: sha('{}') }], dirs: ['../up'] }) });
+    const r = await raw('POST', `/v1/uploads/${id}/commit`, {
+      body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'result.json', size: 2, sha256: sha('{}') }], dirs: ['../up'] }),
+    });
     expect([r.status, r.body.code]).toEqual([400, 'QUEUE_ERR_BAD_PATH']);
     expect(await readdir(outside)).toEqual([]);
     expect(existsSync(join(base, 'trav', 'x'))).toBe(false);
@@ -125,16 +127,27 @@ describe('startResultsReceiver', () => {
     expect(await readFile(join(up, 'rec', 'a.bin'), 'utf8')).toBe('hello');
     // A commit must list exactly what the upload holds.
     const missing = await raw('POST', `/v1/uploads/${id}/commit`, {
-      body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'rec/a.bin', size: 5, sha256: sha('hello') }, { path: 'result.json', size: 2, sha256: sha('{}') }], dirs: [] }),
+      body: JSON.stringify({
+        rel: 'a/1_1/t',
+        files: [
+          { path: 'rec/a.bin', size: 5, sha256: sha('hello') },
+          { path: 'result.json', size: 2, sha256: sha('{}') },
+        ],
+        dirs: [],
+      }),
     });
     expect([missing.status, missing.body.code]).toEqual([422, 'QUEUE_ERR_UPLOAD']);
     const unknown = await raw('PUT', '/v1/uploads/0123456789abcdef0123456789abcdef/f/x', { body: 'x', headers: fileHeaders('x') });
     expect(unknown.status).toBe(404);
-    const done = await raw('POST', `/v1/uploads/${id}/commit`, { body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'rec/a.bin', size: 5, sha256: sha('hello') }], dirs: ['rec', 'empty'] }) });
+    const done = await raw('POST', `/v1/uploads/${id}/commit`, {
+      body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'rec/a.bin', size: 5, sha256: sha('hello') }], dirs: ['rec', 'empty'] }),
+    });
     expect(done.status).toBe(200);
     expect((await readdir(join(out, 'a', '1_1', 't'))).sort()).toEqual(['empty', 'rec']);
     // The same commit again (its answer lost): succeeds without touching anything; the upload is gone.
-    const again = await raw('POST', `/v1/uploads/${id}/commit`, { body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'rec/a.bin', size: 5, sha256: sha('hello') }], dirs: [] }) });
+    const again = await raw('POST', `/v1/uploads/${id}/commit`, {
+      body: JSON.stringify({ rel: 'a/1_1/t', files: [{ path: 'rec/a.bin', size: 5, sha256: sha('hello') }], dirs: [] }),
+    });
     expect(again.status).toBe(200);
     expect(await readdir(join(out, '.vncua-queue', 'incoming'))).toEqual([]);
   });

@@ -73,6 +73,8 @@ class HttpError extends Error {
 
 const MAX_COMMIT_BODY = 32 * 1024 * 1024;
 
+const badSha = () => new HttpError(400, 'QUEUE_ERR_UPLOAD', `Give the file's sha256 in lowercase hex as header or trailer ${SHA_HEADER}.`);
+
 /** Start the receiver over `out` (see the file comment); QUEUE_ERR_RESULTS_UNWRITABLE when `out` cannot be written. */
 export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<ResultsReceiver> {
   const host = o.host ?? '127.0.0.1';
@@ -125,9 +127,10 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
     if (encPath.split('/').some((s) => decodeURIComponent(s).includes('/'))) throw new HttpError(400, 'QUEUE_ERR_BAD_PATH', 'A file path segment holds an encoded "/".');
     const segs = pathOrHttp(path, 'file');
     const size = Number(req.headers[SIZE_HEADER]);
-    const sha = String(req.headers[SHA_HEADER] ?? '');
     if (!Number.isSafeInteger(size) || size < 0) throw new HttpError(400, 'QUEUE_ERR_UPLOAD', `Header ${SIZE_HEADER} must be the file's size in bytes.`);
-    if (!/^[0-9a-f]{64}$/.test(sha)) throw new HttpError(400, 'QUEUE_ERR_UPLOAD', `Header ${SHA_HEADER} must be the file's sha256 in lowercase hex.`);
+    // The sha256 comes as a header, or as a trailer after the body (a sender that hashes while it sends).
+    const declaredSha = () => String(req.headers[SHA_HEADER] ?? req.trailers[SHA_HEADER] ?? '');
+    if (req.headers[SHA_HEADER] !== undefined && !/^[0-9a-f]{64}$/.test(declaredSha())) throw badSha();
     const parts = `${dir}.part`;
     await mkdir(parts, { recursive: true });
     const part = join(parts, randomBytes(8).toString('hex'));
@@ -142,9 +145,11 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
       },
     });
     try {
-      await pipeline(req, check, createWriteStream(part, { flags: 'wx' }));
+      await pipeline(req, check, createWriteStream(part, { flags: 'wx', highWaterMark: 1024 * 1024 }));
       if (n !== size) throw new HttpError(422, 'QUEUE_ERR_UPLOAD', `${path}: ${n} bytes arrived, ${size} were declared.`);
       const got = hash.digest('hex');
+      const sha = declaredSha();
+      if (!/^[0-9a-f]{64}$/.test(sha)) throw badSha();
       if (got !== sha) throw new HttpError(422, 'QUEUE_ERR_UPLOAD', `${path}: its sha256 ${got} is not the declared ${sha}.`);
       const dest = join(dir, ...segs);
       await mkdir(dirname(dest), { recursive: true });
@@ -155,8 +160,10 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
       await unlink(part).catch(() => undefined);
       if (e instanceof HttpError) throw e;
       const errno = (e as NodeJS.ErrnoException).code;
-      if (errno === 'ENOSPC' || errno === 'EDQUOT') throw new HttpError(507, 'QUEUE_ERR_UPLOAD', `The coordinator's disk is full (${errno}) writing ${path}: free space under ${out}.`);
-      if (errno === 'ENOTDIR' || errno === 'EISDIR' || errno === 'EEXIST') throw new HttpError(400, 'QUEUE_ERR_BAD_PATH', `${path} clashes with another file of the upload (${errno}).`);
+      if (errno === 'ENOSPC' || errno === 'EDQUOT')
+        throw new HttpError(507, 'QUEUE_ERR_UPLOAD', `The coordinator's disk is full (${errno}) writing ${path}: free space under ${out}.`);
+      if (errno === 'ENOTDIR' || errno === 'EISDIR' || errno === 'EEXIST')
+        throw new HttpError(400, 'QUEUE_ERR_BAD_PATH', `${path} clashes with another file of the upload (${errno}).`);
       throw e;
     }
   };
@@ -275,7 +282,12 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok, fail) => {
     const onError = (e: NodeJS.ErrnoException) =>
-      fail(new VncuaError('QUEUE_ERR_LISTEN', `The results receiver could not listen on ${host}:${port} (${e.code ?? e.message}).`, { cause: e, details: { host, port, cause: e.code } }));
+      fail(
+        new VncuaError('QUEUE_ERR_LISTEN', `The results receiver could not listen on ${host}:${port} (${e.code ?? e.message}).`, {
+          cause: e,
+          details: { host, port, cause: e.code },
+        }),
+      );
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

@@ -12,7 +12,6 @@ import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VncuaError } from '../../../harness/errors.ts';
 import type { ResultsSink } from '../results-sink.ts';
@@ -50,6 +49,12 @@ interface Answer {
   body: { code?: string; message?: string; [k: string]: unknown } | null;
 }
 
+/** A file to PUT: read from `path`; `sha256` is set once it was read whole. */
+interface FileBody {
+  path: string;
+  sha256: string;
+}
+
 /** A network failure (no answer), worth retrying. */
 class NoAnswer extends Error {}
 
@@ -73,7 +78,7 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
   const idle = o.idleTimeoutMs ?? 60_000;
   const root = resolve(o.tmpRoot ?? join(tmpdir(), 'vncua-queue-staging'));
 
-  const send = (method: string, path: string, signal: AbortSignal, body?: Buffer | (() => Readable), headers: Record<string, string | number> = {}): Promise<Answer> =>
+  const send = (method: string, path: string, signal: AbortSignal, body?: Buffer | FileBody, headers: Record<string, string | number> = {}): Promise<Answer> =>
     new Promise<Answer>((ok, fail) => {
       const req = (secure ? httpsRequest : httpRequest)(new URL(path, base), {
         method,
@@ -101,9 +106,17 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
       if (body === undefined) req.end();
       else if (Buffer.isBuffer(body)) req.end(body);
       else {
-        const rs = body();
+        // The file streamed from disk in 1 MiB reads, hashed on the way; its sha256 follows as a trailer.
+        const rs = createReadStream(body.path, { highWaterMark: 1024 * 1024 });
+        const h = createHash('sha256');
+        rs.on('data', (c) => h.update(c as Buffer));
         rs.on('error', (e) => req.destroy(e));
-        rs.pipe(req);
+        rs.on('end', () => {
+          body.sha256 = h.digest('hex');
+          req.addTrailers({ [SHA_HEADER]: body.sha256 });
+          req.end();
+        });
+        rs.pipe(req, { end: false });
       }
     });
 
@@ -136,9 +149,13 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
     const code = a.body?.code;
     const details = { url: where, step: what, status: a.status, receiverCode: code };
     if (a.status === 409 && code === 'QUEUE_ERR_ALREADY_FINISHED') {
-      return new VncuaError('QUEUE_ERR_ALREADY_FINISHED', `${rel} already holds a finished run in the results root (another attempt finished first): this attempt was not committed.`, {
-        details,
-      });
+      return new VncuaError(
+        'QUEUE_ERR_ALREADY_FINISHED',
+        `${rel} already holds a finished run in the results root (another attempt finished first): this attempt was not committed.`,
+        {
+          details,
+        },
+      );
     }
     if (a.status === 401) {
       return new VncuaError(
@@ -164,28 +181,28 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
       checkRelPath(rel, 'run');
       const signal = AbortSignal.any([o.signal, opts.signal].filter((s): s is AbortSignal => s !== undefined));
       const { files, dirs } = await listTree(stagingDir);
-      const listed: Array<CommitFile & { abs: string }> = [];
-      await pool(files, parallel, async (f) => {
-        listed.push({ ...f, sha256: await sha256File(f.abs) });
-      });
+      if (signal.aborted) throw aborted('begin', signal);
+      const listed: CommitFile[] = [];
       const begun = await call('begin', signal, [], () => send('POST', API, signal));
       if (begun.status !== 201 || typeof begun.body?.id !== 'string') throw refused('begin', begun, rel);
       const id = begun.body.id;
       let done = false;
       try {
-        await pool(listed, parallel, async (f) => {
+        await pool(files, parallel, async (f) => {
           const what = `file ${f.path} (${f.size} bytes)`;
+          const file: FileBody = { path: f.abs, sha256: '' };
           const a = await call(what, signal, [422], () =>
-            send('PUT', `${API}/${id}/f/${encodePath(f.path)}`, signal, () => createReadStream(f.abs), {
+            send('PUT', `${API}/${id}/f/${encodePath(f.path)}`, signal, file, {
               'content-type': 'application/octet-stream',
-              'content-length': f.size,
+              'transfer-encoding': 'chunked',
+              trailer: SHA_HEADER,
               [SIZE_HEADER]: f.size,
-              [SHA_HEADER]: f.sha256,
             }),
           );
           if (a.status !== 201) throw refused(what, a, rel);
+          listed.push({ path: f.path, size: f.size, sha256: file.sha256 });
         });
-        const body: CommitBody = { rel, files: listed.map(({ path, size, sha256 }) => ({ path, size, sha256 })), dirs };
+        const body: CommitBody = { rel, files: listed, dirs };
         const json = Buffer.from(JSON.stringify(body));
         const a = await call('commit', signal, [], () => send('POST', `${API}/${id}/commit`, signal, json));
         if (a.status !== 200) throw refused('commit', a, rel);
@@ -221,7 +238,10 @@ async function dropStaging(dir: string): Promise<void> {
 }
 
 function aborted(what: string, signal: AbortSignal): VncuaError {
-  return new VncuaError('QUEUE_ERR_UPLOAD', `The upload was cancelled at ${what}; the run's staging dir is kept.`, { cause: signal.reason, details: { step: what, aborted: true } });
+  return new VncuaError('QUEUE_ERR_UPLOAD', `The upload was cancelled at ${what}; the run's staging dir is kept.`, {
+    cause: signal.reason,
+    details: { step: what, aborted: true },
+  });
 }
 
 /** Every file (relative path, size) and directory under `dir`; QUEUE_ERR_UPLOAD for anything else (a symlink). */
@@ -240,12 +260,6 @@ async function listTree(dir: string): Promise<{ files: Array<{ path: string; siz
     }
   }
   return { files: files.sort((a, b) => b.size - a.size), dirs: dirs.sort() };
-}
-
-async function sha256File(path: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const c of createReadStream(path)) h.update(c as Buffer);
-  return h.digest('hex');
 }
 
 /** Run `fn` on every item, `n` at once; the first failure stops taking new items and is thrown. */
