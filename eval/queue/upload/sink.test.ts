@@ -72,7 +72,7 @@ describe('uploadSink', () => {
     expect(report.runs.map((r) => [r.agent, r.resolution, r.task_id, r.success])).toEqual([['clicker', '64x48', 't1', true]]);
   });
 
-  it('retries a file whose connection is cut mid-upload: the retry lands it, no part is left, nothing was scored before the commit', async () => {
+  it('retries a file whose connection is cut mid-upload: the retry lands it whole and no part file is left', async () => {
     const sink = await setup({ via: (url) => faultyProxy(url, { afterBytes: 3 * 1024 * 1024, mode: 'cut', times: 1 }) });
     const { dir, tree } = await stage(sink);
     await sink.commit(dir, REL);
