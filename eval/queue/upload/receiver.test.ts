@@ -152,6 +152,37 @@ describe('startResultsReceiver', () => {
     expect(await readdir(join(out, '.vncua-queue', 'incoming'))).toEqual([]);
   });
 
+  it('takes the sha256 as a trailer after a chunked body, and checks it as a header', async () => {
+    out = join(base, 'trailer');
+    rx = await startResultsReceiver({ out, token: TOKEN });
+    const id = await begin();
+    const u = new URL(rx.url);
+    const put = (path: string, body: string, trailerSha: string | null) =>
+      new Promise<number>((ok, fail) => {
+        const req = request({
+          agent: false,
+          host: u.hostname,
+          port: u.port,
+          method: 'PUT',
+          path: `/v1/uploads/${id}/f/${path}`,
+          headers: { authorization: `Bearer ${TOKEN}`, 'transfer-encoding': 'chunked', trailer: 'x-vncua-sha256', 'x-vncua-size': Buffer.byteLength(body) },
+        });
+        req.on('error', fail);
+        req.on('response', (res) => {
+          res.resume();
+          ok(res.statusCode ?? 0);
+        });
+        req.write(body.slice(0, 3));
+        req.write(body.slice(3));
+        if (trailerSha !== null) req.addTrailers({ 'x-vncua-sha256': trailerSha });
+        req.end();
+      });
+    expect(await put('a.bin', 'hello world', sha('hello world'))).toBe(201);
+    expect(await put('b.bin', 'hello world', sha('hello worlD'))).toBe(422);
+    expect(await put('c.bin', 'hello world', null)).toBe(400);
+    expect((await readdir(join(out, '.vncua-queue', 'incoming', id))).sort()).toEqual(['a.bin']);
+  });
+
   it('sweeps incoming uploads untouched for the max age, at start and on demand', async () => {
     out = join(base, 'sweep');
     rx = await startResultsReceiver({ out, token: TOKEN });

@@ -188,21 +188,22 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
       files.set(segs.join('/'), f.size);
     }
     const dirs = b.dirs.map((d) => pathOrHttp(d, 'file'));
-    const dir = await uploadDir(id);
-    // The upload holds exactly the listed files, each of its size (each was checked against its sha256 as it landed).
-    const held = await listFiles(dir);
-    const missing = [...files].filter(([p, size]) => held.get(p) !== size).map(([p]) => p);
-    const extra = [...held.keys()].filter((p) => !files.has(p));
-    if (missing.length > 0 || extra.length > 0) {
-      throw new HttpError(
-        422,
-        'QUEUE_ERR_UPLOAD',
-        `The upload does not hold the files the commit lists: ${missing.length} missing or of another size (${missing.slice(0, 3).join(', ')}), ${extra.length} not listed (${extra.slice(0, 3).join(', ')}).`,
-      );
-    }
-    for (const d of dirs) await mkdir(join(dir, ...d), { recursive: true });
+    // Under the run dir's lock: a commit retried while the first is still moving the upload waits, then sees it done.
     return withLock(locks, rel, async () => {
       if (committed.get(id) === rel) return { rel, again: true };
+      const dir = await uploadDir(id);
+      // The upload holds exactly the listed files, each of its size (each was checked against its sha256 as it landed).
+      const held = await listFiles(dir);
+      const missing = [...files].filter(([p, size]) => held.get(p) !== size).map(([p]) => p);
+      const extra = [...held.keys()].filter((p) => !files.has(p));
+      if (missing.length > 0 || extra.length > 0) {
+        throw new HttpError(
+          422,
+          'QUEUE_ERR_UPLOAD',
+          `The upload does not hold the files the commit lists: ${missing.length} missing or of another size (${missing.slice(0, 3).join(', ')}), ${extra.length} not listed (${extra.slice(0, 3).join(', ')}).`,
+        );
+      }
+      for (const d of dirs) await mkdir(join(dir, ...d), { recursive: true });
       const target = await resolveOrHttp(out, relSegs);
       const state = await readDirState(target);
       if (state.state === 'finished') {
@@ -219,12 +220,17 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
       try {
         await rename(dir, target);
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
-        // <out>/<agent> on another filesystem: copy beside the target under a dot name (never scored), then rename.
-        const near = join(dirname(target), `.${basename(target)}.incoming-${id}`);
-        await cp(dir, near, { recursive: true });
-        await rename(near, target);
-        await rm(dir, { recursive: true, force: true });
+        try {
+          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+          // <out>/<agent> on another filesystem: copy beside the target under a dot name (never scored), then rename.
+          const near = join(dirname(target), `.${basename(target)}.incoming-${id}`);
+          await cp(dir, near, { recursive: true });
+          await rename(near, target);
+          await rm(dir, { recursive: true, force: true });
+        } catch (e2) {
+          if (aside) await rename(aside, target).catch(() => undefined); // the leftover back where it was
+          throw e2;
+        }
       }
       committed.set(id, rel);
       await rm(`${dir}.part`, { recursive: true, force: true });
