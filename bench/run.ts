@@ -81,7 +81,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   },
   {
     name: 'queue-upload',
-    args: ['5'],
+    args: ['9'],
     about:
       "a finished run (a real recording extended to tens of MB) from a queue worker to the coordinator: the results receiver's HTTP upload against Redis streams in 256 KiB chunks, and Redis's peak memory",
   },

@@ -4,11 +4,11 @@
  *
  * TRANSPORT DECISION (bench/queue-upload.ts, bench/RESULTS.md "queue-upload"): HTTP, not Redis streams.
  * One real run of 29.4 MiB (8 files; a `vncua eval` recording extended to 4 minutes of busy screen), worker to
- * coordinator on 127.0.0.1, median of 5 (2026-11-27, 2 cores at load 16): HTTP 329 ms (89 MiB/s); Redis streams
- * (XADD of 256 KiB chunks, 8 in flight, an XREAD consumer writing the files, XDEL as consumed) 1.12x that, and
- * Redis's used_memory_peak went from 0.9 to 20.4 MiB: the consumer falls behind and the run's bytes sit in the
- * Redis that holds every job and lock of the queue (a 30-minute recording is ~220 MiB). HTTP is as fast or
- * faster, keeps run bytes out of Redis, streams each file to disk and checks it by sha256; so HTTP.
+ * coordinator on 127.0.0.1, median of 9 (2026-11-27, 2 cores at load 19): HTTP 337 ms (87 MiB/s); Redis streams
+ * (XADD of 256 KiB chunks, 8 in flight, an XREAD consumer writing the files, XDEL as consumed) 1.32x that (1.12x
+ * in a run of 5 at load 16), and Redis's used_memory_peak went from 0.9 to 31.0 MiB: the consumer falls behind and
+ * the whole run sits in the Redis that holds every job and lock of the queue (a 30-minute recording is ~220 MiB).
+ * HTTP is faster, keeps run bytes out of Redis, streams each file to disk and checks it by sha256; so HTTP.
  *
  * How an upload lands: `POST /v1/uploads` makes `<out>/.vncua-queue/incoming/<id>/`; each file streams to
  * `incoming/<id>.part/<random>` (never held in memory), is checked against its declared size and sha256, and
