@@ -49,6 +49,7 @@ export async function startRedis(options: { timeoutMs?: number } = {}): Promise<
     p.stdout!.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-4000)));
     p.stderr!.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-4000)));
     const probe = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    probe.on('error', () => {});
     const deadline = Date.now() + timeoutMs;
     try {
       for (;;) {
