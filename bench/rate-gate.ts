@@ -7,7 +7,7 @@
  */
 import { LocalRateGate, type RateGate } from '../harness/agent/rate-gate.ts';
 import { RedisRateGate } from '../eval/queue/rate-limit.ts';
-import { startRedis } from '../eval/queue/test-helpers/redis.ts';
+import { connectRedis, startRedis } from '../eval/queue/test-helpers/redis.ts';
 import { quantile, sample, table } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 2000);
@@ -23,8 +23,8 @@ const us = (ms: number) => (ms * 1000).toFixed(1);
 
 async function main(): Promise<void> {
   const redis = await startRedis();
+  const conn = connectRedis(redis.port);
   try {
-    const conn = redis.connect();
     const rows: string[][] = [];
     const pings = await sample(N, () => conn.ping(), 200);
     rows.push(['Redis PING round trip (baseline)', '', us(quantile(pings, 0.5)), us(quantile(pings, 0.9))]);
@@ -62,7 +62,8 @@ async function main(): Promise<void> {
       `\nOne rule: the Redis gate costs ${remote[2]} µs median per model call against ${local[2]} µs for the local gate (a model call itself takes 100s of ms).\n`,
     );
   } finally {
-    await redis.stop();
+    conn.disconnect();
+    await redis.close();
   }
 }
 

@@ -12,22 +12,30 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VncuaError } from '../../harness/errors.ts';
 import { QUEUE_BACKOFF_LIMITER, RedisRateGate, pauseQueueOnBackoff } from './rate-limit.ts';
-import { startRedis, type TestRedis } from './test-helpers/redis.ts';
+import { connectRedis, startRedis, type TestRedis } from './test-helpers/redis.ts';
 
 const FIXTURE = fileURLToPath(new URL('./test-helpers/rate-child.fixture.ts', import.meta.url));
 const CALL = { adapter: 'chat', model: 'm' };
 
 let redis: TestRedis;
+const clients = new Set<Redis>();
+/** A client of the test's Redis, closed after the file. */
+function connect(): Redis {
+  const c = connectRedis(redis.port);
+  clients.add(c);
+  return c;
+}
 beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(async () => {
-  await redis?.stop();
+  for (const c of clients) c.disconnect();
+  await redis?.close();
 });
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await Promise.resolve(c()).catch(() => {});
-  const c = redis.connect();
+  const c = connect();
   await c.flushall();
   c.disconnect();
 });
@@ -117,7 +125,7 @@ describe('RedisRateGate across worker processes', () => {
 });
 
 describe('RedisRateGate in one process', () => {
-  const conn = (): Redis => redis.connect();
+  const conn = connect;
 
   it('cancellation through the signal (and a timeout) rejects with its code and never counts the request', async () => {
     const c = conn();
@@ -192,8 +200,8 @@ describe('RedisRateGate in one process', () => {
 describe('pauseQueueOnBackoff: a 429 stops the BullMQ queue from starting runs', () => {
   /** Start a worker (limiter or not), report a backoff of `ms`, add a job: when did it start, on Redis's clock? */
   async function jobStartAfterBackoff(name: string, limiter: boolean, ms: number): Promise<{ t0: number; started: number }> {
-    const c = redis.connect();
-    const queue = new Queue(name, { connection: redis.connect() });
+    const c = connect();
+    const queue = new Queue(name, { connection: connect() });
     cleanups.push(() => queue.close());
     let started!: (t: number) => void;
     const start = new Promise<number>((r) => (started = r));
@@ -203,7 +211,7 @@ describe('pauseQueueOnBackoff: a 429 stops the BullMQ queue from starting runs',
         const [s, us] = await c.time();
         started(Number(s) * 1000 + Number(us) / 1000);
       },
-      { connection: redis.connect(), ...(limiter ? { limiter: QUEUE_BACKOFF_LIMITER } : {}) },
+      { connection: connect(), ...(limiter ? { limiter: QUEUE_BACKOFF_LIMITER } : {}) },
     );
     cleanups.push(() => worker.close(true));
     await worker.waitUntilReady();

@@ -1,7 +1,8 @@
 /**
  * Test-only: a real Debian `redis-server` on 127.0.0.1 at a free port (redis takes no port 0: one is found by
  * binding 127.0.0.1:0 first), with its data in a temporary directory (`--appendonly yes`, so a restart keeps it).
- * `stop()` kills it and removes the directory; `restart()` kills and starts it again on the same port.
+ * The same interface as wt/queue-core's eval/queue/test-helpers.ts (port, url, restart, kill, start, close), so
+ * the rate-limit tests can move to that one when both are merged; `connectRedis()` makes a client for a test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,15 +13,24 @@ import { Redis } from 'ioredis';
 
 /** A running redis-server. */
 export interface TestRedis {
+  port: number;
   /** redis://127.0.0.1:PORT/0 */
   url: string;
-  port: number;
-  /** A new ioredis connection (maxRetriesPerRequest: null, as BullMQ wants), closed by stop(). */
-  connect(): Redis;
-  /** Kill the server and start it again on the same port and data; resolves once it answers. */
+  /** Kill it (SIGKILL: as a crash) and start it again on the same port and data; resolves once it answers. */
   restart(): Promise<void>;
-  /** Close the connections made by connect(), kill the server, remove its directory. */
-  stop(): Promise<void>;
+  /** Kill it (SIGKILL); start() brings it back. */
+  kill(): Promise<void>;
+  /** Start it again after kill(). */
+  start(): Promise<void>;
+  /** Kill it and remove its data. */
+  close(): Promise<void>;
+}
+
+/** An ioredis client of `port` as the queue uses one (maxRetriesPerRequest: null, reconnecting every 100 ms, refused connects not reported). */
+export function connectRedis(port: number): Redis {
+  const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, retryStrategy: () => 100 });
+  c.on('error', () => {});
+  return c;
 }
 
 /** A port free on 127.0.0.1 right now. */
@@ -37,7 +47,6 @@ export async function startRedis(options: { timeoutMs?: number } = {}): Promise<
   const timeoutMs = options.timeoutMs ?? 20_000;
   const dir = await mkdtemp(join(tmpdir(), 'vncua-redis-'));
   const port = await freePort();
-  const clients = new Set<Redis>();
   let proc: ChildProcess | null = null;
   let log = '';
 
@@ -87,20 +96,13 @@ export async function startRedis(options: { timeoutMs?: number } = {}): Promise<
   return {
     url: `redis://127.0.0.1:${port}/0`,
     port,
-    connect() {
-      const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, retryStrategy: () => 100 });
-      // Refused connections while the server restarts are expected: ioredis retries them.
-      c.on('error', () => {});
-      clients.add(c);
-      return c;
-    },
     async restart() {
       await kill();
       await launch();
     },
-    async stop() {
-      for (const c of clients) c.disconnect();
-      clients.clear();
+    kill,
+    start: launch,
+    async close() {
       await kill().catch(() => {});
       await rm(dir, { recursive: true, force: true });
     },
