@@ -221,7 +221,8 @@ export const ERROR_CODES = {
     'A --rate-limit rule is malformed: it must be N/s, N/min or N/h (N a whole number 1..1000000), optionally :NAME for one model or adapter (60/min, 10/s, 3600/h, 60/min:gpt-5); the message says what was wrong.',
   QUEUE_ERR_RATE_LIMIT_TIMEOUT:
     "A model call waited longer than its timeout for the rate limit (--rate-limit) or a 429's backoff; the call was not made (details: adapter, model, timeoutMs).",
-  QUEUE_ERR_RATE_GATE: 'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out): the model call was not made (details: cause).',
+  QUEUE_ERR_RATE_GATE:
+    'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out), or its connection was closed: the model call was not made; an infra error, so the run is retried (details: status, cause).',
 } as const;
 
 /** A stable error code string. */

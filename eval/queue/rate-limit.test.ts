@@ -11,6 +11,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VncuaError } from '../../harness/errors.ts';
+import { isInfraErrorCode } from '../infra.ts';
 import { QUEUE_BACKOFF_LIMITER, RedisRateGate, pauseQueueOnBackoff } from './rate-limit.ts';
 import { connectRedis, startRedis, type TestRedis } from './test-helpers/redis.ts';
 
@@ -194,6 +195,8 @@ describe('RedisRateGate in one process', () => {
     // The log's key holds a string: Redis answers WRONGTYPE.
     await c.set('vncua:rate:log:1000:*', 'not a sorted set');
     await expect(gate.acquire(CALL)).rejects.toMatchObject({ code: 'QUEUE_ERR_RATE_GATE' });
+    // Not the agent's fault: the run is an infra error, retried.
+    expect(isInfraErrorCode('QUEUE_ERR_RATE_GATE')).toBe(true);
   });
 });
 
