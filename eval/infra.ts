@@ -10,6 +10,7 @@
  * - PAGE_ERR_* (the task page never became ready: refused, DNS, TLS, an HTTP status >= 400, blank,
  *   a DOM that never settles: harness/cdp/page-ready.ts),
  * - EVAL_ERR_DESKTOP_LOST (the runner found the desktop dead after the run: Chromium crashed).
+ * - QUEUE_ERR_RATE_GATE (the rate gate's Redis answered an error: the model call was never made).
  *
  * Configuration errors are neither the agent's nor the desktop's: every run would fail the same way
  * (a wrong API key, an unknown model or endpoint, bad agent arguments). The first one stops the suite.
@@ -19,7 +20,14 @@ import type { RunResult } from '../harness/trace/schema.ts';
 /** True when an error code means the desktop (not the agent) failed. */
 export function isInfraErrorCode(code: string | undefined): boolean {
   if (!code) return false;
-  return code === 'AGENT_ERR_CONNECTION_LOST' || code === 'EVAL_ERR_DESKTOP_LOST' || code.startsWith('RFB_ERR_') || code.startsWith('DESKTOP_ERR_') || code.startsWith('PAGE_ERR_');
+  return (
+    code === 'AGENT_ERR_CONNECTION_LOST' ||
+    code === 'EVAL_ERR_DESKTOP_LOST' ||
+    code === 'QUEUE_ERR_RATE_GATE' ||
+    code.startsWith('RFB_ERR_') ||
+    code.startsWith('DESKTOP_ERR_') ||
+    code.startsWith('PAGE_ERR_')
+  );
 }
 
 /**

@@ -227,6 +227,13 @@ export const ERROR_CODES = {
     'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
   MODEL_ERR_CONTEXT_WINDOW:
     'The conversation no longer fits the model\'s context window (stop_reason "model_context_window_exceeded"); keep fewer screenshots (historyScreens) or use fewer steps.',
+  // The rate limit of model calls (harness/agent/rate-gate.ts, eval/queue/rate-limit.ts)
+  QUEUE_ERR_BAD_RATE_LIMIT:
+    'A --rate-limit rule is malformed: it must be N/s, N/min or N/h (N a whole number 1..1000000), optionally :NAME for one model or adapter (60/min, 10/s, 3600/h, 60/min:gpt-5); the message says what was wrong.',
+  QUEUE_ERR_RATE_LIMIT_TIMEOUT:
+    "A model call waited longer than its timeout for the rate limit (--rate-limit) or a 429's backoff; the call was not made (details: adapter, model, timeoutMs).",
+  QUEUE_ERR_RATE_GATE:
+    'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out), or its connection was closed: the model call was not made; an infra error, so the run is retried (details: status, cause).',
 } as const;
 
 /** A stable error code string. */

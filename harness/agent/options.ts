@@ -8,6 +8,7 @@ import { checkCdpUrl } from '../cdp/success.ts';
 import { VncuaError } from '../errors.ts';
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
+import type { RateGate } from './rate-gate.ts';
 import type { RecorderFactory } from './recording.ts';
 
 /** What the Agent's constructor takes. */
@@ -63,6 +64,11 @@ export interface AgentOptions {
    * the Agent class's `liveEndpoint`).
    */
   live?: boolean;
+  /**
+   * The gate every model API request of this agent goes through (harness/agent/rate-gate.ts): `--rate-limit` and a
+   * 429's backoff, shared by the runs that share the gate (the byom adapters use it; default none).
+   */
+  rateGate?: RateGate | null;
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -80,6 +86,8 @@ export interface ResolvedAgentOptions {
   stepTimeoutMs: number;
   overwrite: boolean;
   live: boolean;
+  /** The rate gate of model calls (null: none). */
+  rateGate: RateGate | null;
 }
 
 /** What run() takes. */
@@ -129,6 +137,13 @@ export const agentOptionsSchema = z.strictObject({
   stepTimeoutMs: positiveMs.optional(),
   overwrite: z.boolean().optional(),
   live: z.boolean().optional(),
+  rateGate: z
+    .custom<RateGate>(
+      (v) => typeof v === 'object' && v !== null && ['acquire', 'backoff', 'onBackoff'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+      'must be a rate gate (an object with acquire, backoff and onBackoff: harness/agent/rate-gate.ts), or null',
+    )
+    .nullable()
+    .optional(),
 });
 
 /** Schema of run()'s options. */
@@ -218,6 +233,7 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     stepTimeoutMs: o.stepTimeoutMs ?? Infinity,
     overwrite: o.overwrite ?? false,
     live: o.live ?? true,
+    rateGate: o.rateGate ?? null,
   };
 }
 
