@@ -10,7 +10,8 @@
  * - PAGE_ERR_* (the task page never became ready: refused, DNS, TLS, an HTTP status >= 400, blank,
  *   a DOM that never settles: harness/cdp/page-ready.ts),
  * - EVAL_ERR_DESKTOP_LOST (the runner found the desktop dead after the run: Chromium crashed),
- * - GUARD_ERR_START, GUARD_ERR_LOST (the navigation guard could not attach to the desktop's Chromium, or lost it).
+ * - GUARD_ERR_START, GUARD_ERR_LOST (the navigation guard could not attach to the desktop's Chromium, or lost it),
+ * - QUEUE_ERR_RATE_GATE (the rate gate's Redis answered an error: the model call was never made).
  *
  * Configuration errors are neither the agent's nor the desktop's: every run would fail the same way
  * (a wrong API key, an unknown model or endpoint, bad agent arguments). The first one stops the suite.
@@ -25,6 +26,7 @@ export function isInfraErrorCode(code: string | undefined): boolean {
     code === 'EVAL_ERR_DESKTOP_LOST' ||
     code === 'GUARD_ERR_START' ||
     code === 'GUARD_ERR_LOST' ||
+    code === 'QUEUE_ERR_RATE_GATE' ||
     code.startsWith('RFB_ERR_') ||
     code.startsWith('DESKTOP_ERR_') ||
     code.startsWith('PAGE_ERR_')

@@ -73,6 +73,8 @@ export const httpPlannerOptionsSchema = modelAgentOptionsSchema
 
 /** An agent driven by a remote HTTP planner. */
 export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOptionsSchema>> {
+  /** The adapter's name in `--rate-limit` rules and backoffs. */
+  static override adapterName = 'http';
   /** The client (one persistent connection). */
   readonly client: PlannerClient;
   /** The token source (null: no auth). */
@@ -105,6 +107,8 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
       requestTimeoutMs: h.requestTimeoutMs,
       headers: h.headers,
       random: h.random,
+      beforeRequest: (signal) => this.gateRequest(signal),
+      onRateLimited: (ms, reason) => this.reportRateLimited(ms, reason),
     });
   }
 

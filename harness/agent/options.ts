@@ -9,6 +9,7 @@ import { VncuaError } from '../errors.ts';
 import { allowLayers, compileDomainPolicy, type AllowedDomains, type DomainPolicy } from '../guard/patterns.ts';
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
+import type { RateGate } from './rate-gate.ts';
 import type { RecorderFactory } from './recording.ts';
 
 /** What the Agent's constructor takes. */
@@ -73,6 +74,11 @@ export interface AgentOptions {
   allowedDomains?: AllowedDomains;
   /** Hosts the browser must never reach (same patterns); blocked always wins over allowedDomains. */
   blockedDomains?: readonly string[];
+  /**
+   * The gate every model API request of this agent goes through (harness/agent/rate-gate.ts): `--rate-limit` and a
+   * 429's backoff, shared by the runs that share the gate (the byom adapters use it; default none).
+   */
+  rateGate?: RateGate | null;
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -96,6 +102,8 @@ export interface ResolvedAgentOptions {
   blockedDomains: string[];
   /** The compiled guard policy; null: no guard. */
   domainPolicy: DomainPolicy | null;
+  /** The rate gate of model calls (null: none). */
+  rateGate: RateGate | null;
 }
 
 /** What run() takes. */
@@ -147,6 +155,13 @@ export const agentOptionsSchema = z.strictObject({
   live: z.boolean().optional(),
   allowedDomains: z.union([z.array(z.string()), z.array(z.array(z.string()))]).optional(),
   blockedDomains: z.array(z.string()).optional(),
+  rateGate: z
+    .custom<RateGate>(
+      (v) => typeof v === 'object' && v !== null && ['acquire', 'backoff', 'onBackoff'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+      'must be a rate gate (an object with acquire, backoff and onBackoff: harness/agent/rate-gate.ts), or null',
+    )
+    .nullable()
+    .optional(),
 });
 
 /** Schema of run()'s options. */
@@ -247,6 +262,7 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     allowedDomains: allowLayers(o.allowedDomains),
     blockedDomains: [...(o.blockedDomains ?? [])],
     domainPolicy,
+    rateGate: o.rateGate ?? null,
   };
 }
 
