@@ -79,7 +79,23 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: ['8', '--provider', 'docker'],
     about: 'the same for a container desktop, and how many desktops this machine holds while a suite runs',
   },
+  {
+    name: 'queue-upload',
+    args: ['9'],
+    about:
+      "a finished run (a real recording extended to tens of MB) from a queue worker to the coordinator: the results receiver's HTTP upload against Redis streams in 256 KiB chunks, and Redis's peak memory",
+  },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
+  {
+    name: 'guard-overhead',
+    args: ['40'],
+    about: 'the navigation guard (allowedDomains / blockedDomains, CDP Fetch on the browser target) per request: a page with 100 subresources loaded with and without it',
+  },
+  {
+    name: 'rate-gate',
+    args: ['2000'],
+    about: "the rate gate's cost per model call: acquire() on the Redis gate (a Lua script on a local redis-server) against the in-process gate",
+  },
   {
     name: 'reliability',
     args: [],

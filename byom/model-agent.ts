@@ -16,6 +16,15 @@
  * with the usage read into `tokens` and priced into `cost_usd` (byom/pricing.ts; the `prices` option
  * first): result.json sums them (harness/trace/model-calls.ts).
  *
+ * Rate limit: when the Agent options carry a `rateGate` (harness/agent/rate-gate.ts; `--rate-limit`, shared by every
+ * run of a suite or of a queue's workers), every HTTP request to the model goes through it: callModel acquires before
+ * `send` (outside the SDK's request timeout), and modelFetch() acquires again for each retry the SDK makes within the
+ * call, so each request is counted once. A 429 seen by modelFetch() reports a backoff to the gate (Retry-After /
+ * retry-after-ms when the API sent one, else 1 s), so every run sharing the gate waits. Adapters with their own HTTP
+ * client call `gateRequest()` before each request and `reportRateLimited()` on a 429 (byom/http). Calls are keyed by `rateCall()`: the class's
+ * `adapterName` and the model. Time spent waiting at the gate is noted as the call's `rate_wait_ms` and, like time
+ * paused, does not count against `budgetMs` (it depends on the other runs, not on this one).
+ *
  * Options: each adapter's options are a zod schema that extends `modelAgentOptionsSchema` (itself
  * the Agent's `agentOptionsSchema` plus ModelOptions) and is handed to this constructor, which
  * validates them (AGENT_ERR_BAD_OPTIONS naming the field, unknown keys included) and keeps the
@@ -34,8 +43,10 @@ import {
   type ScreenCapture,
 } from '../harness/agent/index.ts';
 import type { ActionStep } from '../harness/agent/index.ts';
+import { DEFAULT_BACKOFF_MS, type RateCall } from '../harness/agent/rate-gate.ts';
 import type { ScreenSize } from '../harness/desktop/size.ts';
 import { nonNegative, parseOptions, screenshotSizeSchema } from './options.ts';
+import { parseRetryAfter } from './http/retry.ts';
 import { costUsd, findPrice, pricesProblem, traceTokens, usageTokens, type Prices } from './pricing.ts';
 
 /** Options shared by every model adapter (besides the Agent's). */
@@ -73,6 +84,8 @@ export interface ModelCallInfo {
   model?: string;
   /** Attempts made (1 when the first succeeded). */
   attempts?: number;
+  /** Time the call waited at the rate gate, in ms (its requests, retries included). */
+  rateWaitMs?: number;
 }
 
 /** What callModel gives `send`. */
@@ -135,6 +148,8 @@ export const DEFAULT_STUCK_LIMIT = 5;
 
 /** Base class of the model adapters: Agent + model options + one way to call a model + loop guards. `S`: the adapter's parsed options. */
 export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends Agent {
+  /** The adapter's name for rate-limit rules (`--rate-limit 60/min:openai-cua`) and backoffs; each adapter sets its own. */
+  static adapterName = 'model';
   /** The model options as given. */
   readonly model: Readonly<ModelOptions>;
   /** All the options as the adapter's schema parsed them (the Agent's and the ModelAgent's included). */
@@ -150,6 +165,12 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
   #requestBytes = 0;
   /** Models (or '' for calls that named none) already noted as unpriced in this run. */
   #unpriced = new Set<string>();
+  /** callModel acquired the gate for the request `send` is about to make (modelFetch() must not acquire it again). */
+  #preAcquired = false;
+  /** Time waited at the rate gate: during the current call, in this run, and since when a wait is going on. */
+  #callRateWaitMs = 0;
+  #runRateWaitMs = 0;
+  #rateWaitSince: number | null = null;
 
   /**
    * Validates `options` with `schema` (an extension of modelAgentOptionsSchema; AGENT_ERR_BAD_OPTIONS naming the field and
@@ -170,13 +191,16 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     this.#sameScreens = 0;
     this.#actedSinceObserve = false;
     this.#unpriced.clear();
+    this.#runRateWaitMs = 0;
     const budget = this.model.budgetMs;
     if (budget !== undefined && budget > 0) {
       // Wall-clock time the loop spends paused (pause(), askForHelp(), a person's takeover) is not the model's: it
-      // does not count. The timer re-arms for what is left until that much unpaused time has passed.
+      // does not count, nor does time waiting at the rate gate. The timer re-arms for what is left until that much time has passed.
       const t0 = performance.now();
       const check = () => {
-        const left = budget - (performance.now() - t0 - this.pausedMs);
+        const now = performance.now();
+        const gated = this.#runRateWaitMs + (this.#rateWaitSince === null ? 0 : now - this.#rateWaitSince);
+        const left = budget - (now - t0 - this.pausedMs - gated);
         if (left > 0) this.#budgetTimer = setTimeout(check, Math.ceil(left));
         else
           this.endRun('timeout', {
@@ -219,6 +243,16 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
   }
 
   /**
+   * The navigation guard's notices since the last prompt, as text for the next one: "domain not allowed: URL (rule)"
+   * lines and a hint to take another path; '' when nothing was blocked (or no allowedDomains / blockedDomains).
+   */
+  protected domainObservation(): string {
+    const notices = this.takeDomainNotices();
+    if (notices.length === 0) return '';
+    return `${notices.join('\n')}\nThe browser blocked these requests (allowedDomains / blockedDomains): choose another way to do the task.`;
+  }
+
+  /**
    * Perform one action given as a trace step (`{ action: 'mouse_click', params: { position, button, click_type } }`).
    * The same action `stuckRepeats` times in a row ends the run as `stuck` after it is performed.
    */
@@ -237,14 +271,72 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     }
   }
 
-  /** A fetch for an SDK client (over `base`, default the global fetch) that counts each request and its body size for callModel. */
+  /**
+   * A fetch for an SDK client (over `base`, default the global fetch) that counts each request and its body size for
+   * callModel, passes each request through the rate gate (the first of a call was let through by callModel; the SDK's
+   * retries are not) and reports a 429 to it.
+   */
   protected modelFetch(base?: FetchFn): FetchFn {
-    return (url, init) => {
+    return async (url, init) => {
+      await this.gateRequest(init?.signal ?? undefined);
       const body = init?.body;
       this.#attempts++;
       this.#requestBytes = typeof body === 'string' ? Buffer.byteLength(body) : 0;
-      return (base ?? fetch)(url, init);
+      const res = await (base ?? fetch)(url, init);
+      if (res.status === 429) {
+        const ms = retryAfterMs(res.headers);
+        const where = typeof url === 'string' ? url : url instanceof URL ? url.href : url.url;
+        await this.reportRateLimited(ms, `HTTP 429 from ${where.split('?')[0]}${ms === null ? '' : ` (retry after ${ms} ms)`}`);
+      }
+      return res;
     };
+  }
+
+  /** What this agent's model calls are keyed by at the rate gate: its class's `adapterName` and the model option. */
+  protected rateCall(): RateCall {
+    return { adapter: (this.constructor as typeof ModelAgent).adapterName, model: this.model.model };
+  }
+
+  /**
+   * Call before each HTTP request to the model inside callModel's `send` (modelFetch() does): the first request of a
+   * call was let through by callModel already, every later one (a retry) waits at the rate gate.
+   */
+  protected async gateRequest(signal?: AbortSignal): Promise<void> {
+    if (this.#preAcquired) this.#preAcquired = false;
+    else await this.awaitRateGate(signal);
+  }
+
+  /**
+   * Wait at the rate gate (AgentOptions.rateGate) until one request to the model may go; at once without a gate.
+   * callModel does it before `send`, gateRequest() for each retry. Rejects with the signal's reason when it aborts.
+   */
+  protected async awaitRateGate(signal?: AbortSignal): Promise<void> {
+    const gate = this.options.rateGate;
+    if (!gate) return;
+    const t0 = performance.now();
+    this.#rateWaitSince = t0;
+    try {
+      await gate.acquire(this.rateCall(), { signal });
+    } finally {
+      const waited = performance.now() - t0;
+      this.#rateWaitSince = null;
+      this.#callRateWaitMs += waited;
+      this.#runRateWaitMs += waited;
+    }
+  }
+
+  /**
+   * The model API answered 429: tell the rate gate, so that every run sharing it waits `retryAfterMs` (the API's
+   * Retry-After; null: 1 s). Never throws (a gate that cannot record it leaves the call's own retries to cope).
+   */
+  protected async reportRateLimited(retryAfterMs: number | null, reason: string): Promise<void> {
+    const gate = this.options.rateGate;
+    if (!gate) return;
+    try {
+      await gate.backoff(this.rateCall(), retryAfterMs ?? DEFAULT_BACKOFF_MS, reason);
+    } catch {
+      // the call's own retry still waits as the SDK (or client) decides
+    }
   }
 
   /**
@@ -255,22 +347,34 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
   protected async callModel<R, T>(call: ModelCall<R, T>): Promise<T> {
     this.#attempts = 0;
     this.#requestBytes = 0;
-    const t0 = performance.now();
+    this.#callRateWaitMs = 0;
     const run = this.signal;
     const own = new AbortController();
     const unfollow = follow(run, own);
     let raw: R;
+    let t0 = performance.now();
     try {
+      // The gate's wait comes before the call's clock (latency) and the SDK's request timeout start.
+      await this.awaitRateGate(own.signal);
+      this.#preAcquired = this.options.rateGate != null;
+      t0 = performance.now();
       raw = await call.send({ signal: own.signal });
     } catch (e) {
       throw call.mapError ? call.mapError(e, run) : e;
     } finally {
+      this.#preAcquired = false;
       unfollow();
     }
     const latencyMs = performance.now() - t0;
     const { value, ...reply } = call.read(raw);
     const counted = this.#attempts > 0;
-    this.noteModelCall({ latencyMs, ...reply, ...(reply.attempts === undefined && counted ? { attempts: this.#attempts } : {}) });
+    const waited = this.#callRateWaitMs;
+    this.noteModelCall({
+      latencyMs,
+      ...reply,
+      ...(reply.attempts === undefined && counted ? { attempts: this.#attempts } : {}),
+      ...(waited > 0 && this.options.rateGate ? { rateWaitMs: waited } : {}),
+    });
     if (counted) this.attachMeta({ request_bytes: [this.#requestBytes] });
     return value;
   }
@@ -286,6 +390,7 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     if (info.responseId !== undefined) call.response_id = info.responseId;
     if (info.model !== undefined) call.model = info.model;
     if (info.attempts !== undefined) call.attempts = info.attempts;
+    if (info.rateWaitMs !== undefined) call.rate_wait_ms = Math.round(info.rateWaitMs * 1000) / 1000;
     const tokens = info.usage === undefined ? null : usageTokens(info.usage);
     if (tokens) {
       call.tokens = traceTokens(tokens);
@@ -311,4 +416,11 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
       ],
     });
   }
+}
+
+/** The wait a 429 asks for, in ms: `retry-after-ms` (OpenAI), else `retry-after` (seconds or an HTTP date); null when neither. */
+export function retryAfterMs(headers: Headers): number | null {
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && /^\d+(\.\d+)?$/.test(ms.trim())) return Math.round(Number(ms));
+  return parseRetryAfter(headers.get('retry-after') ?? undefined);
 }

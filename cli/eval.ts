@@ -10,6 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS, type LoadedAgentModule, loadAgentModule } from './agents.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -146,6 +147,9 @@ export interface EvalCommandOptions {
   live?: boolean;
   /** --queue URL: the runs go to workers through this Redis queue (eval/queue/coordinator.ts). */
   queue?: string;
+  /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
+  allowedDomains?: string[];
+  blockedDomains?: string[];
   args: string[];
 }
 
@@ -193,6 +197,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (v.queue !== undefined) {
     // The workers' own options: the coordinator runs no desktop.
     for (const [flag, given] of [
@@ -224,6 +229,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_LAYOUT_MIXED',
   'EVAL_ERR_BAD_OPTIONS',
   'EVAL_ERR_BAD_ENDPOINTS',
+  'GUARD_ERR_BAD_PATTERN',
   ...SERVE_START_ERROR_CODES,
   ...QUEUE_INPUT_ERROR_CODES,
 ]);
@@ -233,6 +239,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   const stdout = io.out ?? process.stdout;
   const stderr = io.err ?? process.stderr;
   // Bad input is found before anything is written: the output root, the agent, the tasks and the selection.
+  checkDomainFlags(o);
   await checkOutputDir(o.out, '--out');
   const mod = await loadAgentModule(o.agent);
   const taskFile = await loadTaskFile(o.tasks, o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {});
@@ -285,6 +292,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        allowedDomains: o.allowedDomains,
+        blockedDomains: o.blockedDomains,
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,
@@ -354,6 +363,8 @@ async function runQueuedEvalCommand(
         ...(o.script !== undefined ? { script: resolve(o.script) } : {}),
         args: o.args,
         ...(o.shard ? { shard: o.shard } : {}),
+        ...(o.allowedDomains ? { allowedDomains: o.allowedDomains } : {}),
+        ...(o.blockedDomains ? { blockedDomains: o.blockedDomains } : {}),
         out: o.out,
         rerun: o.rerun,
         ...(io.signal ? { signal: io.signal } : {}),

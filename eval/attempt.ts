@@ -16,6 +16,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import type { Agent } from '../harness/agent/agent.ts';
 import type { AgentContext } from '../harness/agent/context.ts';
 import { VncuaError, errorInfo } from '../harness/errors.ts';
+import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { now, roundMs } from '../harness/trace/clock.ts';
 import { readTrace } from '../harness/trace/reader.ts';
@@ -27,6 +28,7 @@ import type { EvalJob } from './jobs.ts';
 import { TASK_FILE, resolutionLabel } from './layout.ts';
 import type { WorkerStatus } from './progress.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
+import type { EvalTask } from './tasks.ts';
 import { firstSuccess } from './score.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
@@ -57,6 +59,10 @@ export interface AttemptOptions {
   args?: string[];
   successGraceMs?: number;
   live?: boolean;
+  /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
+  allowedDomains?: readonly string[];
+  /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
+  blockedDomains?: readonly string[];
   signal?: AbortSignal;
   /** The attempt's state, for the progress display. */
   onState?(state: WorkerStatus['state']): void;
@@ -188,6 +194,7 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
         ...(desktop.password !== undefined ? { password: desktop.password } : {}),
         ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
         ...(o.live !== undefined ? { live: o.live } : {}),
+        ...runDomains(o, job.task),
         // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
         recorder: recordingProxyRecorder,
       },
@@ -255,4 +262,11 @@ export async function writeInfraError(
   await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(o, job, e.attempts, e.startedAt, e.infra, { ended_at: now(), status: 'infra_error' }));
   await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
   return result;
+}
+
+/** The guard lists of one run: the suite's (CLI) and the task's, layered; the task page's origin allowed (harness/guard/patterns.ts). */
+function runDomains(o: Pick<AttemptOptions, 'allowedDomains' | 'blockedDomains'>, task: EvalTask): { allowedDomains?: string[][]; blockedDomains?: string[] } {
+  const lists = allowStartPage(mergeDomainLists(o, task), task.url);
+  if (lists.allowedDomains.length === 0 && lists.blockedDomains.length === 0) return {};
+  return lists;
 }

@@ -101,6 +101,10 @@ export interface RunSuiteOptions {
   successGraceMs?: number;
   /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
+  /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
+  allowedDomains?: readonly string[];
+  /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
+  blockedDomains?: readonly string[];
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -298,6 +302,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     args: opts.args ?? [],
     ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
     ...(opts.live !== undefined ? { live: opts.live } : {}),
+    ...(opts.allowedDomains ? { allowedDomains: opts.allowedDomains } : {}),
+    ...(opts.blockedDomains ? { blockedDomains: opts.blockedDomains } : {}),
     signal,
   };
   const ctx: JobContext = { opts, out, retries, attempt, signal, setWorker, emit, replace, stopSuite, plan };

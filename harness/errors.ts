@@ -117,10 +117,6 @@ export const ERROR_CODES = {
     "The queue, or a suite's manifest in it, was written by a vncua with another queue format or version: run the coordinator and every worker from the same vncua version, or use another Redis database (details: format, expected, version).",
   QUEUE_ERR_MISMATCH:
     "A worker's task file or agent module differs from the coordinator's (their sha256 differ): the worker takes no job of that suite and exits; give it the same files (details: what, file, ours, theirs).",
-  QUEUE_ERR_RESULTS_UNWRITABLE:
-    "A worker cannot write the suite's results: the results root the manifest names is not visible here (no marker file of that suite) or not writable, and the coordinator offers no upload; the worker takes no job of that suite and exits (details: out, reason).",
-  QUEUE_ERR_ALREADY_FINISHED:
-    "A worker's finished attempt was not committed because the run's directory already holds a finished run (another worker finished it first, e.g. after a stall): the attempt is dropped, the finished run is kept; nothing to do.",
   QUEUE_ERR_SHARD_ENV:
     'vncua worker --shard-from-env: JOB_COMPLETION_INDEX or JOB_COMPLETIONS is missing or not a whole number (index 0 <= i < completions), as a Kubernetes Indexed Job sets them (details: index, completions).',
   QUEUE_ERR_JOB_FAILED:
@@ -212,6 +208,17 @@ export const ERROR_CODES = {
   EXPORT_ERR_RUN_SKIPPED:
     'A run under ROOT was not exported: its trace, result.json or task.json cannot be read (damaged), or it ended in an infra error; listed with the reason in export.json and on stderr (exit code 1; the other runs are written).',
   EXPORT_ERR_WRITE: 'An export output (the JSONL, a PNG, export.json) could not be written (directory not writable, disk full).',
+  // The job queue's results upload (eval/queue/upload/): workers that do not see the results root
+  QUEUE_ERR_RESULTS_UNWRITABLE:
+    "The suite's results root cannot be written by this process (a file in the way, permissions, a read-only or pseudo filesystem; details: out, cause): give an --out this machine can write. For a queue worker: the results root the manifest names is not visible here (no marker file of that suite) or not writable, and the coordinator offers no upload; the worker takes no job of that suite and exits (details: out, reason).",
+  QUEUE_ERR_UPLOAD:
+    "A finished run could not be uploaded to the coordinator's results receiver (wrong token: HTTP 401; receiver unreachable; a file that kept failing its size or sha256 check after the retries; the receiver's disk full; cancelled); the message says which file and step, the run's staging dir is kept (details: url, status, receiverCode, file).",
+  QUEUE_ERR_ALREADY_FINISHED:
+    "The run's directory in the results root already holds a finished run (result.json of a finished run), so the attempt was not committed over it (an upload: HTTP 409; a shared filesystem: the rename refused): another attempt of the same job finished first (e.g. after a stall); the attempt is dropped, nothing there was touched.",
+  QUEUE_ERR_BAD_PATH:
+    'A path given to the results receiver is refused (HTTP 400): absolute, with an empty, `.` or `..` segment, a control character or backslash, a run directory starting with `.` (scoring ignores those), or one that leaves the results root through a symlink (details: path, why).',
+  QUEUE_ERR_LISTEN:
+    'The results receiver could not start: its token is shorter than 16 characters, or it could not listen on the given host and port (details: host, port, cause).',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
     'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',
@@ -234,6 +241,19 @@ export const ERROR_CODES = {
     'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
   MODEL_ERR_CONTEXT_WINDOW:
     'The conversation no longer fits the model\'s context window (stop_reason "model_context_window_exceeded"); keep fewer screenshots (historyScreens) or use fewer steps.',
+  // Navigation guard (harness/guard: allowedDomains / blockedDomains)
+  GUARD_ERR_BAD_PATTERN:
+    'An allowedDomains or blockedDomains pattern is malformed (a wildcard not in first place, a path, credentials, a bad port or host); the message names the pattern and shows valid ones (details: list, pattern).',
+  GUARD_ERR_NO_CDP: 'allowedDomains or blockedDomains were given but the Agent has no cdpUrl: the guard enforces them in the browser over CDP.',
+  GUARD_ERR_LOST: "The navigation guard's CDP connection to the browser dropped during the run; the run was stopped with status error, as its browser was no longer guarded.",
+  GUARD_ERR_START: 'The navigation guard could not attach to the browser over CDP (Fetch.enable on the browser target failed or timed out); the run did not start unguarded.',
+  // The rate limit of model calls (harness/agent/rate-gate.ts, eval/queue/rate-limit.ts)
+  QUEUE_ERR_BAD_RATE_LIMIT:
+    'A --rate-limit rule is malformed: it must be N/s, N/min or N/h (N a whole number 1..1000000), optionally :NAME for one model or adapter (60/min, 10/s, 3600/h, 60/min:gpt-5); the message says what was wrong.',
+  QUEUE_ERR_RATE_LIMIT_TIMEOUT:
+    "A model call waited longer than its timeout for the rate limit (--rate-limit) or a 429's backoff; the call was not made (details: adapter, model, timeoutMs).",
+  QUEUE_ERR_RATE_GATE:
+    'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out), or its connection was closed: the model call was not made; an infra error, so the run is retried (details: status, cause).',
 } as const;
 
 /** A stable error code string. */

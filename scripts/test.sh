@@ -3,13 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# The Docker engine and desktop image (eval/providers/docker.desktop.test.ts), set up beside the type
-# check and the linter. Where none can be had, the docker tests are skipped and print why;
+# The Docker engine, the desktop image (eval/providers/docker.desktop.test.ts) and the worker image
+# (docker/worker/worker-image.desktop.test.ts; scripts/build-worker-image.sh sets up the other two
+# first), beside the type check and the linter. Where none can be had, the docker tests are skipped and print why;
 # VNCUA_TEST_DOCKER=0 skips the setup (the tests then say the engine or image is missing).
 docker_log=$(mktemp)
 docker_pid=""
 if [ "${VNCUA_TEST_DOCKER:-1}" != 0 ]; then
-  bash scripts/setup-docker.sh >"$docker_log" 2>&1 &
+  bash scripts/build-worker-image.sh >"$docker_log" 2>&1 &
   docker_pid=$!
 fi
 npx tsc -p tsconfig.json --noEmit

@@ -43,6 +43,7 @@ import type { ScreenCapture } from '../../harness/agent/index.ts';
 import { z } from 'zod';
 import type { ScreenSize } from '../../harness/desktop/size.ts';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import type { RateCall } from '../../harness/agent/rate-gate.ts';
 import { ModelAgent, modelAgentOptionsSchema, type ModelAgentOptions } from '../model-agent.ts';
 import { positiveMs, requireApiKey, requiredTask, wholeNumber } from '../options.ts';
 import { ComputerActionMapper, TOOL_VERSIONS, type ScreenRect, type ToolVersion } from './actions.ts';
@@ -141,6 +142,8 @@ interface Conversation {
 
 /** An Agent driven by Anthropic's computer-use tool through the Messages API. */
 export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOptionsSchema>> {
+  /** The adapter's name in `--rate-limit` rules and backoffs. */
+  static override adapterName = 'anthropic';
   /** The SDK client (baseURL, key, retries and timeout as configured). */
   readonly client: Anthropic;
   /** The model name sent. */
@@ -174,6 +177,11 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
     });
   }
 
+  /** Calls are keyed by the model actually sent (its default included). */
+  protected override rateCall(): RateCall {
+    return { ...super.rateCall(), model: this.modelName };
+  }
+
   /** A new run starts a new conversation. */
   override run(...args: Parameters<ModelAgent['run']>): ReturnType<ModelAgent['run']> {
     this.#conv = newConversation();
@@ -191,7 +199,10 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
       const mapperOptions = { map, toolVersion: this.toolVersion, zoom: this.#zoomEnabled() };
       if (conv.mapper) conv.mapper.update(mapperOptions);
       else conv.mapper = new ComputerActionMapper(mapperOptions);
-      conv.messages.push({ role: 'user', content: conv.messages.length === 0 ? [textBlock(this.task!), shotBlock(shot)] : this.#resultsWith(shot) });
+      const content = conv.messages.length === 0 ? [textBlock(this.task!), shotBlock(shot)] : this.#resultsWith(shot);
+      const blocked = this.domainObservation();
+      // After the tool_results (the API wants them first): what the navigation guard blocked.
+      conv.messages.push({ role: 'user', content: blocked ? [...content, textBlock(blocked)] : content });
       conv.pending = [];
     }
     conv.paused = false;

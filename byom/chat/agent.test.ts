@@ -93,7 +93,14 @@ describe('ChatAgent on the fake desktop', () => {
     for (const [i, e] of entries.entries()) {
       const u = usageFor(i + 1);
       expect(e.meta?.model_calls).toEqual([
-        { latency_ms: expect.any(Number), usage: u, response_id: `chatcmpl-${i + 1}`, model: 'test-vlm', tokens: { input: u.prompt_tokens, output: u.completion_tokens } },
+        {
+          latency_ms: expect.any(Number),
+          usage: u,
+          response_id: `chatcmpl-${i + 1}`,
+          model: 'test-vlm',
+          attempts: 1,
+          tokens: { input: u.prompt_tokens, output: u.completion_tokens },
+        },
       ]);
     }
     expect(entries[0]!.meta?.thought).toBe('t1');

@@ -97,6 +97,8 @@ export function reaskText(error: string): string {
 
 /** An agent driven by an OpenAI-compatible chat model with image input. */
 export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema>> {
+  /** The adapter's name in `--rate-limit` rules and backoffs. */
+  static override adapterName = 'chat';
   /** The chat options, defaults applied. */
   readonly chat: Readonly<
     Required<Pick<ChatOptions, 'historyScreens' | 'coordinates' | 'maxReasks' | 'maxRetries' | 'requestTimeoutMs' | 'imageFormat'>> &
@@ -128,7 +130,8 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
       baseURL: o.baseURL ?? null,
       maxRetries: c.maxRetries,
       timeout: c.requestTimeoutMs,
-      fetch: c.fetch,
+      // Through modelFetch(): each request (retries included) passes the rate gate and is counted for the trace.
+      fetch: this.modelFetch(c.fetch),
     });
   }
 
@@ -153,7 +156,8 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
       n === 1
         ? `${this.task !== undefined ? `Task: ${this.task}` : 'No task was given: look at the screen and finish when there is nothing to do.'}\nScreenshot 1 (${shot.width}x${shot.height}): the screen now. What is the next action?`
         : `${this.#lastDone}Screenshot ${n} (${shot.width}x${shot.height}): the screen now. What is the next action?`;
-    conversation.addUser(intro, { base64: shot.base64, mimeType: shot.mimeType });
+    const blocked = this.domainObservation();
+    conversation.addUser(blocked ? `${blocked}\n${intro}` : intro, { base64: shot.base64, mimeType: shot.mimeType });
 
     let lastError = '';
     let lastReply = '';

@@ -73,6 +73,8 @@ export const httpPlannerOptionsSchema = modelAgentOptionsSchema
 
 /** An agent driven by a remote HTTP planner. */
 export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOptionsSchema>> {
+  /** The adapter's name in `--rate-limit` rules and backoffs. */
+  static override adapterName = 'http';
   /** The client (one persistent connection). */
   readonly client: PlannerClient;
   /** The token source (null: no auth). */
@@ -105,6 +107,8 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
       requestTimeoutMs: h.requestTimeoutMs,
       headers: h.headers,
       random: h.random,
+      beforeRequest: (signal) => this.gateRequest(signal),
+      onRateLimited: (ms, reason) => this.reportRateLimited(ms, reason),
     });
   }
 
@@ -132,7 +136,14 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
       screen: { width: shot.screenWidth, height: shot.screenHeight },
       image: { width: shot.width, height: shot.height },
     };
-    const request = { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous };
+    const blocked = this.domainObservation();
+    const request = {
+      task: this.task ?? '',
+      screenshot: shot.base64,
+      resolution: { width: shot.width, height: shot.height },
+      previous_steps: this.#previous,
+      ...(blocked ? { observations: blocked.split('\n') } : {}),
+    };
     const plan = await this.callModel({
       send: ({ signal }) => this.client.plan(request, { signal }),
       read: (p) => {

@@ -30,6 +30,13 @@ export interface PlannerClientOptions {
   headers?: Record<string, string>;
   /** Jitter source of the backoff (tests). */
   random?: () => number;
+  /**
+   * Called before each request (retries and the one after a re-authentication included): the agent's rate gate
+   * (ModelAgent.gateRequest) holds it until the request may go.
+   */
+  beforeRequest?: (signal: AbortSignal | undefined) => Promise<void>;
+  /** Called when the planner answered 429, with its Retry-After in ms (null: none): the agent tells its rate gate. */
+  onRateLimited?: (retryAfterMs: number | null, reason: string) => Promise<void>;
 }
 
 /** One planned step: the validated answer and how it was obtained. */
@@ -92,6 +99,7 @@ export class PlannerClient {
     const url = this.endpoint;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...(this.#o.headers ?? {}) };
     if (token !== null) headers.authorization = `Bearer ${token}`;
+    await this.#o.beforeRequest?.(signal);
     const res: HttpResponse = await httpRequest(url, {
       method: 'POST',
       headers,
@@ -112,11 +120,13 @@ export class PlannerClient {
       };
     if (res.status === 429 || res.status >= 500) {
       const code = res.status === 429 ? 'MODEL_ERR_RATE_LIMITED' : 'MODEL_ERR_SERVER';
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      if (res.status === 429) await this.#o.onRateLimited?.(retryAfterMs, `HTTP 429 from ${url.href}${retryAfterMs === null ? '' : ` (retry after ${retryAfterMs} ms)`}`);
       return {
         ok: false,
         retryable: true,
         status: res.status,
-        retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+        retryAfterMs,
         error: new VncuaError(code, `${where} answered HTTP ${res.status}.`, { details }),
       };
     }

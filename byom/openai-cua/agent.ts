@@ -32,6 +32,7 @@ import type {
 import { z } from 'zod';
 import type { ScreenCapture } from '../../harness/agent/index.ts';
 import { VncuaError } from '../../harness/errors.ts';
+import type { RateCall } from '../../harness/agent/rate-gate.ts';
 import { ModelAgent, modelAgentOptionsSchema, type ModelAgentOptions } from '../model-agent.ts';
 import { positiveMs, requireApiKey, requiredTask, wholeNumber } from '../options.ts';
 import { mapComputerAction } from './actions.ts';
@@ -182,6 +183,8 @@ function failedResponse(resp: Response): VncuaError | null {
 
 /** An Agent driven by OpenAI's computer-use tool through the Responses API. */
 export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsSchema>> {
+  /** The adapter's name in `--rate-limit` rules and backoffs. */
+  static override adapterName = 'openai-cua';
   /** The SDK client (baseURL, key, retries and timeout as configured). */
   readonly client: OpenAI;
   /** The model name sent. */
@@ -218,6 +221,11 @@ export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsS
     });
   }
 
+  /** Calls are keyed by the model actually sent (its default included). */
+  protected override rateCall(): RateCall {
+    return { ...super.rateCall(), model: this.modelName };
+  }
+
   /** A new run starts a new conversation. */
   override run(...args: Parameters<ModelAgent['run']>): ReturnType<ModelAgent['run']> {
     this.#previousResponseId = undefined;
@@ -232,6 +240,8 @@ export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsS
     if (this.signal.aborted) return false;
     const map = coordinateMap({ width: shot.width, height: shot.height }, { width: shot.screenWidth, height: shot.screenHeight });
     const input = this.#started ? await this.#callOutputs(shot) : firstInput(this.task!, shot, this.toolForm === 'computer' ? 'original' : 'auto');
+    const blocked = this.domainObservation();
+    if (blocked) input.push({ role: 'user', content: [{ type: 'input_text', text: blocked }] });
     const tool: ComputerUsePreviewTool | ComputerTool =
       this.toolForm === 'preview'
         ? { type: 'computer_use_preview', display_width: shot.width, display_height: shot.height, environment: this.#own.environment }

@@ -78,6 +78,9 @@ export interface CoordinatorOptions {
   args?: readonly string[];
   shard?: Shard;
   desktopTimeoutMs?: number;
+  /** The navigation guard of every run (--allowed-domains / --blocked-domains). */
+  allowedDomains?: readonly string[];
+  blockedDomains?: readonly string[];
   /** Results root (every worker sees it, or receives uploads: `upload`). */
   out: string;
   rerun?: boolean;
@@ -129,6 +132,8 @@ async function identity(o: CoordinatorOptions, out: string, resolutions: readonl
       args: [...(o.args ?? [])],
       ...(o.shard ? { shard: `${o.shard.i}/${o.shard.n}` } : {}),
       ...(o.desktopTimeoutMs ? { desktopTimeoutMs: o.desktopTimeoutMs } : {}),
+      ...(o.allowedDomains && o.allowedDomains.length > 0 ? { allowedDomains: [...o.allowedDomains] } : {}),
+      ...(o.blockedDomains && o.blockedDomains.length > 0 ? { blockedDomains: [...o.blockedDomains] } : {}),
     },
     out,
   };

@@ -62,6 +62,8 @@ const manifestSchema = z.object({
     args: z.array(z.string()),
     shard: z.string().optional(),
     desktopTimeoutMs: z.number().int().optional(),
+    allowedDomains: z.array(z.string()).optional(),
+    blockedDomains: z.array(z.string()).optional(),
   }),
   out: z.string(),
   results: z.object({ marker: z.string(), upload: z.object({ url: z.string(), token: z.string() }).optional() }),

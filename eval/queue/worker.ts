@@ -334,6 +334,8 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         args: m.options.args,
         ...(m.options.successGraceMs !== undefined ? { successGraceMs: m.options.successGraceMs } : {}),
         ...(m.options.live !== undefined ? { live: m.options.live } : {}),
+        ...(m.options.allowedDomains ? { allowedDomains: m.options.allowedDomains } : {}),
+        ...(m.options.blockedDomains ? { blockedDomains: m.options.blockedDomains } : {}),
         ...(signal ? { signal } : {}),
         onState: (state) => report({ kind: 'state', worker: name, slot, state, attempt }),
         plan: () => p.plan?.([data.size, ...Array.from({ length: o.pool ?? 0 }, (_, i) => suite.sizes[i % suite.sizes.length]!)]),
@@ -423,7 +425,13 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     await worker.close(true).catch(() => {});
     poolAbort.abort();
     await provider?.close?.().catch(() => {});
-    for (const p of suites.values()) await p.then((s) => s?.server?.close()).catch(() => {});
+    for (const p of suites.values())
+      await p
+        .then(async (s) => {
+          await s?.server?.close();
+          (s?.sink as { close?(): void } | undefined)?.close?.(); // an upload sink's keep-alive connections
+        })
+        .catch(() => {});
     redis.disconnect();
   }
   if (fatal) throw fatal;

@@ -4,6 +4,7 @@
  */
 import type { Sentinel } from '../cdp/sentinel.ts';
 import type { Agent } from './agent.ts';
+import type { RateGate } from './rate-gate.ts';
 import type { RecorderFactory } from './recording.ts';
 
 /** The context passed to an agent module's builder. */
@@ -28,7 +29,8 @@ export interface AgentContext {
    * The Agent options made from the above: `{ task, outputDir, vncUrl, cdpUrl }` (task left out when not given;
    * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication; successGraceMs by
    * --success-grace-ms; live: false by --no-live; recorder: the recording proxy, so the run is recorded whichever
-   * Agent class it builds).
+   * Agent class it builds; rateGate: the gate of model calls by --rate-limit, shared by every run of the suite, or
+   * of every worker of a queue).
    */
   agentOptions: {
     task?: string;
@@ -40,6 +42,11 @@ export interface AgentContext {
     successGraceMs?: number;
     live?: boolean;
     recorder?: RecorderFactory | null;
+    /** The navigation guard's allow layers (--allowed-domains, a task's allowedDomains), the start page's origin added to each. */
+    allowedDomains?: string[][];
+    /** The navigation guard's blocked patterns (--blocked-domains and a task's, united). */
+    blockedDomains?: string[];
+    rateGate?: RateGate | null;
   };
   /** The task's id (`vncua eval` only). */
   taskId?: string;

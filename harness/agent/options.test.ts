@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VncuaError } from '../errors.ts';
 import { Agent } from './agent.ts';
 import { resolveAgentOptions } from './options.ts';
+import { LocalRateGate } from './rate-gate.ts';
 import { tempOutputDir } from '../test-helpers/files.ts';
 
 function badField(input: unknown): unknown {
@@ -37,8 +38,34 @@ describe('resolveAgentOptions', () => {
       stepTimeoutMs: Infinity,
       overwrite: false,
       live: true,
+      allowedDomains: [],
+      blockedDomains: [],
+      domainPolicy: null,
+      rateGate: null,
     });
     expect(resolveAgentOptions({ ...base, live: false }).live).toBe(false);
+  });
+
+  it('compiles allowedDomains / blockedDomains (a list, or layers); a bad pattern is GUARD_ERR_BAD_PATTERN; a guard needs CDP', () => {
+    const cdp = { ...base, cdpUrl: 'http://127.0.0.1:9222' };
+    const o = resolveAgentOptions({ ...cdp, allowedDomains: ['*.example.com'], blockedDomains: ['ads.example.com'] });
+    expect(o.allowedDomains).toEqual([['*.example.com']]);
+    expect(o.blockedDomains).toEqual(['ads.example.com']);
+    expect(o.domainPolicy!.allowed[0]![0]).toMatchObject({ host: 'example.com', wildcard: true });
+    expect(resolveAgentOptions({ ...cdp, allowedDomains: [['a.com', 'b.com'], ['a.com']] }).allowedDomains).toEqual([['a.com', 'b.com'], ['a.com']]);
+    expect(() => resolveAgentOptions({ ...cdp, allowedDomains: ['a.*.com'] })).toThrow(
+      expect.objectContaining({ code: 'GUARD_ERR_BAD_PATTERN', details: { list: 'allowedDomains', pattern: 'a.*.com' } }),
+    );
+    expect(() => resolveAgentOptions({ ...base, blockedDomains: ['evil.com'] })).toThrow(expect.objectContaining({ code: 'GUARD_ERR_NO_CDP' }));
+    expect(badField({ ...cdp, blockedDomains: 'evil.com' })).toBe('blockedDomains');
+  });
+
+  it('takes a rateGate (an object with acquire, backoff and onBackoff), or null; anything else is refused naming the field', () => {
+    const gate = new LocalRateGate('60/min');
+    expect(resolveAgentOptions({ ...base, rateGate: gate }).rateGate).toBe(gate);
+    expect(resolveAgentOptions({ ...base, rateGate: null }).rateGate).toBeNull();
+    expect(badField({ ...base, rateGate: { acquire: () => {} } })).toBe('rateGate');
+    expect(() => resolveAgentOptions({ ...base, rateGate: 'redis://x' })).toThrow(/must be a rate gate/);
   });
 
   it('builds the URLs from scheme/host/port parts (default ws and 127.0.0.1; IPv6 in brackets)', () => {

@@ -53,8 +53,8 @@ export interface ReceivedRequest {
 export type Turn =
   /** Answer with these content blocks (a function gets the request). stop_reason defaults to tool_use when there is a tool_use, else end_turn. */
   | { reply: BetaContentBlock[] | ((req: ReceivedRequest) => BetaContentBlock[]); stopReason?: BetaStopReason; stopDetails?: BetaRefusalStopDetails; usage?: Partial<BetaUsage> }
-  /** Answer with an API error: HTTP status and Anthropic's error JSON. */
-  | { httpError: number; type?: string; message?: string }
+  /** Answer with an API error: HTTP status and Anthropic's error JSON (`headers` replace the default retry hint: `retry-after-ms: 5` on 429 and 5xx). */
+  | { httpError: number; type?: string; message?: string; headers?: Record<string, string> }
   /** Answer with exactly these bytes (malformed bodies). */
   | { raw: string; contentType: string; httpStatus?: number }
   /** Never answer (the client times out). */
@@ -257,9 +257,9 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(data);
 }
 
-function sendError(res: ServerResponse, status: number, type: string, message: string): void {
+function sendError(res: ServerResponse, status: number, type: string, message: string, headers?: Record<string, string>): void {
   // Short retry hints, so the SDK's retries of 429 and 5xx do not slow the tests down.
-  const retry: Record<string, string> = status === 429 || status >= 500 ? { 'retry-after-ms': '5' } : {};
+  const retry: Record<string, string> = headers ?? (status === 429 || status >= 500 ? { 'retry-after-ms': '5' } : {});
   sendJson(res, status, { type: 'error', error: { type, message }, request_id: nextId('req') }, retry);
 }
 
@@ -314,7 +314,7 @@ export async function startFakeMessages(script: Script, options: { apiKey?: stri
       return;
     }
     if ('httpError' in turn) {
-      sendError(res, turn.httpError, turn.type ?? errorType(turn.httpError), turn.message ?? `scripted HTTP ${turn.httpError}`);
+      sendError(res, turn.httpError, turn.type ?? errorType(turn.httpError), turn.message ?? `scripted HTTP ${turn.httpError}`, turn.headers);
       return;
     }
     const content = typeof turn.reply === 'function' ? turn.reply(received) : turn.reply;

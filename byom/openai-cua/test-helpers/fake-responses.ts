@@ -39,8 +39,8 @@ export interface ReceivedRequest {
 export type Turn =
   /** Answer with these output items (a function gets the request). */
   | { reply: ResponseOutputItem[] | ((req: ReceivedRequest) => ResponseOutputItem[]); status?: Response['status']; error?: Response['error'] }
-  /** Answer with an API error: HTTP status and OpenAI's error JSON. */
-  | { httpError: number; message?: string; type?: string; code?: string | null }
+  /** Answer with an API error: HTTP status and OpenAI's error JSON (`headers` replace the default retry hint: `retry-after-ms: 10` on 429 and 5xx). */
+  | { httpError: number; message?: string; type?: string; code?: string | null; headers?: Record<string, string> }
   /** Answer with exactly these bytes (malformed bodies). */
   | { raw: string; contentType: string; httpStatus?: number }
   /** Never answer (the client times out). */
@@ -181,9 +181,9 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-function apiError(res: ServerResponse, status: number, msg: string, type: string, code: string | null, param: string | null = null): void {
+function apiError(res: ServerResponse, status: number, msg: string, type: string, code: string | null, param: string | null = null, headers?: Record<string, string>): void {
   // OpenAI sends retry hints; a short one keeps the SDK's retries fast in tests.
-  sendJson(res, status, { error: { message: msg, type, param, code } }, status === 429 || status >= 500 ? { 'retry-after-ms': '10' } : {});
+  sendJson(res, status, { error: { message: msg, type, param, code } }, headers ?? (status === 429 || status >= 500 ? { 'retry-after-ms': '10' } : {}));
 }
 
 /** What the real API would reject in a follow-up request (null when it is fine). */
@@ -250,7 +250,7 @@ export async function startFakeResponses(script: Script): Promise<FakeResponsesS
         const s = turn.httpError;
         const type = turn.type ?? (s === 401 ? 'invalid_request_error' : s === 429 ? 'requests' : s >= 500 ? 'server_error' : 'invalid_request_error');
         const code = turn.code !== undefined ? turn.code : s === 401 ? 'invalid_api_key' : s === 429 ? 'rate_limit_exceeded' : null;
-        apiError(res, s, turn.message ?? `fake error ${s}`, type, code);
+        apiError(res, s, turn.message ?? `fake error ${s}`, type, code, null, turn.headers);
         return;
       }
       const problem = chainProblem(body, responses);
