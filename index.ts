@@ -31,7 +31,7 @@ export type { Sentinel } from './harness/cdp/success.ts';
 export { readTrace } from './harness/trace/index.ts';
 export { reenact } from './harness/agent/index.ts';
 export type { ReenactOptions, AgentBuilder, AgentContext } from './harness/agent/index.ts';
-export { LocalRateGate, parseRateLimits } from './harness/agent/index.ts';
+export { CostBudget, LocalRateGate, parseRateLimits } from './harness/agent/index.ts';
 export type { RateGate, RateCall, RateGrant, RateBackoff, RateRule } from './harness/agent/index.ts';
 
 /** The base class of every agent (subclass it, implement act()); its runs record through the recording proxy by default. */
