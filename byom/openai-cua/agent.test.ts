@@ -229,6 +229,25 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
     expect((await readTrace(dir2)).entries).toEqual([]);
   });
 
+  it('maxCostUsd reached by the first call: the run ends cost_cap before the second call (one request on the wire), trace valid', async () => {
+    const server = await serve([
+      { reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] },
+      { reply: [computerCall({ action: { type: 'move', x: 40, y: 50 } })] },
+      { reply: [message('done')] },
+    ]);
+    const dir = await out();
+    // $1 per 1M tokens both ways: the first call's usage (a screenshot: >85 input tokens) costs more than $0.00001.
+    const r = await agent(server, dir, { model: 'priced-model', prices: { 'priced-model': { input: 1, output: 1 } }, maxCostUsd: 0.00001 }).run({ maxSteps: 5 });
+    expect(r).toMatchObject({ status: 'cost_cap', steps: 1, model_calls: 1, error: { code: 'AGENT_ERR_COST_CAP' } });
+    expect(r.cost_usd).toBeGreaterThanOrEqual(0.00001);
+    expect(server.requests).toHaveLength(1);
+    expect(await readResult(dir)).toEqual(r);
+    const { entries, partial } = await readTrace(dir);
+    expect(partial).toBe(false);
+    expect(entries.map((e) => e.action)).toEqual(['mouse_move']);
+    expect(entries[0]!.meta!.model_calls).toHaveLength(1);
+  });
+
   it('a message with a refusal content part ends the run with status sensitive_action, the refusal as its reason, the call accounted', async () => {
     const server = await serve([
       { reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] },
