@@ -39,6 +39,7 @@ import {
   parseCommandArgs,
   parseCommandLine,
   parsedValue,
+  positiveUsd,
   wholeNumber,
   type CommandSpec,
 } from './command.ts';
@@ -94,6 +95,12 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    'max-suite-cost': {
+      type: 'string',
+      value: 'USD',
+      description:
+        "cost cap of the whole suite (finished runs found in --out included): once reached, running runs stop before their next model call (status cost_cap) and no new run starts",
+    },
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
@@ -101,7 +108,8 @@ export const EVAL_SPEC = {
   notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
-exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
+exit code: 0 when every run finished, 1 when cancelled, infra errors remain, scored runs are invalid or
+           the suite's cost cap left runs not started,
            2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix, a --serve
            port in use) or a configuration error
 `,
@@ -131,6 +139,12 @@ export interface EvalCommandOptions {
   score: boolean;
   script?: string;
   successGraceMs?: number;
+  /** --max-cost: every run's cost cap. */
+  maxCostUsd?: number;
+  /** --max-suite-cost: the suite's cost cap. */
+  maxSuiteCostUsd?: number;
+  /** --needs-human. */
+  needsHuman?: 'end' | 'ask';
   /** --serve [PORT]: the viewer in this process over --out while the suite runs. */
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
@@ -182,6 +196,9 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
+  if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
+  if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
   return o;
 }
 
@@ -261,6 +278,9 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,
@@ -269,6 +289,11 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       progress.stop();
     }
     stdout.write(`results: ${summary.out}\n`);
+    const sc = summary.suiteCost;
+    if (sc?.reached)
+      stdout.write(
+        `eval: the suite's cost cap was reached ($${sc.spentUsd} of $${sc.limitUsd}): ${summary.notStarted} run${summary.notStarted === 1 ? '' : 's'} not started (the same command with a higher --max-suite-cost runs them)\n`,
+      );
     if (summary.cancelled || summary.configError) return { summary };
     const root = resolve(o.out);
     if (o.process) {
@@ -309,7 +334,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
+    return summary.cancelled || summary.infraErrors > 0 || summary.notStarted > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
   } catch (e) {
     return badInputExit('eval', e, EVAL_INPUT_ERROR_CODES);
   } finally {
