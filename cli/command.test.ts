@@ -133,7 +133,9 @@ describe('the commands on it', () => {
     });
     expect(parseRunArgs(['--agent=scripted', '--max-cost=.5', '--needs-human', 'end'], {})).toMatchObject({ maxCostUsd: 0.5, needsHuman: 'end' });
     for (const bad of ['0', '-1', 'abc', '1e3', '']) {
-      expect(() => parseRunArgs(['--agent=scripted', `--max-cost=${bad}`], {})).toThrow(expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS', message: expect.stringContaining('--max-cost') }));
+      expect(() => parseRunArgs(['--agent=scripted', `--max-cost=${bad}`], {})).toThrow(
+        expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS', message: expect.stringContaining('--max-cost') }),
+      );
     }
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--max-suite-cost=free'])).toThrow(/--max-suite-cost: expected a positive amount of USD/);
     expect(() => parseRunArgs(['--agent=scripted', '--needs-human=wait'], {})).toThrow(/--needs-human must be end or ask/);

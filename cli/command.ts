@@ -45,8 +45,7 @@ export const AGENT_RUN_OPTIONS = {
   'max-cost': {
     type: 'string',
     value: 'USD',
-    description:
-      "cost cap of each run: once its model calls cost this much, the run stops before the next call with status cost_cap (the Agent's maxCostUsd; needs priced models)",
+    description: "cost cap of each run: once its model calls cost this much, the run stops before the next call with status cost_cap (the Agent's maxCostUsd; needs priced models)",
   },
   'needs-human': {
     type: 'string',

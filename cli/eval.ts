@@ -99,7 +99,7 @@ export const EVAL_SPEC = {
       type: 'string',
       value: 'USD',
       description:
-        "cost cap of the whole suite (finished runs found in --out included): once reached, running runs stop before their next model call (status cost_cap) and no new run starts",
+        'cost cap of the whole suite (finished runs found in --out included): once reached, running runs stop before their next model call (status cost_cap) and no new run starts',
     },
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,

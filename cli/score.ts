@@ -45,7 +45,11 @@ export async function run(argv: string[]): Promise<number> {
       .filter(([, n]) => n > 0)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
-    const apart = [stopped ? `stopped: ${stopped}` : '', a.infra_errors ? `${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'}` : '', a.invalid ? `${a.invalid} invalid` : '']
+    const apart = [
+      stopped ? `stopped: ${stopped}` : '',
+      a.infra_errors ? `${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'}` : '',
+      a.invalid ? `${a.invalid} invalid` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     const repeats = a.k > 1 ? `; pass@1 ${pct(a.pass_at_1)}, pass@${a.k} ${pct(a.pass_at_k)}, pass^${a.k} ${pct(a.pass_hat_k)}` : '';

@@ -22,7 +22,12 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PRICES = { 'my-planner': { input: 10, output: 20 } };
 const USAGE = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
 const PLAN_USD = 0.012;
-const STOPS = { ambiguity: 'Which of the two forms?', needs_human: 'A login wall: the site asks for a password.', sensitive_action: 'Paying needs approval.', problem: 'The page shows a 502 error.' } as const;
+const STOPS = {
+  ambiguity: 'Which of the two forms?',
+  needs_human: 'A login wall: the site asks for a password.',
+  sensitive_action: 'Paying needs approval.',
+  problem: 'The page shows a 502 error.',
+} as const;
 
 function vncua(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
@@ -80,7 +85,10 @@ describe('stop statuses and cost caps through vncua eval, process and score', ()
 
   it('each stop status and a --max-cost reached mid-run end their runs so, in result.json, the step report and the scores', async () => {
     const out = join(dir, 'out');
-    const r = await vncua(['eval', '--tasks', join(dir, 'tasks.json'), '--agent', 'http', '--out', out, '--workers', '2', '--max-cost', '0.03', '--process', ...adapterArgs()], env);
+    const r = await vncua(
+      ['eval', '--tasks', join(dir, 'tasks.json'), '--agent', 'http', '--out', out, '--workers', '2', '--max-cost', '0.03', '--process', ...adapterArgs()],
+      env,
+    );
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     const runDir = (id: string) => join(out, 'http', '1280_800', id);
     for (const [status, reason] of Object.entries(STOPS)) {

@@ -249,10 +249,7 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
   });
 
   it('a message with a refusal content part ends the run with status sensitive_action, the refusal as its reason, the call accounted', async () => {
-    const server = await serve([
-      { reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] },
-      { reply: [refusalMessage("I can't help with purchasing that.")] },
-    ]);
+    const server = await serve([{ reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] }, { reply: [refusalMessage("I can't help with purchasing that.")] }]);
     const dir = await out();
     const r = await agent(server, dir).run({ maxSteps: 5 });
     expect(r).toMatchObject({ status: 'sensitive_action', reason: "I can't help with purchasing that.", steps: 2, model_calls: 2 });

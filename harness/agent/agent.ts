@@ -426,8 +426,7 @@ export abstract class Agent implements LiveControl {
       if (done) {
         status = state.stop?.status ?? 'finished';
         endReason = state.stop?.reason;
-      }
-      else if (controller.signal.aborted) throw controller.signal.reason;
+      } else if (controller.signal.aborted) throw controller.signal.reason;
       else status = 'max_steps';
     } catch (e) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;

@@ -247,7 +247,9 @@ export const runResultSchema = z
     reason: z
       .string()
       .optional()
-      .describe("Why the agent stopped, in its own words: finish({ status, reason })'s reason, or the model's refusal text as an adapter read it; present with a stop status when one was given."),
+      .describe(
+        "Why the agent stopped, in its own words: finish({ status, reason })'s reason, or the model's refusal text as an adapter read it; present with a stop status when one was given.",
+      ),
     success: z
       .boolean()
       .nullable()
