@@ -24,7 +24,7 @@ export { launchDesktop } from './harness/desktop/index.ts';
 export type { Desktop, LaunchDesktopOptions, VncServerKind } from './harness/desktop/index.ts';
 export { connectVnc, VncClient, DEFAULT_ENCODINGS } from './harness/rfb/index.ts';
 export type { ConnectOptions, Screenshot } from './harness/rfb/index.ts';
-export type { AgentOptions, AgentRunResult, RunOptions, Point, MouseButton, ClickType, ScrollDirection, NavigationDirection } from './harness/agent/index.ts';
+export type { AgentOptions, AgentRunResult, FinishParams, RunOptions, Point, MouseButton, ClickType, ScrollDirection, NavigationDirection } from './harness/agent/index.ts';
 export type { RecorderFactory, RecorderStartOptions, RecordingHandle } from './harness/agent/index.ts';
 export { SuccessChecker } from './harness/cdp/success.ts';
 export type { Sentinel } from './harness/cdp/success.ts';
