@@ -52,6 +52,19 @@ export const AGENT_RUN_OPTIONS = {
     value: 'end|ask',
     description: "what an agent's finish({ status: 'needs_human' }) does: end the run (default), or ask for help in the live view and go on after a person hands back",
   },
+  'allowed-domains': {
+    type: 'string',
+    multiple: true,
+    value: 'PATTERNS',
+    description:
+      "the navigation guard: hosts the browser may reach, comma-separated (example.com,*.example.com,https://x.org:8443,file:); the start page is always allowed; a task's own list narrows it (default: everything not blocked)",
+  },
+  'blocked-domains': {
+    type: 'string',
+    multiple: true,
+    value: 'PATTERNS',
+    description: "hosts the browser must never reach (same patterns; blocked always wins; united with a task's own list)",
+  },
 } as const satisfies OptionTable;
 
 /** A positive amount of USD given as `flag` (CLI_ERR_BAD_ARGS otherwise). */

@@ -10,6 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -149,6 +150,9 @@ export interface EvalCommandOptions {
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
+  /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
+  allowedDomains?: string[];
+  blockedDomains?: string[];
   args: string[];
 }
 
@@ -199,6 +203,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
   if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
   if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
+  Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   return o;
 }
 
@@ -219,6 +224,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_LAYOUT_MIXED',
   'EVAL_ERR_BAD_OPTIONS',
   'EVAL_ERR_BAD_ENDPOINTS',
+  'GUARD_ERR_BAD_PATTERN',
   ...SERVE_START_ERROR_CODES,
 ]);
 
@@ -227,6 +233,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   const stdout = io.out ?? process.stdout;
   const stderr = io.err ?? process.stderr;
   // Bad input is found before anything is written: the output root, the agent, the tasks and the selection.
+  checkDomainFlags(o);
   await checkOutputDir(o.out, '--out');
   const mod = await loadAgentModule(o.agent);
   const taskFile = await loadTaskFile(o.tasks, o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {});
@@ -281,6 +288,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
         ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+        allowedDomains: o.allowedDomains,
+        blockedDomains: o.blockedDomains,
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,

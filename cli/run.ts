@@ -11,6 +11,7 @@
  */
 import { join } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import {
   AGENT_REST,
   AGENT_RUN_OPTIONS,
@@ -34,6 +35,7 @@ import { checkCdpUrl } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { readPassword, type PasswordSource } from '../harness/desktop/password.ts';
 import { VncuaError } from '../harness/errors.ts';
+import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 import { parseVncUrl } from '../harness/rfb/transport.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
@@ -102,6 +104,10 @@ export interface RunCommandOptions {
   maxCostUsd?: number;
   /** --needs-human: the Agent's needsHuman. */
   needsHuman?: 'end' | 'ask';
+  /** --allowed-domains: the navigation guard's allow list (the --url origin is added). */
+  allowedDomains?: string[];
+  /** --blocked-domains. */
+  blockedDomains?: string[];
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
@@ -138,6 +144,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v['no-live']) o.live = false;
   if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
   if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
+  Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
     throw badArgs(
@@ -189,6 +196,7 @@ export async function prepareRunOutDir(out: string, overwrite: boolean): Promise
 
 /** Load the agent, start (or use) a desktop, run the agent, tear the desktop down. Throws only before the run starts. */
 export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandResult> {
+  checkDomainFlags(o);
   const mod = await loadAgentModule(o.agent);
   const { dir: outputDir, movedAside } = await prepareRunOutDir(o.out ?? (await freshDefaultOut(mod.name)), o.overwrite === true);
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -233,6 +241,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       ...(o.live === false ? { live: false } : {}),
       ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
       ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+      ...(o.allowedDomains || o.blockedDomains ? allowStartPage(mergeDomainLists(o), o.url) : {}),
       // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
       recorder: recordingProxyRecorder,
     };
@@ -268,7 +277,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
     return result.status === 'finished' ? 0 : 1;
   } catch (e) {
-    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES]));
+    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES, 'GUARD_ERR_BAD_PATTERN']));
   } finally {
     cancel.dispose();
   }

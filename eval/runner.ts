@@ -58,6 +58,7 @@ import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
+import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
 export interface SuiteAgent {
@@ -119,6 +120,10 @@ export interface RunSuiteOptions {
   maxSuiteCostUsd?: number;
   /** The Agent's needsHuman for every run (--needs-human). */
   needsHuman?: 'end' | 'ask';
+  /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
+  allowedDomains?: readonly string[];
+  /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
+  blockedDomains?: readonly string[];
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -536,6 +541,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
           ...(c.budget ? { costBudget: c.budget } : {}),
           ...(opts.needsHuman !== undefined ? { needsHuman: opts.needsHuman } : {}),
+          ...runDomains(opts, job.task),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
         },
@@ -624,4 +630,11 @@ async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>):
   } catch {
     // unreadable: left for scoring to report
   }
+}
+
+/** The guard lists of one run: the suite's (CLI) and the task's, layered; the task page's origin allowed (harness/guard/patterns.ts). */
+function runDomains(opts: Pick<RunSuiteOptions, 'allowedDomains' | 'blockedDomains'>, task: EvalTask): { allowedDomains?: string[][]; blockedDomains?: string[] } {
+  const lists = allowStartPage(mergeDomainLists(opts, task), task.url);
+  if (lists.allowedDomains.length === 0 && lists.blockedDomains.length === 0) return {};
+  return lists;
 }

@@ -1,5 +1,6 @@
 /**
- * Task files: our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group? }`,
+ * Task files: our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group?,
+ * allowedDomains?, blockedDomains? }`,
  * validated with zod) and the Python uitask harness's (a JSON array of `{ web_name, id, ques, ux_hint, web }`),
  * detected automatically and normalized to `EvalTask`.
  *
@@ -17,6 +18,7 @@ import type { Sentinel } from '../harness/cdp/sentinel.ts';
 import { DEFAULT_SENTINEL } from '../harness/cdp/sentinel.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
+import { parseDomainPattern } from '../harness/guard/patterns.ts';
 import { issueField } from '../harness/trace/parse.ts';
 
 /** A task as the runner runs it (both formats normalize to this). */
@@ -37,6 +39,10 @@ export interface EvalTask {
   hint?: string;
   /** Task group for aggregation (given, uitask's web_name, or the id without its trailing -N / --N). */
   group: string;
+  /** The navigation guard's allow list for this task: it narrows --allowed-domains (a URL must pass both). */
+  allowedDomains?: string[];
+  /** Hosts blocked for this task, besides --blocked-domains. */
+  blockedDomains?: string[];
 }
 
 /** Which format a task file was in. */
@@ -84,6 +90,8 @@ export const taskSchema = z.strictObject({
     .optional(),
   hint: z.string().optional(),
   group: nonEmpty.optional(),
+  allowedDomains: z.array(z.string()).optional(),
+  blockedDomains: z.array(z.string()).optional(),
 });
 
 /** Schema of one uitask task (extra keys are allowed: uitask files carry their own). */
@@ -173,7 +181,19 @@ function fromOurs(t: z.infer<typeof taskSchema>, index: number, issues: TaskIssu
       return undefined;
     }
   }
+  for (const list of ['allowedDomains', 'blockedDomains'] as const) {
+    for (const [i, p] of (t[list] ?? []).entries()) {
+      try {
+        parseDomainPattern(p, list);
+      } catch (e) {
+        issues.push({ index, field: `${list}.${i}`, problem: `${(e as VncuaError).code}: ${(e as Error).message}` });
+        return undefined;
+      }
+    }
+  }
   const task: EvalTask = { id: t.id, goal: t.goal, url: t.url, success: t.success as EvalTask['success'], group: t.group ?? taskGroup(t.id) };
+  if (t.allowedDomains?.length) task.allowedDomains = t.allowedDomains;
+  if (t.blockedDomains?.length) task.blockedDomains = t.blockedDomains;
   if (t.maxSteps !== undefined) task.maxSteps = t.maxSteps;
   if (resolution) task.resolution = resolution;
   if (t.hint !== undefined) task.hint = t.hint;
