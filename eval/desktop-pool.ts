@@ -21,6 +21,7 @@
  *   being stopped) ≤ workers + N and ≤ the provider's capacity: a run whose size has no spare makes
  *   room by stopping the spare needed last.
  */
+import { channel } from 'node:diagnostics_channel';
 import { race } from '../harness/cancel.ts';
 import { cdpAnswers } from '../harness/cdp/page-socket.ts';
 import type { ScreenSize } from '../harness/desktop/size.ts';
@@ -93,6 +94,13 @@ interface Spare {
   /** Its process exited while it waited (LeasedDesktop.exited). */
   dead: boolean;
   checking: boolean;
+}
+
+/** Where the pool publishes each hand-out's steps ({ url, step: take | checked | open, t: performance.now() }) for benches (bench/pool-breakdown.ts). */
+export const POOL_STEPS = channel('vncua:desktop-pool');
+
+function mark(url: string, step: string): void {
+  if (POOL_STEPS.hasSubscribers) POOL_STEPS.publish({ url, step, t: performance.now() });
 }
 
 const sizeKey = (s: ScreenSize) => `${s.width}x${s.height}`;
@@ -264,6 +272,7 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     stats.hits++;
     const { ready: _ready, ...rest } = lease;
     const d = runDesktop(rest, true);
+    mark(req.url, 'open');
     const leased = withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
     // The next spare starts once this task's page is ready (or after OPENING_HOLD_MS): a desktop
     // booting beside the page load (Xvnc, Chromium: most of a core for ~0.7 s) slows it. take() held
@@ -292,12 +301,14 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     leased++;
     opening++;
     const lease = s.lease!;
+    mark(req.url, 'take');
     let ok = false;
     try {
       ok = !s.dead && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }));
     } finally {
       if (!ok) opening--;
     }
+    mark(req.url, 'checked');
     if (ok) return handOut(s, req);
     stats.discarded++;
     stats.dead++;

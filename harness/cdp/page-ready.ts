@@ -20,6 +20,7 @@
  * (an infra error, retried; seen on a loaded machine with a page that calls alert() as it loads).
  * The page-verdict.ts rules decide; this file only drives CDP.
  */
+import { channel } from 'node:diagnostics_channel';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { race, sleep, timeoutSignal } from '../cancel.ts';
 import { checkPositiveMs } from './budget.ts';
@@ -112,9 +113,13 @@ const MUTATION_CLOCK = `(() => {
 function settleScript(quietMs: number, maxMs: number): string {
   return `new Promise((resolve) => {
   const last = globalThis.${CLOCK};
-  const initial = typeof last === 'number' ? Math.max(0, ${quietMs} - (performance.now() - last)) : ${quietMs};
+  const t0 = performance.now();
+  // How long the DOM has been quiet already (-1: no clock).
+  const age = typeof last === 'number' ? t0 - last : -1;
+  const initial = typeof last === 'number' ? Math.max(0, ${quietMs} - (t0 - last)) : ${quietMs};
   // Animation frames since the last mutation (the clock's count; a mutation seen here starts it again).
   let frames = typeof last === 'number' ? globalThis.${FRAMES} ?? 0 : 0;
+  const frames0 = frames;
   const count = () => { if (ended) return; frames++; requestAnimationFrame(count); };
   try { globalThis.${CLOCK_OBSERVER}?.disconnect(); delete globalThis.${CLOCK_OBSERVER}; delete globalThis.${CLOCK}; delete globalThis.${FRAMES}; } catch {}
   let timer = 0;
@@ -128,9 +133,12 @@ function settleScript(quietMs: number, maxMs: number): string {
     clearTimeout(timer);
     clearTimeout(cap);
     const probe = ${PAGE_PROBE.replace(/\n\s*/g, ' ')};
-    const done = () => { clearTimeout(fallback); resolve({ quiet, content: probe.content }); };
+    // The wait's own account (bench/pool-breakdown.ts): quiet so far when it began, what was left of the window, frames run, ms until quiet and until painted.
+    const quietAt = performance.now() - t0;
+    const account = { age, initial, frames0, quietAt };
+    const done = () => { clearTimeout(fallback); resolve({ quiet, content: probe.content, ...account, paintedAt: performance.now() - t0 }); };
     // Two animation frames: the quiet DOM has been painted (a hidden page gets no frames: 100 ms at most).
-    if (quiet && frames >= 2) return resolve({ quiet, content: probe.content });
+    if (quiet && frames >= 2) return resolve({ quiet, content: probe.content, ...account, paintedAt: quietAt });
     const fallback = setTimeout(done, 100);
     requestAnimationFrame(() => requestAnimationFrame(done));
   }
@@ -138,6 +146,24 @@ function settleScript(quietMs: number, maxMs: number): string {
   requestAnimationFrame(count);
   timer = setTimeout(() => finish(true), initial);
 })`;
+}
+
+/** One step of waitForPageReady, as published on PAGE_READY_STEPS. */
+export interface PageReadyStep {
+  url: string;
+  /** socket, page-enable, clock, navigate, probe, history, settle-sent, settled. */
+  step: string;
+  /** performance.now() when the step was done. */
+  t: number;
+  /** probe: the verdict; settled: the settle wait's own account of the page (settleScript). */
+  detail?: Record<string, unknown>;
+}
+
+/** Where waitForPageReady publishes its steps (for benches: bench/pool-breakdown.ts); nothing is built when nobody subscribes. */
+export const PAGE_READY_STEPS = channel('vncua:page-ready');
+
+function mark(url: string, step: string, detail?: Record<string, unknown>): void {
+  if (PAGE_READY_STEPS.hasSubscribers) PAGE_READY_STEPS.publish({ url, step, t: performance.now(), ...(detail ? { detail } : {}) } satisfies PageReadyStep);
 }
 
 /** The target to watch: with `navigate`, the first page; else the one listing `url`, else one that left about:blank, else the first. */
@@ -251,16 +277,20 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   try {
     s = opts.navigate && opts.socket && !opts.socket.closed ? opts.socket : await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
     const page = s;
+    mark(url, 'socket');
     page.on('Page.javascriptDialogOpening', () => {
       dialog = true;
       dialogSeen.abort();
     });
     await page.send('Page.enable', {}, loadSignal);
+    mark(url, 'page-enable');
     if (opts.navigate) {
       await page.send('Page.bringToFront', {}, loadSignal).catch(() => {});
       // The mutation clock for the document we are about to load (removed again in finally).
       clockId = (await page.send<{ identifier: string }>('Page.addScriptToEvaluateOnNewDocument', { source: MUTATION_CLOCK }, loadSignal).catch(() => null))?.identifier;
+      mark(url, 'clock');
       throwIfFailed(url, await navigate(page, url, AbortSignal.any([loadSignal, dialogSeen.signal])));
+      mark(url, 'navigate');
     }
     for (;;) {
       const step = AbortSignal.any([loadSignal, dialogSeen.signal]);
@@ -276,6 +306,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       }
       last = probe;
       const verdict = judgePage(probe, url, opts.navigate === true);
+      mark(url, 'probe', { verdict: verdict.kind });
       if (verdict.kind === 'http-status') throw httpStatusError(url, verdict.status);
       if (verdict.kind === 'error-page') {
         wake.cancel();
@@ -292,6 +323,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         try {
           await page.send('Page.resetNavigationHistory', {}, step);
           historyReset = true;
+          mark(url, 'history');
         } catch (e) {
           if (step.aborted) throw e;
           await wake.promise;
@@ -304,7 +336,9 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       const settleSignal = AbortSignal.any([timeoutSignal(user, settleTimeoutMs + SETTLE_SLACK_MS), dialogSeen.signal]);
       let settled: { quiet: boolean; content: boolean };
       try {
+        mark(url, 'settle-sent');
         settled = await evaluate(page, settleScript(quietMs, settleTimeoutMs), settleSignal, true);
+        mark(url, 'settled', settled);
       } catch (e) {
         if (isNavigation(e)) continue;
         if (settleSignal.aborted && !user?.aborted && !dialog) throw notSettledError(url, settleTimeoutMs, quietMs);
