@@ -8,10 +8,10 @@
  * Same set-up as bench/desktop-pool.ts: one worker, a trivial page served on this machine, spares
  * waiting at SPARE_PAGE_PATH, an agent that holds each desktop --task-ms (default 2000).
  *
- * Run: npx tsx bench/pool-breakdown.ts [tasks=30] [--pool 2] [--task-ms 2000]
+ * Run: npx tsx bench/pool-breakdown.ts [tasks=30] [--pool 2] [--task-ms 2000] [--json FILE (every task's phases, to pool runs)]
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { POOL_STEPS, desktopPool } from '../eval/desktop-pool.ts';
@@ -32,6 +32,7 @@ const TASKS = Number(argv.find((a, i) => /^\d+$/.test(a) && !argv[i - 1]?.starts
 const POOL = flag('--pool', 2);
 const TASK_MS = flag('--task-ms', 2000);
 const WARMUP = 2;
+const JSON_OUT = argv.includes('--json') ? argv[argv.indexOf('--json') + 1] : undefined;
 
 type Step = { step: string; t: number; detail?: Record<string, unknown> };
 
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
     await page.close();
     await rm(out, { recursive: true, force: true });
   }
+  if (JSON_OUT) await writeFile(JSON_OUT, `${JSON.stringify({ load: [before, load()], overheads, phases: Object.fromEntries(phases) })}\n`);
   const rows = [...phases].map(([name, v]) => [name, ms(median(v)), ms(quantile(v, 0.9)), v.length]);
   process.stdout.write(
     `\nWhere a pooled task's desktop overhead goes: ${overheads.length} pooled tasks (after ${WARMUP} warm-up), --pool ${POOL}, 1 worker, each task holding its desktop ${TASK_MS} ms, ms (phases are medians of their own: they need not add up to the total's median)\n\n` +

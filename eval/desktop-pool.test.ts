@@ -78,7 +78,7 @@ afterAll(async () => {
 let ids = 0;
 
 /** A provider whose desktops are objects; counts how many are alive (from start() to release()). */
-function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: number) => boolean; openGate?: Promise<void> } = {}) {
+function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: number) => boolean; loadGate?: Promise<void>; openGate?: Promise<void> } = {}) {
   const desktops: FakeDesktop[] = [];
   let alive = 0;
   let maxAlive = 0;
@@ -129,8 +129,11 @@ function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: 
       },
       ...(via === 'start'
         ? {
-            open: async (u: string) => {
+            // The page loads (loadGate), then its DOM-quiet wait ends (openGate).
+            open: async (u: string, oo?: { onLoaded?: () => void }) => {
               d.opened.push(u);
+              await o.loadGate;
+              oo?.onLoaded?.();
               await o.openGate;
               return { href: u };
             },
@@ -229,6 +232,68 @@ describe('desktopPool', () => {
     expect(f.alive()).toBe(0);
   });
 
+  it("checks a spare while its task page starts opening: the check's round trip is not added to the task's", async () => {
+    const f = fakeProvider();
+    const seen: string[][] = [];
+    const pool = desktopPool(f.provider, {
+      spares: 1,
+      workers: 1,
+      answers: async (lease) => {
+        // What the spare had been asked to open when its check ran.
+        seen.push([...f.desktops.find((x) => lease.vncUrl === `ws://fake/${x.id}`)!.opened]);
+        return true;
+      },
+    });
+    pool.plan([A]);
+    await until(() => f.desktops[0]?.up === true, 'the spare up');
+    const d = await pool.acquire({ size: A, url: 'http://x/1' });
+    expect(seen).toEqual([['http://x/1']]);
+    await d.ready;
+    expect(d.info).toMatchObject({ pooled: true, id: f.desktops[0]!.id });
+    await d.release();
+    await pool.close!();
+    expect(f.alive()).toBe(0);
+  });
+
+  it('hands a spare out once its task page has loaded (the agent connects during the DOM-quiet wait), with `ready` still pending', async () => {
+    let loadDone = () => {};
+    let openDone = () => {};
+    const f = fakeProvider({ loadGate: new Promise<void>((r) => (loadDone = r)), openGate: new Promise<void>((r) => (openDone = r)) });
+    const pool = desktopPool(f.provider, { spares: 1, workers: 1 });
+    pool.plan([A]);
+    await until(() => f.desktops[0]?.up === true, 'the spare up');
+    let got: LeasedDesktop | undefined;
+    const acquiring = pool.acquire({ size: A, url: 'http://x/1' }).then((d) => (got = d));
+    await until(() => f.desktops[0]!.opened.length === 1, 'the task page opening');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(got).toBeUndefined();
+    loadDone();
+    await acquiring;
+    let ready = false;
+    void got!.ready!.then(() => (ready = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ready).toBe(false);
+    openDone();
+    await got!.ready;
+    await got!.release();
+    await pool.close!();
+    expect(f.alive()).toBe(0);
+  });
+
+  it('a task page that fails before it loads: the spare is handed out when its wait ends, and the run reads the failure from `ready`', async () => {
+    const unreachable = Promise.reject(new VncuaError('PAGE_ERR_UNREACHABLE', 'fake: the task page is unreachable'));
+    unreachable.catch(() => {});
+    const f = fakeProvider({ loadGate: unreachable });
+    const pool = desktopPool(f.provider, { spares: 1, workers: 1 });
+    pool.plan([A]);
+    await until(() => f.desktops[0]?.up === true, 'the spare up');
+    const d = await pool.acquire({ size: A, url: 'http://x/1' });
+    await expect(d.ready).rejects.toMatchObject({ code: 'PAGE_ERR_UNREACHABLE' });
+    await d.release();
+    await pool.close!();
+    expect(f.alive()).toBe(0);
+  });
+
   it('never starts a desktop no run will use: a spare the queue no longer needs is stopped at once', async () => {
     const f = fakeProvider();
     const pool = desktopPool(f.provider, { spares: 2, workers: 1 });
@@ -255,14 +320,15 @@ describe('desktopPool', () => {
     await until(() => f.desktops[1]!.up, 'the replacement');
     f.desktops[1]!.healthy = false;
     await until(() => f.desktops[1]!.released && f.desktops.length === 3, 'the unwell spare released and replaced');
-    // 3: its CDP does not answer when a run takes it: the run gets another desktop.
+    // 3: its CDP does not answer when a run takes it: the run gets another desktop (the task page the
+    // spare began opening while it was checked goes with it).
     const third = f.desktops[2]!;
     await until(() => third.up, 'the third spare');
     third.answers = false;
     const d = await pool.acquire({ size: A, url: 'http://x/1' });
     await d.ready;
     expect(third.released).toBe(true);
-    expect(third.handedOut + third.opened.length).toBe(0);
+    expect(third.handedOut).toBe(0);
     expect(d.info).not.toMatchObject({ id: third.id });
     expect(pool.stats().dead).toBe(3);
     await d.release();

@@ -7,14 +7,16 @@
  * - **What it starts**: spares at the sizes of the next N runs of the runner's queue (plan(), in
  *   order), never one no run will use: a spare whose size the queue no longer needs is stopped at once,
  *   and so is every spare at the end of the suite (close()) or when the signal fires.
- * - **acquire()**: the oldest ready spare of that size, checked first (its CDP answers), opened at the
- *   task's URL (LeasedDesktop.open: navigate, clear the history, the same page wait and PAGE_ERR_* as
- *   a desktop started there: `ready`); else a spare of that size still starting, awaited; else a
- *   desktop started for this run as without a pool (inner.acquire). Each desktop serves one run and is
- *   released after it, never reused.
+ * - **acquire()**: the oldest ready spare of that size, opened at the task's URL (LeasedDesktop.open:
+ *   navigate, clear the history, the same page wait and PAGE_ERR_* as a desktop started there:
+ *   `ready`) and checked meanwhile (its CDP answers); it is handed out once the check passed and its
+ *   task page has loaded (the agent then connects during the DOM-quiet wait, not beside the load;
+ *   `ready` still says when the page is ready). Else a spare of that size still starting, awaited;
+ *   else a desktop started for this run as without a pool (inner.acquire). Each desktop serves one
+ *   run and is released after it, never reused.
  * - **Dead spares**: a spare whose process exits (LeasedDesktop.exited), whose health() fails (checked
- *   every `checkEveryMs` while it waits) or whose CDP does not answer when it is handed out is
- *   released and replaced, never handed out.
+ *   every `checkEveryMs` while it waits) or whose CDP does not answer when it is taken is released and
+ *   replaced, never handed out (with the task page it began opening).
  * - **Failed starts**: a spare that could not start fails the run that would have got it, with the
  *   start's own error (DESKTOP_ERR_*: an infra error the runner retries, as without a pool).
  * - **How many**: spares (starting or ready) ≤ N, and desktops alive (spares, runs' desktops, those
@@ -47,7 +49,7 @@ export interface DesktopPoolOptions {
   checkEveryMs?: number;
   /** How long the check before a spare is handed out may take (default 2000 ms). */
   handOutCheckMs?: number;
-  /** The check before a spare is handed out (default: its CDP endpoint answers /json/version). */
+  /** The check before a spare is handed out, made while its task page starts opening (default: its CDP endpoint answers /json/version). */
   answers?: (lease: LeasedDesktop, o: { signal?: AbortSignal; timeoutMs: number }) => Promise<boolean>;
 }
 
@@ -96,12 +98,14 @@ interface Spare {
   checking: boolean;
 }
 
-/** Where the pool publishes each hand-out's steps ({ url, step: take | checked | open, t: performance.now() }) for benches (bench/pool-breakdown.ts). */
+/** Where the pool publishes each hand-out's steps ({ url, step: take | open | checked | loaded, t: performance.now() }) for benches (bench/pool-breakdown.ts). */
 export const POOL_STEPS = channel('vncua:desktop-pool');
 
 function mark(url: string, step: string): void {
   if (POOL_STEPS.hasSubscribers) POOL_STEPS.publish({ url, step, t: performance.now() });
 }
+
+const noop = () => {};
 
 const sizeKey = (s: ScreenSize) => `${s.width}x${s.height}`;
 
@@ -266,14 +270,18 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     return { ...lease, pooled, info: { ...lease.info, pooled }, release };
   }
 
-  /** Hand the ready spare `s` out for `req`: opened at the task URL, `ready` when the page is. */
-  function handOut(s: Spare, req: DesktopRequest): LeasedDesktop {
+  /** Open the spare `s` at the task URL for `req`: the run's desktop, `ready` when the page is. */
+  function openSpare(s: Spare, req: DesktopRequest, onLoaded: () => void): LeasedDesktop {
     const lease = s.lease!;
-    stats.hits++;
     const { ready: _ready, ...rest } = lease;
     const d = runDesktop(rest, true);
     mark(req.url, 'open');
-    const leased = withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+    return withPageReady(d, (signal) => lease.open!(req.url, { signal, onLoaded, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+  }
+
+  /** Hand out `leased` (openSpare()); the pool's refill waits for its page (see below). */
+  function handOut(leased: LeasedDesktop): LeasedDesktop {
+    stats.hits++;
     // The next spare starts once this task's page is ready (or after OPENING_HOLD_MS): a desktop
     // booting beside the page load (Xvnc, Chromium: most of a core for ~0.7 s) slows it. take() held
     // the pool's refill (opening++) from the moment it took the spare.
@@ -302,19 +310,35 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     opening++;
     const lease = s.lease!;
     mark(req.url, 'take');
-    let ok = false;
-    try {
-      ok = !s.dead && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }));
-    } finally {
-      if (!ok) opening--;
-    }
+    // The task page starts opening now, while the check runs (it would add its round trip to every
+    // task); a spare that fails the check is released with the page it began, never handed out.
+    let onLoaded = () => {};
+    const loaded = new Promise<void>((r) => (onLoaded = r));
+    const opened = s.dead ? null : openSpare(s, req, onLoaded);
+    const ok = opened !== null && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }).catch(() => false));
     mark(req.url, 'checked');
-    if (ok) return handOut(s, req);
+    if (ok) {
+      // Handed out once its task page has loaded (or its wait ended): the agent then connects (VNC,
+      // recording) during the DOM-quiet wait, when the page is idle, not beside the page load, which
+      // it slowed (bench/pool-breakdown.ts).
+      await Promise.race([loaded, opened.ready?.then(noop, noop)]);
+      mark(req.url, 'loaded');
+      if (!req.signal?.aborted) return handOut(opened);
+      opening--;
+      await opened.release();
+      throw req.signal.reason;
+    }
+    opening--;
     stats.discarded++;
     stats.dead++;
-    await lease.release().catch(() => {});
-    leased--;
-    refill();
+    if (opened) {
+      // Its release() stops the page wait, releases the desktop, then leased-- and refill() (runDesktop).
+      await opened.release();
+    } else {
+      await lease.release().catch(() => {});
+      leased--;
+      refill();
+    }
     if (req.signal?.aborted) throw req.signal.reason;
     return null;
   }

@@ -41,10 +41,11 @@ export interface PageReadyOptions {
    */
   resetHistory?: boolean;
   /**
-   * With `navigate`: the page's socket, opened ahead (openPageSocket(); a pool's spare), used instead
-   * of looking the page up and connecting now; closed at the end like one opened here. Ignored when closed.
+   * With `navigate`: the page's socket, opened and prepared ahead (preparePage(); a pool's spare),
+   * used instead of looking the page up, connecting and preparing it now: the wait starts at
+   * Page.navigate. Closed at the end like a socket opened here. Ignored when its socket is closed.
    */
-  socket?: PageSocket;
+  prepared?: PreparedPage;
   signal?: AbortSignal;
   /** Time for the document to load and show something (default 20 000 ms; PAGE_ERR_BLANK after it). */
   loadTimeoutMs?: number;
@@ -52,6 +53,15 @@ export interface PageReadyOptions {
   settleTimeoutMs?: number;
   /** How long without a DOM mutation counts as quiet (default 100 ms). */
   quietMs?: number;
+  /** Called once, when the task's document has loaded and shows something (before the DOM-quiet wait; a pool hands its desktop out then). */
+  onLoaded?: () => void;
+}
+
+/** A page's socket made ready for a navigation ahead of it (preparePage()). */
+export interface PreparedPage {
+  socket: PageSocket;
+  /** The mutation clock's script (Page.addScriptToEvaluateOnNewDocument), removed once the page is ready; undefined if it could not be installed. */
+  clockId: string | undefined;
 }
 
 /** A ready page. */
@@ -222,14 +232,14 @@ function isNavigation(e: unknown): boolean {
  * Navigate to `url` with the Network domain on: Chromium's `errorText` for a failed navigation and
  * the main document's HTTP status, if a response came.
  */
-async function navigate(s: PageSocket, url: string, signal: AbortSignal): Promise<{ netError: string | null; status: number | null }> {
+async function navigate(s: PageSocket, url: string, signal: AbortSignal, networkOn = false): Promise<{ netError: string | null; status: number | null }> {
   let status: number | null = null;
   const off = s.on('Network.responseReceived', (p) => {
     const response = p.response as { status?: number } | undefined;
     if (p.type === 'Document' && typeof response?.status === 'number') status = response.status;
   });
   try {
-    await s.send('Network.enable', {}, signal);
+    if (!networkOn) await s.send('Network.enable', {}, signal);
     const r = await s.send<{ errorText?: string }>('Page.navigate', { url }, signal);
     return { netError: r.errorText ? r.errorText : null, status };
   } finally {
@@ -238,6 +248,25 @@ async function navigate(s: PageSocket, url: string, signal: AbortSignal): Promis
     // renderer's network agent), and nothing here needs it; the status was read above.
     void s.send('Network.disable', {}, signal).catch(() => {});
   }
+}
+
+/** Bring the page to front and install the mutation clock for its next document; the clock's identifier, undefined if it could not be installed. */
+async function beforeNavigate(s: PageSocket, signal: AbortSignal): Promise<string | undefined> {
+  await s.send('Page.bringToFront', {}, signal).catch(() => {});
+  return (await s.send<{ identifier: string }>('Page.addScriptToEvaluateOnNewDocument', { source: MUTATION_CLOCK }, signal).catch(() => null))?.identifier;
+}
+
+/**
+ * Do ahead, on a page's socket (a pool's spare while it waits), what a navigating waitForPageReady
+ * does before Page.navigate: the Page and Network domains on, the page brought to front, the
+ * mutation clock installed for its next document. The wait given the result (`prepared`) then
+ * starts at Page.navigate. The page's next document must be the task's (navigate nowhere else).
+ */
+export async function preparePage(socket: PageSocket, signal: AbortSignal): Promise<PreparedPage> {
+  await socket.send('Page.enable', {}, signal);
+  const clockId = await beforeNavigate(socket, signal);
+  await socket.send('Network.enable', {}, signal);
+  return { socket, clockId };
 }
 
 /** The URL Chromium's error page stands for (Page.getFrameTree's unreachableUrl), else `url`. */
@@ -273,23 +302,24 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   let historyReset = false;
   let clockId: string | undefined;
   let resetTries = 0;
+  let onLoaded = opts.onLoaded;
   const dialogSeen = new AbortController();
   try {
-    s = opts.navigate && opts.socket && !opts.socket.closed ? opts.socket : await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
+    const prepared = opts.navigate && opts.prepared && !opts.prepared.socket.closed ? opts.prepared : undefined;
+    s = prepared?.socket ?? (await openPage(cdpUrl, url, opts.navigate === true, loadSignal));
     const page = s;
     mark(url, 'socket');
     page.on('Page.javascriptDialogOpening', () => {
       dialog = true;
       dialogSeen.abort();
     });
-    await page.send('Page.enable', {}, loadSignal);
+    if (!prepared) await page.send('Page.enable', {}, loadSignal);
     mark(url, 'page-enable');
     if (opts.navigate) {
-      await page.send('Page.bringToFront', {}, loadSignal).catch(() => {});
       // The mutation clock for the document we are about to load (removed again in finally).
-      clockId = (await page.send<{ identifier: string }>('Page.addScriptToEvaluateOnNewDocument', { source: MUTATION_CLOCK }, loadSignal).catch(() => null))?.identifier;
+      clockId = prepared ? prepared.clockId : await beforeNavigate(page, loadSignal);
       mark(url, 'clock');
-      throwIfFailed(url, await navigate(page, url, AbortSignal.any([loadSignal, dialogSeen.signal])));
+      throwIfFailed(url, await navigate(page, url, AbortSignal.any([loadSignal, dialogSeen.signal]), prepared !== undefined));
       mark(url, 'navigate');
     }
     for (;;) {
@@ -332,6 +362,15 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       }
       wake.cancel();
       const loadMs = performance.now() - t0;
+      if (onLoaded) {
+        const f = onLoaded;
+        onLoaded = undefined;
+        try {
+          f();
+        } catch {
+          // the caller's: never the wait's
+        }
+      }
       const t1 = performance.now();
       const settleSignal = AbortSignal.any([timeoutSignal(user, settleTimeoutMs + SETTLE_SLACK_MS), dialogSeen.signal]);
       let settled: { quiet: boolean; content: boolean };
@@ -376,6 +415,6 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         .catch(() => {})
         .finally(() => sock.close());
     } else sock?.close();
-    if (opts.socket !== sock) opts.socket?.close();
+    if (opts.prepared && opts.prepared.socket !== sock) opts.prepared.socket.close();
   }
 }
