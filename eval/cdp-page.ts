@@ -35,8 +35,6 @@ export interface OpenPageOptions {
   signal?: AbortSignal;
   /** Time for the page to load and show something (default 20 000 ms; its DOM then has 5000 ms to settle). */
   loadTimeoutMs?: number;
-  /** Called once the task's document has loaded and shows something (before the DOM-quiet wait). */
-  onLoaded?: () => void;
   /** The page's socket, opened and prepared ahead (warmOpener); closed by the call. */
   prepared?: PreparedPage;
 }
@@ -54,7 +52,6 @@ export function openDesktopPage(cdpUrl: string, url: string, opts: OpenPageOptio
     loadTimeoutMs: opts.loadTimeoutMs ?? 20_000,
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.prepared ? { prepared: opts.prepared } : {}),
-    ...(opts.onLoaded ? { onLoaded: opts.onLoaded } : {}),
   });
 }
 
@@ -95,7 +92,6 @@ export async function warmOpener(
         loadTimeoutMs: opts.loadTimeoutMs ?? o.loadTimeoutMs ?? 20_000,
         signal: opts.signal,
         ...(p ? { prepared: p } : {}),
-        ...(opts.onLoaded ? { onLoaded: opts.onLoaded } : {}),
       });
     },
     close: () => {

@@ -78,7 +78,7 @@ afterAll(async () => {
 let ids = 0;
 
 /** A provider whose desktops are objects; counts how many are alive (from start() to release()). */
-function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: number) => boolean; loadGate?: Promise<void>; openGate?: Promise<void> } = {}) {
+function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: number) => boolean; openGate?: Promise<void> } = {}) {
   const desktops: FakeDesktop[] = [];
   let alive = 0;
   let maxAlive = 0;
@@ -129,11 +129,8 @@ function fakeProvider(o: { startMs?: number; capacity?: number; failStart?: (n: 
       },
       ...(via === 'start'
         ? {
-            // The page loads (loadGate), then its DOM-quiet wait ends (openGate).
-            open: async (u: string, oo?: { onLoaded?: () => void }) => {
+            open: async (u: string) => {
               d.opened.push(u);
-              await o.loadGate;
-              oo?.onLoaded?.();
               await o.openGate;
               return { href: u };
             },
@@ -250,45 +247,6 @@ describe('desktopPool', () => {
     expect(seen).toEqual([['http://x/1']]);
     await d.ready;
     expect(d.info).toMatchObject({ pooled: true, id: f.desktops[0]!.id });
-    await d.release();
-    await pool.close!();
-    expect(f.alive()).toBe(0);
-  });
-
-  it('hands a spare out once its task page has loaded (the agent connects during the DOM-quiet wait), with `ready` still pending', async () => {
-    let loadDone = () => {};
-    let openDone = () => {};
-    const f = fakeProvider({ loadGate: new Promise<void>((r) => (loadDone = r)), openGate: new Promise<void>((r) => (openDone = r)) });
-    const pool = desktopPool(f.provider, { spares: 1, workers: 1 });
-    pool.plan([A]);
-    await until(() => f.desktops[0]?.up === true, 'the spare up');
-    let got: LeasedDesktop | undefined;
-    const acquiring = pool.acquire({ size: A, url: 'http://x/1' }).then((d) => (got = d));
-    await until(() => f.desktops[0]!.opened.length === 1, 'the task page opening');
-    await new Promise((r) => setTimeout(r, 50));
-    expect(got).toBeUndefined();
-    loadDone();
-    await acquiring;
-    let ready = false;
-    void got!.ready!.then(() => (ready = true));
-    await new Promise((r) => setTimeout(r, 20));
-    expect(ready).toBe(false);
-    openDone();
-    await got!.ready;
-    await got!.release();
-    await pool.close!();
-    expect(f.alive()).toBe(0);
-  });
-
-  it('a task page that fails before it loads: the spare is handed out when its wait ends, and the run reads the failure from `ready`', async () => {
-    const unreachable = Promise.reject(new VncuaError('PAGE_ERR_UNREACHABLE', 'fake: the task page is unreachable'));
-    unreachable.catch(() => {});
-    const f = fakeProvider({ loadGate: unreachable });
-    const pool = desktopPool(f.provider, { spares: 1, workers: 1 });
-    pool.plan([A]);
-    await until(() => f.desktops[0]?.up === true, 'the spare up');
-    const d = await pool.acquire({ size: A, url: 'http://x/1' });
-    await expect(d.ready).rejects.toMatchObject({ code: 'PAGE_ERR_UNREACHABLE' });
     await d.release();
     await pool.close!();
     expect(f.alive()).toBe(0);

@@ -9,11 +9,9 @@
  *   and so is every spare at the end of the suite (close()) or when the signal fires.
  * - **acquire()**: the oldest ready spare of that size, opened at the task's URL (LeasedDesktop.open:
  *   navigate, clear the history, the same page wait and PAGE_ERR_* as a desktop started there:
- *   `ready`) and checked meanwhile (its CDP answers); it is handed out once the check passed and its
- *   task page has loaded (the agent then connects during the DOM-quiet wait, not beside the load;
- *   `ready` still says when the page is ready). Else a spare of that size still starting, awaited;
- *   else a desktop started for this run as without a pool (inner.acquire). Each desktop serves one
- *   run and is released after it, never reused.
+ *   `ready`) and checked meanwhile (its CDP answers): it is handed out once the check passed. Else a
+ *   spare of that size still starting, awaited; else a desktop started for this run as without a
+ *   pool (inner.acquire). Each desktop serves one run and is released after it, never reused.
  * - **Dead spares**: a spare whose process exits (LeasedDesktop.exited), whose health() fails (checked
  *   every `checkEveryMs` while it waits) or whose CDP does not answer when it is taken is released and
  *   replaced, never handed out (with the task page it began opening).
@@ -98,14 +96,12 @@ interface Spare {
   checking: boolean;
 }
 
-/** Where the pool publishes each hand-out's steps ({ url, step: take | open | checked | loaded, t: performance.now() }) for benches (bench/pool-breakdown.ts). */
+/** Where the pool publishes each hand-out's steps ({ url, step: take | open | checked, t: performance.now() }) for benches (bench/pool-breakdown.ts). */
 export const POOL_STEPS = channel('vncua:desktop-pool');
 
 function mark(url: string, step: string): void {
   if (POOL_STEPS.hasSubscribers) POOL_STEPS.publish({ url, step, t: performance.now() });
 }
-
-const noop = () => {};
 
 const sizeKey = (s: ScreenSize) => `${s.width}x${s.height}`;
 
@@ -271,12 +267,12 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
   }
 
   /** Open the spare `s` at the task URL for `req`: the run's desktop, `ready` when the page is. */
-  function openSpare(s: Spare, req: DesktopRequest, onLoaded: () => void): LeasedDesktop {
+  function openSpare(s: Spare, req: DesktopRequest): LeasedDesktop {
     const lease = s.lease!;
     const { ready: _ready, ...rest } = lease;
     const d = runDesktop(rest, true);
     mark(req.url, 'open');
-    return withPageReady(d, (signal) => lease.open!(req.url, { signal, onLoaded, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+    return withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
   }
 
   /** Hand out `leased` (openSpare()); the pool's refill waits for its page (see below). */
@@ -312,22 +308,10 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     mark(req.url, 'take');
     // The task page starts opening now, while the check runs (it would add its round trip to every
     // task); a spare that fails the check is released with the page it began, never handed out.
-    let onLoaded = () => {};
-    const loaded = new Promise<void>((r) => (onLoaded = r));
-    const opened = s.dead ? null : openSpare(s, req, onLoaded);
+    const opened = s.dead ? null : openSpare(s, req);
     const ok = opened !== null && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }).catch(() => false));
     mark(req.url, 'checked');
-    if (ok) {
-      // Handed out once its task page has loaded (or its wait ended): the agent then connects (VNC,
-      // recording) during the DOM-quiet wait, when the page is idle, not beside the page load, which
-      // it slowed (bench/pool-breakdown.ts).
-      await Promise.race([loaded, opened.ready?.then(noop, noop)]);
-      mark(req.url, 'loaded');
-      if (!req.signal?.aborted) return handOut(opened);
-      opening--;
-      await opened.release();
-      throw req.signal.reason;
-    }
+    if (ok) return handOut(opened);
     opening--;
     stats.discarded++;
     stats.dead++;

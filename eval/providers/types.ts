@@ -57,10 +57,9 @@ export interface LeasedDesktop {
   /**
    * Open `url` on this desktop: navigate its one page there, clear the history (Back does not reach the
    * page it showed before), and wait until the page is ready, the same wait and PAGE_ERR_* as `ready`.
-   * Present on desktops from DesktopProvider.start() (a pool opens the task page with it). `onLoaded`
-   * is called once the task's document has loaded and shows something, before the DOM-quiet wait.
+   * Present on desktops from DesktopProvider.start() (a pool opens the task page with it).
    */
-  open?(url: string, opts?: { signal?: AbortSignal; loadTimeoutMs?: number; onLoaded?: () => void }): Promise<unknown>;
+  open?(url: string, opts?: { signal?: AbortSignal; loadTimeoutMs?: number }): Promise<unknown>;
   /** Settles when the desktop went away by itself (its process exited), when the provider can tell; a pool drops such a spare at once. */
   exited?: Promise<unknown>;
   /** True when the desktop was started ahead of need by a pool (eval/desktop-pool.ts). */

@@ -53,8 +53,6 @@ export interface PageReadyOptions {
   settleTimeoutMs?: number;
   /** How long without a DOM mutation counts as quiet (default 100 ms). */
   quietMs?: number;
-  /** Called once, when the task's document has loaded and shows something (before the DOM-quiet wait; a pool hands its desktop out then). */
-  onLoaded?: () => void;
 }
 
 /** A page's socket made ready for a navigation ahead of it (preparePage()). */
@@ -302,7 +300,6 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   let historyReset = false;
   let clockId: string | undefined;
   let resetTries = 0;
-  let onLoaded = opts.onLoaded;
   const dialogSeen = new AbortController();
   try {
     const prepared = opts.navigate && opts.prepared && !opts.prepared.socket.closed ? opts.prepared : undefined;
@@ -362,15 +359,6 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       }
       wake.cancel();
       const loadMs = performance.now() - t0;
-      if (onLoaded) {
-        const f = onLoaded;
-        onLoaded = undefined;
-        try {
-          f();
-        } catch {
-          // the caller's: never the wait's
-        }
-      }
       const t1 = performance.now();
       const settleSignal = AbortSignal.any([timeoutSignal(user, settleTimeoutMs + SETTLE_SLACK_MS), dialogSeen.signal]);
       let settled: { quiet: boolean; content: boolean };
