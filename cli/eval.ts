@@ -26,6 +26,8 @@ import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
 import type { ViewerServer } from '../viewer/server.ts';
+import { JUDGE_OPTION, judgePrice, parseJudgeArgs, writeJudgeErrors } from './judges.ts';
+import type { JudgeSpec } from '../eval/judges/spec.ts';
 import { SERVE_OPTIONS, SERVE_START_ERROR_CODES, type ServeRequest, serveRequest, startCommandViewer, withServeValue } from './serve-option.ts';
 import {
   AGENT_REST,
@@ -94,6 +96,7 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    ...JUDGE_OPTION,
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
@@ -135,6 +138,8 @@ export interface EvalCommandOptions {
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
+  /** --judge: the judges of every task without its own. */
+  judges?: JudgeSpec[];
   args: string[];
 }
 
@@ -182,6 +187,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  if (v.judge.length > 0) o.judges = parseJudgeArgs(v.judge);
   return o;
 }
 
@@ -261,6 +267,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        ...(o.judges ? { judges: o.judges } : {}),
+        judgePrice,
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,
@@ -269,6 +277,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       progress.stop();
     }
     stdout.write(`results: ${summary.out}\n`);
+    writeJudgeErrors('eval', summary.out, summary.outcomes, stderr);
     if (summary.cancelled || summary.configError) return { summary };
     const root = resolve(o.out);
     if (o.process) {

@@ -53,6 +53,11 @@ import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
+import { judgeRun } from './judges/judge.ts';
+import type { PriceFn } from './judges/llm.ts';
+import { captureFinalPage } from './judges/page.ts';
+import type { Verdict } from './judges/record.ts';
+import type { JudgeSpec } from './judges/spec.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
 export interface SuiteAgent {
@@ -108,6 +113,10 @@ export interface RunSuiteOptions {
   successGraceMs?: number;
   /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
+  /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
+  judges?: readonly JudgeSpec[];
+  /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
+  judgePrice?: PriceFn;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -134,6 +143,8 @@ export interface RunOutcome {
   desktopOverheadMs?: number | null;
   /** The last attempt's desktop came from the pool. */
   pooled?: boolean;
+  /** Each judge's verdict (judges.json), when the run was judged; `error` is the code of a judge that could not decide. */
+  judges?: Array<{ judge: string; verdict: Verdict; error?: { code: string; message: string } }>;
 }
 
 /** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
@@ -404,6 +415,7 @@ function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: numbe
       success: t.success,
       maxSteps: t.maxSteps ?? c.maxSteps,
       hint: t.hint,
+      ...((t.judges ?? c.opts.judges) ? { judges: t.judges ?? c.opts.judges } : {}),
       group: t.group,
       ...(c.opts.taskFile ? { task_file: c.opts.taskFile } : {}),
       agent: c.opts.agent.name,
@@ -429,6 +441,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
   const movedAside = c.replace.has(job) ? await moveAside(dir, MOVED_ASIDE_SEP) : undefined;
   const label = { taskId: job.task.id, resolution: resolutionLabel(job.size), repeat: job.repeat, dir, ...(movedAside ? { movedAside } : {}) };
   const maxSteps = job.task.maxSteps ?? c.maxSteps;
+  const judges = job.task.judges ?? opts.judges ?? [];
   const infra: InfraRecord[] = [];
   const t0 = performance.now();
   const cancelled = async (attempts: number): Promise<RunOutcome> => {
@@ -534,6 +547,16 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, signal });
           if (problem && signal?.aborted) return cancelled(attempt);
         }
+        // The judges' look at the final page, while the desktop is still up.
+        if (!problem && judges.length > 0) {
+          c.setWorker(w, 'checking desktop', job, attempt);
+          try {
+            await captureFinalPage(dir, desktop.cdpUrl, judges, signal ? { signal } : {});
+          } catch (e) {
+            if (signal?.aborted) return cancelled(attempt);
+            throw e;
+          }
+        }
       }
     } finally {
       c.setWorker(w, 'stopping desktop', job, attempt);
@@ -546,6 +569,16 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
     }
     const r = result!;
     await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { ...desktopInfo(), ended_at: now(), status: r.status }));
+    let verdicts: RunOutcome['judges'];
+    if (judges.length > 0) {
+      try {
+        const j = await judgeRun(dir, judges, { source: 'run', ...(opts.judgePrice ? { price: opts.judgePrice } : {}), ...(signal ? { signal } : {}) });
+        verdicts = j.verdicts.map((v) => ({ judge: v.judge, verdict: v.verdict, ...(v.error ? { error: v.error } : {}) }));
+      } catch (e) {
+        if (signal?.aborted) return cancelled(attempt);
+        verdicts = [{ judge: '*', verdict: 'unknown', error: errorInfo(e, 'JUDGE_ERR_WRITE') }];
+      }
+    }
     return {
       ...label,
       status: r.status,
@@ -555,6 +588,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       ...(r.error ? { error: r.error } : {}),
       desktopOverheadMs: overheadMs,
       pooled: desktop.pooled === true,
+      ...(verdicts ? { judges: verdicts } : {}),
     };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.
