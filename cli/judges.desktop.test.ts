@@ -132,7 +132,11 @@ describe('judges on real runs', () => {
       hybrid: 'fail',
     });
     const h = fail.verdicts.find((v) => v.judge === 'heuristic')!;
-    expect((h.evidence.signs as Array<{ kind: string }>).map((s) => s.kind)).toContain('loop');
+    // Clicks 2-5 on "Remind me later" left the screen pixel-identical (frames replayed from the recording).
+    expect((h.evidence.signs as Array<{ kind: string; from: number; to: number }>).map((s) => [s.kind, s.from, s.to])).toEqual([
+      ['stuck', 1, 4],
+      ['loop', 0, 4],
+    ]);
     expect(h.evidence.screens).toBe('recording');
     expect(fail.verdicts.find((v) => v.judge === 'hybrid')!.evidence.llm).toBeNull();
     expect(fail.verdicts.find((v) => v.judge === 'url')!.evidence.url).toMatch(/\/pages\/click-button\.html$/);
