@@ -99,7 +99,13 @@ describe('judgeRun: the sentinel first, LLM policies, the hybrid', () => {
     const w = new TraceWriter(dir);
     await w.open();
     const t = Date.now();
-    await w.append({ action: 'mouse_click', params: { position: { x: 5, y: 5 }, button: 'left', click_type: 'single' }, task_marked_complete: false, started_at: t, ended_at: t + 5 });
+    await w.append({
+      action: 'mouse_click',
+      params: { position: { x: 5, y: 5 }, button: 'left', click_type: 'single' },
+      task_marked_complete: false,
+      started_at: t,
+      ended_at: t + 5,
+    });
     await w.append({ action: 'finish', params: {}, task_marked_complete: false, started_at: t + 10, ended_at: t + 11 });
     await w.finalize();
     await w.writeResult({ status: 'finished', steps: 2, durationMs: 11 });
@@ -117,7 +123,14 @@ describe('judgeRun: the sentinel first, LLM policies, the hybrid', () => {
   it('when: "unsure" asks only when the others disagree; the hybrid asks when its cheap judges disagree', async () => {
     server = await startChatServer(() => '{"verdict":"pass","reason":"thanks shown"}');
     // The sentinel says fail, the URL judge pass: they disagree, so the unsure LLM is asked.
-    const f = await judgeRun(dir, [{ type: 'url', glob: '*/done.html' }, { type: 'llm', ...spec(), when: 'unsure' }], { source: 'rejudge', env, price: judgePrice });
+    const f = await judgeRun(
+      dir,
+      [
+        { type: 'url', glob: '*/done.html' },
+        { type: 'llm', ...spec(), when: 'unsure' },
+      ],
+      { source: 'rejudge', env, price: judgePrice },
+    );
     expect(f.verdicts.map((v) => [v.judge, v.verdict, v.skipped])).toEqual([
       ['sentinel', 'fail', false],
       ['url', 'pass', false],
@@ -127,7 +140,14 @@ describe('judgeRun: the sentinel first, LLM policies, the hybrid', () => {
     expect(f.verdicts[2]!.cost_usd).toBeGreaterThan(0);
     expect(JSON.parse(await readFile(join(dir, JUDGES_FILE), 'utf8'))).toEqual(JSON.parse(JSON.stringify(f)));
     // They agree (fail, fail): not asked.
-    const g = await judgeRun(dir, [{ type: 'url', glob: '*/other.html' }, { type: 'llm', ...spec(), when: 'unsure' }], { source: 'rejudge', env });
+    const g = await judgeRun(
+      dir,
+      [
+        { type: 'url', glob: '*/other.html' },
+        { type: 'llm', ...spec(), when: 'unsure' },
+      ],
+      { source: 'rejudge', env },
+    );
     expect(g.verdicts[2]).toMatchObject({ verdict: 'unknown', skipped: true });
     expect(server.bodies).toHaveLength(1);
     // The hybrid: sentinel fail + text pass disagree -> the LLM decides.

@@ -33,7 +33,11 @@ describe('heuristic judge', () => {
   it('repeated errors: N failed actions in a row with the same code', () => {
     const err = (code: string) => ({ ...click(1), error: { code } });
     expect(findSigns([err('ACTION_ERR_OFF_SCREEN'), err('ACTION_ERR_OFF_SCREEN'), click(3), err('ACTION_ERR_OFF_SCREEN')], null, H)).toEqual([]);
-    const signs = findSigns([click(9), err('ACTION_ERR_OFF_SCREEN'), { ...click(2), error: { code: 'ACTION_ERR_OFF_SCREEN' } }, { ...click(3), error: { code: 'ACTION_ERR_OFF_SCREEN' } }], null, H);
+    const signs = findSigns(
+      [click(9), err('ACTION_ERR_OFF_SCREEN'), { ...click(2), error: { code: 'ACTION_ERR_OFF_SCREEN' } }, { ...click(3), error: { code: 'ACTION_ERR_OFF_SCREEN' } }],
+      null,
+      H,
+    );
     expect(signs.map((s) => [s.kind, s.from, s.to])).toEqual([['repeated_errors', 1, 3]]);
     const at = (x: number, code: string) => ({ ...click(x), error: { code } });
     expect(findSigns([at(1, 'A'), at(2, 'B'), at(3, 'A')], null, { ...H, errorRepeats: 2 })).toEqual([]);

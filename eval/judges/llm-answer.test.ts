@@ -27,7 +27,17 @@ describe('LLM answers, sampling, agreement', () => {
     expect(unsure(['pass', 'fail'])).toBe(true);
     expect(unsure(['unknown'])).toBe(true);
     expect(unsure([])).toBe(true);
-    expect(disagrees([{ verdict: 'pass', skipped: false }, { verdict: 'unknown', skipped: false }])).toBe(false);
-    expect(disagrees([{ verdict: 'pass', skipped: false }, { verdict: 'fail', skipped: false }])).toBe(true);
+    expect(
+      disagrees([
+        { verdict: 'pass', skipped: false },
+        { verdict: 'unknown', skipped: false },
+      ]),
+    ).toBe(false);
+    expect(
+      disagrees([
+        { verdict: 'pass', skipped: false },
+        { verdict: 'fail', skipped: false },
+      ]),
+    ).toBe(true);
   });
 });

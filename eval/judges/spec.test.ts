@@ -49,7 +49,13 @@ describe('judge specs', () => {
   });
 
   it('names: the type, numbered when it repeats; the sentinel always first; which judges need the page', () => {
-    expect(judgeNames([{ type: 'llm', model: 'a' }, { type: 'llm', model: 'b' }, { type: 'url', exact: 'x', name: 'done-url' }])).toEqual(['llm', 'llm-2', 'done-url']);
+    expect(
+      judgeNames([
+        { type: 'llm', model: 'a' },
+        { type: 'llm', model: 'b' },
+        { type: 'url', exact: 'x', name: 'done-url' },
+      ]),
+    ).toEqual(['llm', 'llm-2', 'done-url']);
     expect(withSentinel([{ type: 'heuristic' }]).map((s) => s.type)).toEqual(['sentinel', 'heuristic']);
     expect(withSentinel([{ type: 'heuristic' }, { type: 'sentinel' }]).map((s) => s.type)).toEqual(['heuristic', 'sentinel']);
     expect(needsLivePage({ type: 'url', exact: 'x' })).toBe(true);
