@@ -552,9 +552,9 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           c.setWorker(w, 'checking desktop', job, attempt);
           try {
             await captureFinalPage(dir, desktop.cdpUrl, judges, signal ? { signal } : {});
-          } catch (e) {
+          } catch {
+            // Cancelled, or final_page.json could not be written: the page judges then say unknown (JUDGE_ERR_PAGE).
             if (signal?.aborted) return cancelled(attempt);
-            throw e;
           }
         }
       }
