@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { TraceEntry } from '../../harness/trace/schema.ts';
-import { Replayer } from '../../recorder/replay/replayer.ts';
+import type { Replayer } from '../../recorder/replay/replayer.ts';
 import type { JudgeSpec } from './spec.ts';
 
 /** Defaults of the heuristic judge's thresholds. */
@@ -149,6 +149,8 @@ export async function screenHashes(dir: string, entries: ReadonlyArray<{ started
   if (entries.length === 0 || entries.some((e) => e.started_at === undefined)) return null;
   let replay: Replayer;
   try {
+    // The replayer (and sharp under it) only when a judge needs it: vncua/eval loads no heavy package at import.
+    const { Replayer } = await import('../../recorder/replay/replayer.ts');
     replay = await Replayer.open(dir);
   } catch {
     return null;

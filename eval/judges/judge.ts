@@ -12,8 +12,6 @@ import { basename, join } from 'node:path';
 import { readTrace } from '../../harness/trace/reader.ts';
 import { runResultSchema, type RunResult, type TraceEntry } from '../../harness/trace/schema.ts';
 import { TRACE_FILES } from '../../harness/trace/writer.ts';
-import { encodePng } from '../../recorder/process/png.ts';
-import { Replayer } from '../../recorder/replay/replayer.ts';
 import { TASK_FILE } from '../layout.ts';
 import { firstSuccess } from '../score.ts';
 import { findSigns, screenHashes, type EntryScreens } from './heuristic.ts';
@@ -159,9 +157,11 @@ async function finalScreenshot(v: RunView): Promise<{ path: string; png: Uint8Ar
     // none: try the recording
   }
   try {
+    const { Replayer } = await import('../../recorder/replay/replayer.ts');
     const replay = await Replayer.open(v.dir);
     const f = await replay.frameAt(replay.dataEnd);
     if (f) {
+      const { encodePng } = await import('../../recorder/process/png.ts');
       const png = await encodePng(f);
       await writeFile(join(v.dir, FINAL_SCREEN_PNG), png);
       v.screenshot = { path: FINAL_SCREEN_PNG, png };
