@@ -57,6 +57,10 @@ describe('LLM judge (openai SDK, local chat completions server)', () => {
     expect(text).toContain('Task: Subscribe to the newsletter');
     expect(text).toContain('1. finish {}');
     expect(images(body)).toEqual([`data:image/png;base64,${png.toString('base64')}`]);
+    // The spec's own rates win over the table; a model the table does not know costs null without them.
+    const own = await askLlmJudge(spec({ model: 'my-local-vlm', price: { input: 1, output: 2 } }), input(), { env, price: judgePrice });
+    expect(own.cost_usd).toBeCloseTo(((1000 + 2) * 1 + (20 + 2) * 2) / 1e6, 12);
+    expect((await askLlmJudge(spec({ model: 'my-local-vlm' }), input(), { env, price: judgePrice })).cost_usd).toBeNull();
     // The key goes in the Authorization header only.
     expect(server.server.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(server.server.requests[0]!.body).not.toContain(KEY);

@@ -28,11 +28,11 @@ export function parseJudgeArgs(values: readonly string[]): JudgeSpec[] {
   return values.map((v, i) => parseJudgeArg(v, values.length > 1 ? `--judge #${i + 1}` : '--judge'));
 }
 
-/** USD of an LLM judge call at byom/pricing.ts's list prices (null for an unknown model). */
-export const judgePrice: PriceFn = (model, usage) => {
-  const p = findPrice(model);
+/** USD of an LLM judge call at the spec's `price`, else byom/pricing.ts's list prices (null for an unknown model). */
+export const judgePrice: PriceFn = (model, usage, price) => {
+  const p = price ?? findPrice(model)?.price;
   const t = usageTokens(usage);
-  return p && t ? costUsd(t, p.price) : null;
+  return p && t ? costUsd(t, p) : null;
 };
 
 /** One line per judge that could not decide: `vncua CMD: CODE: DIR: message`. */

@@ -15,8 +15,15 @@ import type { VncuaError } from '../../harness/errors.ts';
 import type { Verdict } from './record.ts';
 import type { LlmJudgeSpec } from './spec.ts';
 
-/** USD of one call's usage (the API's `usage` object) for `model`, or null when unknown. */
-export type PriceFn = (model: string, usage: unknown) => number | null;
+/** A model's rates in USD per 1M tokens (the spec's `price`). */
+export interface JudgePrice {
+  input: number;
+  output: number;
+  cachedInput?: number | undefined;
+}
+
+/** USD of one call's usage (the API's `usage` object) for `model` at `price` when given (else the caller's table), or null when unknown. */
+export type PriceFn = (model: string, usage: unknown, price?: JudgePrice) => number | null;
 
 /** What the model is shown. */
 export interface LlmJudgeInput {
@@ -79,7 +86,7 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** Ask the model (see the file comment). Never throws but on cancellation. */
 export async function askLlmJudge(
-  spec: Pick<LlmJudgeSpec, 'model' | 'baseUrl' | 'apiKeyEnv' | 'timeoutMs' | 'maxRetries'> & { name?: string | undefined },
+  spec: Pick<LlmJudgeSpec, 'model' | 'baseUrl' | 'apiKeyEnv' | 'timeoutMs' | 'maxRetries' | 'price'> & { name?: string | undefined },
   input: LlmJudgeInput,
   opts: { signal?: AbortSignal; price?: PriceFn; env?: NodeJS.ProcessEnv } = {},
 ): Promise<LlmJudgeAnswer> {
@@ -139,7 +146,7 @@ export async function askLlmJudge(
   }
   const usage = completion.usage && typeof completion.usage === 'object' ? (completion.usage as unknown as Record<string, unknown>) : null;
   const model = typeof completion.model === 'string' && completion.model ? completion.model : spec.model;
-  const cost = usage && opts.price ? opts.price(model, usage) : null;
+  const cost = usage && opts.price ? opts.price(model, usage, spec.price) : null;
   const raw = completion.choices?.[0]?.message?.content ?? null;
   const more = { raw: raw === null ? null : cut(raw), model, usage, cost_usd: cost };
   if (raw === null || raw.trim() === '') return unknown('JUDGE_ERR_BAD_ANSWER', `judge ${judge}: ${where} answered no text`, more);

@@ -72,6 +72,8 @@ const llmFields = {
   timeoutMs: z.number().int().min(1).max(600_000).optional(),
   /** Retries of a failed call (5xx, timeout, connection; default 1). */
   maxRetries: z.number().int().min(0).max(5).optional(),
+  /** The model's rates in USD per 1M tokens, instead of byom/pricing.ts's table (a model it does not know, or your own rates). */
+  price: z.strictObject({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional() }).optional(),
 };
 const llmSpec = z
   .strictObject({
