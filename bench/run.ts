@@ -87,6 +87,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
+    name: 'guard-overhead',
+    args: ['40'],
+    about: 'the navigation guard (allowedDomains / blockedDomains, CDP Fetch on the browser target) per request: a page with 100 subresources loaded with and without it',
+  },
+  {
     name: 'rate-gate',
     args: ['2000'],
     about: "the rate gate's cost per model call: acquire() on the Redis gate (a Lua script on a local redis-server) against the in-process gate",

@@ -243,6 +243,16 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
   }
 
   /**
+   * The navigation guard's notices since the last prompt, as text for the next one: "domain not allowed: URL (rule)"
+   * lines and a hint to take another path; '' when nothing was blocked (or no allowedDomains / blockedDomains).
+   */
+  protected domainObservation(): string {
+    const notices = this.takeDomainNotices();
+    if (notices.length === 0) return '';
+    return `${notices.join('\n')}\nThe browser blocked these requests (allowedDomains / blockedDomains): choose another way to do the task.`;
+  }
+
+  /**
    * Perform one action given as a trace step (`{ action: 'mouse_click', params: { position, button, click_type } }`).
    * The same action `stuckRepeats` times in a row ends the run as `stuck` after it is performed.
    */

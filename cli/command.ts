@@ -42,6 +42,19 @@ export const AGENT_RUN_OPTIONS = {
     type: 'boolean',
     description: "do not serve the run live (no live.json: vncua serve cannot show it as it runs, nobody can take over); the Agent's live: false",
   },
+  'allowed-domains': {
+    type: 'string',
+    multiple: true,
+    value: 'PATTERNS',
+    description:
+      "the navigation guard: hosts the browser may reach, comma-separated (example.com,*.example.com,https://x.org:8443,file:); the start page is always allowed; a task's own list narrows it (default: everything not blocked)",
+  },
+  'blocked-domains': {
+    type: 'string',
+    multiple: true,
+    value: 'PATTERNS',
+    description: "hosts the browser must never reach (same patterns; blocked always wins; united with a task's own list)",
+  },
 } as const satisfies OptionTable;
 
 /** What `vncua run` and `vncua eval` do with the arguments after `--`. */

@@ -10,6 +10,7 @@
  */
 import { dirname, resolve } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
 import { plainProgress, ttyProgress } from '../eval/progress.ts';
@@ -140,6 +141,9 @@ export interface EvalCommandOptions {
   live?: boolean;
   /** --judge: the judges of every task without its own. */
   judges?: JudgeSpec[];
+  /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
+  allowedDomains?: string[];
+  blockedDomains?: string[];
   args: string[];
 }
 
@@ -188,6 +192,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
   if (v.judge.length > 0) o.judges = parseJudgeArgs(v.judge);
+  Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   return o;
 }
 
@@ -208,6 +213,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_LAYOUT_MIXED',
   'EVAL_ERR_BAD_OPTIONS',
   'EVAL_ERR_BAD_ENDPOINTS',
+  'GUARD_ERR_BAD_PATTERN',
   ...SERVE_START_ERROR_CODES,
 ]);
 
@@ -216,6 +222,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   const stdout = io.out ?? process.stdout;
   const stderr = io.err ?? process.stderr;
   // Bad input is found before anything is written: the output root, the agent, the tasks and the selection.
+  checkDomainFlags(o);
   await checkOutputDir(o.out, '--out');
   const mod = await loadAgentModule(o.agent);
   const taskFile = await loadTaskFile(o.tasks, o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {});
@@ -269,6 +276,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         ...(o.live === false ? { live: false } : {}),
         ...(o.judges ? { judges: o.judges } : {}),
         judgePrice,
+        allowedDomains: o.allowedDomains,
+        blockedDomains: o.blockedDomains,
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,

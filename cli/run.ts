@@ -11,6 +11,7 @@
  */
 import { join } from 'node:path';
 import { AGENTS, loadAgentModule } from './agents.ts';
+import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import {
   AGENT_REST,
   AGENT_RUN_OPTIONS,
@@ -33,6 +34,7 @@ import { checkCdpUrl } from '../harness/cdp/success.ts';
 import { launchDesktop, type Desktop, type VncServerKind } from '../harness/desktop/index.ts';
 import { readPassword, type PasswordSource } from '../harness/desktop/password.ts';
 import { VncuaError } from '../harness/errors.ts';
+import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 import { parseVncUrl } from '../harness/rfb/transport.ts';
 import { TRACE_FILES } from '../harness/trace/index.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
@@ -97,6 +99,10 @@ export interface RunCommandOptions {
   successGraceMs?: number;
   /** --no-live: the Agent's live option off. */
   live?: boolean;
+  /** --allowed-domains: the navigation guard's allow list (the --url origin is added). */
+  allowedDomains?: string[];
+  /** --blocked-domains. */
+  blockedDomains?: string[];
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
@@ -131,6 +137,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v['max-steps'] !== undefined) o.maxSteps = wholeNumber(v['max-steps'], '--max-steps', 1);
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
   if (v['no-live']) o.live = false;
+  Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
     throw badArgs(
@@ -182,6 +189,7 @@ export async function prepareRunOutDir(out: string, overwrite: boolean): Promise
 
 /** Load the agent, start (or use) a desktop, run the agent, tear the desktop down. Throws only before the run starts. */
 export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandResult> {
+  checkDomainFlags(o);
   const mod = await loadAgentModule(o.agent);
   const { dir: outputDir, movedAside } = await prepareRunOutDir(o.out ?? (await freshDefaultOut(mod.name)), o.overwrite === true);
   const maxSteps = o.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -224,6 +232,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       ...(o.password !== undefined ? { password: o.password } : {}),
       ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
       ...(o.live === false ? { live: false } : {}),
+      ...(o.allowedDomains || o.blockedDomains ? allowStartPage(mergeDomainLists(o), o.url) : {}),
       // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
       recorder: recordingProxyRecorder,
     };
@@ -258,7 +267,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`trace: ${tracePath}\n${resultLine(result)}\n`);
     return result.status === 'finished' ? 0 : 1;
   } catch (e) {
-    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES]));
+    return badInputExit('run', e, new Set([...OUTPUT_ERROR_CODES, ...SERVE_START_ERROR_CODES, 'GUARD_ERR_BAD_PATTERN']));
   } finally {
     cancel.dispose();
   }

@@ -52,3 +52,29 @@ describe('vncua score', () => {
     expect([allowed.code, allowed.stderr]).toEqual([0, '']);
   });
 });
+
+describe('vncua score: DOMAIN_BLOCKED', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'vncua-score-guard-cli-'));
+    for (const [id, blocked] of [
+      ['t-1', 2],
+      ['t-2', 0],
+      ['t-3', 1],
+    ] as const) {
+      const dir = join(root, 'guarded', '1280_800', id);
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'execution.json'), '[]');
+      await writeFile(join(dir, 'result.json'), JSON.stringify({ status: 'finished', steps: 0, durationMs: 5, domain_blocked: blocked }));
+    }
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("prints each agent's DOMAIN_BLOCKED count and the runs that had a block", async () => {
+    const r = await score([root]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^guarded: .*; DOMAIN_BLOCKED 3 in 2 runs$/m);
+  });
+});

@@ -61,7 +61,10 @@ export async function run(argv: string[]): Promise<number> {
     const apart = [a.infra_errors ? `${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'}` : '', a.invalid ? `${a.invalid} invalid` : ''].filter(Boolean).join(', ');
     const repeats = a.k > 1 ? `; pass@1 ${pct(a.pass_at_1)}, pass@${a.k} ${pct(a.pass_at_k)}, pass^${a.k} ${pct(a.pass_hat_k)}` : '';
     const cost = a.cost_usd === null ? '' : `; cost ${usd(a.cost_usd)} (${usd(a.avg_cost_usd)} a run, ${usd(a.cost_per_success)} a success)`;
-    process.stdout.write(`${a.agent}: ${pct(a.success_rate)} success (${a.successes}/${a.runs}${assistedText(a)})${apart ? `, ${apart} excluded` : ''}${repeats}${cost}\n`);
+    const blocked = a.domain_blocked === null ? '' : `; DOMAIN_BLOCKED ${a.domain_blocked} in ${a.domain_blocked_runs} run${a.domain_blocked_runs === 1 ? '' : 's'}`;
+    process.stdout.write(
+      `${a.agent}: ${pct(a.success_rate)} success (${a.successes}/${a.runs}${assistedText(a)})${apart ? `, ${apart} excluded` : ''}${repeats}${cost}${blocked}\n`,
+    );
   }
   for (const j of report.judges)
     process.stdout.write(

@@ -9,7 +9,8 @@
  * - DESKTOP_ERR_* (the desktop failed to start or died),
  * - PAGE_ERR_* (the task page never became ready: refused, DNS, TLS, an HTTP status >= 400, blank,
  *   a DOM that never settles: harness/cdp/page-ready.ts),
- * - EVAL_ERR_DESKTOP_LOST (the runner found the desktop dead after the run: Chromium crashed).
+ * - EVAL_ERR_DESKTOP_LOST (the runner found the desktop dead after the run: Chromium crashed),
+ * - GUARD_ERR_START, GUARD_ERR_LOST (the navigation guard could not attach to the desktop's Chromium, or lost it),
  * - QUEUE_ERR_RATE_GATE (the rate gate's Redis answered an error: the model call was never made).
  *
  * Configuration errors are neither the agent's nor the desktop's: every run would fail the same way
@@ -23,6 +24,8 @@ export function isInfraErrorCode(code: string | undefined): boolean {
   return (
     code === 'AGENT_ERR_CONNECTION_LOST' ||
     code === 'EVAL_ERR_DESKTOP_LOST' ||
+    code === 'GUARD_ERR_START' ||
+    code === 'GUARD_ERR_LOST' ||
     code === 'QUEUE_ERR_RATE_GATE' ||
     code.startsWith('RFB_ERR_') ||
     code.startsWith('DESKTOP_ERR_') ||
@@ -33,9 +36,18 @@ export function isInfraErrorCode(code: string | undefined): boolean {
 /**
  * Codes that mean the configuration is wrong, the same for every run: the model API refused the key
  * (MODEL_ERR_AUTH) or knows no such model / endpoint (MODEL_ERR_NOT_FOUND), or the agent could not be
- * built from its arguments and options (CLI_ERR_BAD_ARGS, CLI_ERR_BAD_AGENT, AGENT_ERR_BAD_OPTIONS).
+ * built from its arguments and options (CLI_ERR_BAD_ARGS, CLI_ERR_BAD_AGENT, AGENT_ERR_BAD_OPTIONS, a malformed
+ * allowedDomains / blockedDomains pattern GUARD_ERR_BAD_PATTERN, GUARD_ERR_NO_CDP).
  */
-export const CONFIG_ERROR_CODES: ReadonlySet<string> = new Set(['MODEL_ERR_AUTH', 'MODEL_ERR_NOT_FOUND', 'CLI_ERR_BAD_ARGS', 'CLI_ERR_BAD_AGENT', 'AGENT_ERR_BAD_OPTIONS']);
+export const CONFIG_ERROR_CODES: ReadonlySet<string> = new Set([
+  'MODEL_ERR_AUTH',
+  'MODEL_ERR_NOT_FOUND',
+  'CLI_ERR_BAD_ARGS',
+  'CLI_ERR_BAD_AGENT',
+  'AGENT_ERR_BAD_OPTIONS',
+  'GUARD_ERR_BAD_PATTERN',
+  'GUARD_ERR_NO_CDP',
+]);
 
 /** True when an error code means the configuration is wrong (the suite stops: runner.ts). */
 export function isConfigErrorCode(code: string | undefined): boolean {

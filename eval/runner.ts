@@ -58,6 +58,7 @@ import type { PriceFn } from './judges/llm.ts';
 import { captureFinalPage } from './judges/page.ts';
 import type { Verdict } from './judges/record.ts';
 import type { JudgeSpec } from './judges/spec.ts';
+import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
 export interface SuiteAgent {
@@ -117,6 +118,10 @@ export interface RunSuiteOptions {
   judges?: readonly JudgeSpec[];
   /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
   judgePrice?: PriceFn;
+  /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
+  allowedDomains?: readonly string[];
+  /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
+  blockedDomains?: readonly string[];
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -512,6 +517,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           ...(desktop.password !== undefined ? { password: desktop.password } : {}),
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
           ...(opts.live !== undefined ? { live: opts.live } : {}),
+          ...runDomains(opts, job.task),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
         },
@@ -621,4 +627,11 @@ async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>):
   } catch {
     // unreadable: left for scoring to report
   }
+}
+
+/** The guard lists of one run: the suite's (CLI) and the task's, layered; the task page's origin allowed (harness/guard/patterns.ts). */
+function runDomains(opts: Pick<RunSuiteOptions, 'allowedDomains' | 'blockedDomains'>, task: EvalTask): { allowedDomains?: string[][]; blockedDomains?: string[] } {
+  const lists = allowStartPage(mergeDomainLists(opts, task), task.url);
+  if (lists.allowedDomains.length === 0 && lists.blockedDomains.length === 0) return {};
+  return lists;
 }

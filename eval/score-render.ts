@@ -63,8 +63,16 @@ const AGG_COLS = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'av
 /** The cost columns, shown when some agent's runs were priced (model agents: byom/README.md's cost section). */
 const COST_COLS = ['cost', 'cost / run', 'cost / success'];
 const withCost = (r: ScoreReport) => r.by_agent.some((a) => a.cost_usd !== null);
-const aggColumns = (cost: boolean) => (cost ? [...AGG_COLS, ...COST_COLS] : AGG_COLS);
-const aggCells = (a: AggregateRow, cost: boolean) => [...baseCells(a), ...(cost ? [usd(a.cost_usd), usd(a.avg_cost_usd), usd(a.cost_per_success)] : [])];
+/** The DOMAIN_BLOCKED column (requests the navigation guard blocked, and in how many runs), shown when some run had a guard. */
+const GUARD_COL = 'DOMAIN_BLOCKED (runs)';
+const withGuard = (r: ScoreReport) => r.by_agent.some((a) => a.domain_blocked !== null);
+const aggColumns = (cost: boolean, guard = false) => [...AGG_COLS, ...(cost ? COST_COLS : []), ...(guard ? [GUARD_COL] : [])];
+const guardCell = (a: AggregateRow) => (a.domain_blocked === null ? '–' : `${a.domain_blocked} (${a.domain_blocked_runs})`);
+const aggCells = (a: AggregateRow, cost: boolean, guard = false) => [
+  ...baseCells(a),
+  ...(cost ? [usd(a.cost_usd), usd(a.avg_cost_usd), usd(a.cost_per_success)] : []),
+  ...(guard ? [guardCell(a)] : []),
+];
 const baseCells = (a: AggregateRow) => [
   String(a.runs),
   `${pct(a.success_rate)} (${a.successes}${assistedText(a)})`,
@@ -134,14 +142,15 @@ const SUMMARY =
 /** scores.md. */
 export function renderScoresMarkdown(r: ScoreReport): string {
   const cost = withCost(r);
-  const aggCols = aggColumns(cost);
+  const guard = withGuard(r);
+  const aggCols = aggColumns(cost, guard);
   const out: string[] = [`# Scores`, '', `${r.runs.length} runs under \`${r.root}\`, scored ${r.generated_at}. ${SUMMARY}`, ''];
   out.push(
     '## Per agent',
     '',
     mdTable(
       ['agent', ...aggCols],
-      r.by_agent.map((a) => [a.agent, ...aggCells(a, cost)]),
+      r.by_agent.map((a) => [a.agent, ...aggCells(a, cost, guard)]),
     ),
     '',
   );
@@ -150,7 +159,7 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     '',
     mdTable(
       ['agent', 'resolution', ...aggCols],
-      r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a, cost)]),
+      r.by_resolution.map((a) => [a.agent, a.resolution, ...aggCells(a, cost, guard)]),
     ),
     '',
   );
@@ -159,7 +168,7 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     '',
     mdTable(
       ['agent', 'resolution', 'group', ...aggCols],
-      r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a, cost)]),
+      r.by_group.map((a) => [a.agent, a.resolution, a.group, ...aggCells(a, cost, guard)]),
     ),
     '',
   );
@@ -267,7 +276,8 @@ function runTitle(run: RunScore): string {
     run.model_calls === null
       ? ''
       : `; ${run.model_calls} model calls${run.input_tokens === null ? '' : `, ${run.input_tokens} in / ${run.output_tokens} out tokens`}${run.cost_usd === null ? '' : `, ${usd(run.cost_usd)}`}`;
-  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}`;
+  const blocked = run.domain_blocked === null ? '' : `; DOMAIN_BLOCKED ${run.domain_blocked}`;
+  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}`;
 }
 
 function runCell(run: RunScore | undefined): string {
@@ -302,7 +312,8 @@ function runsCell(runs: readonly RunScore[] | undefined): string {
 /** scores.html (self-contained). */
 export function renderScoresHtml(r: ScoreReport): string {
   const cost = withCost(r);
-  const aggCols = aggColumns(cost);
+  const guard = withGuard(r);
+  const aggCols = aggColumns(cost, guard);
   const aggNumeric = new Set(aggCols.map((_, i) => i + 1));
   const parts: string[] = [];
   parts.push(`<h1>Scores</h1><p class="meta">${r.runs.length} runs under <code>${esc(r.root)}</code>, scored ${esc(r.generated_at)}. ${esc(SUMMARY)}</p>`);
@@ -310,7 +321,7 @@ export function renderScoresHtml(r: ScoreReport): string {
     '<h2>Per agent</h2>',
     htmlTable(
       ['agent', ...aggCols],
-      r.by_agent.map((a) => [esc(a.agent), ...aggCells(a, cost).map(esc)]),
+      r.by_agent.map((a) => [esc(a.agent), ...aggCells(a, cost, guard).map(esc)]),
       aggNumeric,
     ),
   );

@@ -35,6 +35,7 @@ describe('scoreRun: the metrics of one run', () => {
       input_tokens: null,
       output_tokens: null,
       cost_usd: null,
+      domain_blocked: null,
     });
   });
 
@@ -136,6 +137,8 @@ describe('scoreRun: the metrics of one run', () => {
       cost_per_success: null,
       infra_errors: 1,
       invalid: 0,
+      domain_blocked: null,
+      domain_blocked_runs: 0,
     });
     expect(aggregate([]).success_rate).toBeNull();
   });

@@ -53,6 +53,8 @@ export interface RunMetrics {
   output_tokens: number | null;
   /** result.json's cost_usd (USD at list prices); null when the run made no priced calls or some call was not priced. */
   cost_usd: number | null;
+  /** result.json's domain_blocked: requests the navigation guard blocked (DOMAIN_BLOCKED); null when the run had no guard. */
+  domain_blocked: number | null;
 }
 
 /** One scored run. */
@@ -114,6 +116,10 @@ export interface Aggregate {
   infra_errors: number;
   /** Runs that could not be read (see RunScore.invalid). */
   invalid: number;
+  /** DOMAIN_BLOCKED: requests the navigation guard blocked over the counted runs; null when none of them had a guard. */
+  domain_blocked: number | null;
+  /** Counted runs in which the guard blocked something. */
+  domain_blocked_runs: number;
 }
 
 /** One row of by_agent / by_resolution / by_group: the run aggregates and the repeat metrics. */
@@ -146,7 +152,7 @@ export interface RunInput {
   entries: ReadonlyArray<Pick<TraceEntry, 'action' | 'task_marked_complete'> & { started_at?: number; ended_at?: number; actor?: 'human' }>;
   /** True when only partial_execution.json exists (or no trace at all). */
   partial: boolean;
-  result: Pick<RunResult, 'status' | 'durationMs' | 'error' | 'model_calls' | 'input_tokens' | 'output_tokens' | 'cost_usd'> | null;
+  result: Pick<RunResult, 'status' | 'durationMs' | 'error' | 'model_calls' | 'input_tokens' | 'output_tokens' | 'cost_usd' | 'domain_blocked'> | null;
   /** True when the directory holds no trace file at all (with no result.json either, the run never started: counted as infra). */
   noTrace?: boolean;
 }
@@ -194,6 +200,7 @@ export function scoreRun(r: RunInput): RunMetrics {
     input_tokens: r.result?.input_tokens ?? null,
     output_tokens: r.result?.output_tokens ?? null,
     cost_usd: r.result?.cost_usd ?? null,
+    domain_blocked: r.result?.domain_blocked ?? null,
   };
 }
 
@@ -227,6 +234,8 @@ export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidRe
     avg_cost_usd: cost === null || n === 0 ? null : cost / n,
     cost_per_success: cost === null || successes === 0 ? null : cost / successes,
     infra_errors: runs.length - n - invalid,
+    domain_blocked: counted.some((r) => r.domain_blocked !== null) ? counted.reduce((s, r) => s + (r.domain_blocked ?? 0), 0) : null,
+    domain_blocked_runs: count((r) => (r.domain_blocked ?? 0) > 0),
     invalid,
   };
 }

@@ -204,3 +204,25 @@ describe('loading files, base URLs, groups, shards', () => {
     expect(expandJobs(tasks, [{ width: 1280, height: 800 }]).map(jobLabel)).toEqual(['click-1@1280x800', 'b@800x600']);
   });
 });
+
+describe('task files: the navigation guard fields', () => {
+  it('keeps allowedDomains / blockedDomains; a malformed pattern is an issue naming it with GUARD_ERR_BAD_PATTERN', () => {
+    const { tasks } = parseTasks([
+      { ...ok, allowedDomains: ['*.example.com'], blockedDomains: ['ads.example.com'] },
+      { ...ok, id: 'two', allowedDomains: [] },
+    ]);
+    expect(tasks[0]).toMatchObject({ allowedDomains: ['*.example.com'], blockedDomains: ['ads.example.com'] });
+    expect(tasks[1]).not.toHaveProperty('allowedDomains');
+    let err: unknown;
+    try {
+      parseTasks([{ ...ok, blockedDomains: ['fine.com', 'ba*d.com'] }]);
+    } catch (e) {
+      err = e;
+    }
+    expect(isVncuaError(err, 'EVAL_ERR_BAD_TASKS')).toBe(true);
+    const issue = (err as { details: { issues: TaskIssue[] } }).details.issues[0]!;
+    expect(issue).toMatchObject({ index: 0, field: 'blockedDomains.1' });
+    expect(issue.problem).toMatch(/^GUARD_ERR_BAD_PATTERN: blockedDomains pattern "ba\*d\.com" is not valid/);
+    expect(issuesOf(() => parseTasks([{ ...ok, allowedDomains: 'example.com' }]))).toEqual([[0, 'allowedDomains']]);
+  });
+});

@@ -1,5 +1,6 @@
 /**
- * Task files: our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group? }`,
+ * Task files: our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group?,
+ * allowedDomains?, blockedDomains?, judges? }`,
  * validated with zod) and the Python uitask harness's (a JSON array of `{ web_name, id, ques, ux_hint, web }`),
  * detected automatically and normalized to `EvalTask`.
  *
@@ -17,6 +18,7 @@ import type { Sentinel } from '../harness/cdp/sentinel.ts';
 import { DEFAULT_SENTINEL } from '../harness/cdp/sentinel.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
+import { parseDomainPattern } from '../harness/guard/patterns.ts';
 import { issueField } from '../harness/trace/parse.ts';
 import { judgeListSchema, judgeSpecProblem, type JudgeSpec } from './judges/spec.ts';
 
@@ -40,6 +42,10 @@ export interface EvalTask {
   group: string;
   /** The judges of this task's runs (eval/judges/spec.ts), instead of the suite's (--judge); the sentinel's verdict is always kept beside them. */
   judges?: JudgeSpec[];
+  /** The navigation guard's allow list for this task: it narrows --allowed-domains (a URL must pass both). */
+  allowedDomains?: string[];
+  /** Hosts blocked for this task, besides --blocked-domains. */
+  blockedDomains?: string[];
 }
 
 /** Which format a task file was in. */
@@ -88,6 +94,8 @@ export const taskSchema = z.strictObject({
   hint: z.string().optional(),
   group: nonEmpty.optional(),
   judges: judgeListSchema.optional(),
+  allowedDomains: z.array(z.string()).optional(),
+  blockedDomains: z.array(z.string()).optional(),
 });
 
 /** Schema of one uitask task (extra keys are allowed: uitask files carry their own). */
@@ -130,7 +138,7 @@ function badTasks(source: string, issues: TaskIssue[]): VncuaError {
   const lines = issues.map((i) => `  ${i.index < 0 ? 'file' : `entry ${i.index}`}${i.field ? `, field "${i.field}"` : ''}: ${i.problem}`);
   return new VncuaError(
     'EVAL_ERR_BAD_TASKS',
-    `${source}: ${issues.length} bad ${issues.length === 1 ? 'entry' : 'entries'}. A task file is a JSON array of { "id", "goal", "url", "success": { "sentinel" | "selector" | "expression" } } (optional maxSteps, resolution, hint, group, judges), or uitask's [{ "web_name", "id", "ques", "ux_hint", "web" }]:\n${lines.join('\n')}`,
+    `${source}: ${issues.length} bad ${issues.length === 1 ? 'entry' : 'entries'}. A task file is a JSON array of { "id", "goal", "url", "success": { "sentinel" | "selector" | "expression" } } (optional maxSteps, resolution, hint, group, allowedDomains, blockedDomains, judges), or uitask's [{ "web_name", "id", "ques", "ux_hint", "web" }]:\n${lines.join('\n')}`,
     { details: { source, issues } },
   );
 }
@@ -183,7 +191,19 @@ function fromOurs(t: z.infer<typeof taskSchema>, index: number, issues: TaskIssu
       return undefined;
     }
   }
+  for (const list of ['allowedDomains', 'blockedDomains'] as const) {
+    for (const [i, p] of (t[list] ?? []).entries()) {
+      try {
+        parseDomainPattern(p, list);
+      } catch (e) {
+        issues.push({ index, field: `${list}.${i}`, problem: `${(e as VncuaError).code}: ${(e as Error).message}` });
+        return undefined;
+      }
+    }
+  }
   const task: EvalTask = { id: t.id, goal: t.goal, url: t.url, success: t.success as EvalTask['success'], group: t.group ?? taskGroup(t.id) };
+  if (t.allowedDomains?.length) task.allowedDomains = t.allowedDomains;
+  if (t.blockedDomains?.length) task.blockedDomains = t.blockedDomains;
   if (t.maxSteps !== undefined) task.maxSteps = t.maxSteps;
   if (resolution) task.resolution = resolution;
   if (t.hint !== undefined) task.hint = t.hint;

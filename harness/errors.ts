@@ -227,6 +227,12 @@ export const ERROR_CODES = {
     'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
   MODEL_ERR_CONTEXT_WINDOW:
     'The conversation no longer fits the model\'s context window (stop_reason "model_context_window_exceeded"); keep fewer screenshots (historyScreens) or use fewer steps.',
+  // Navigation guard (harness/guard: allowedDomains / blockedDomains)
+  GUARD_ERR_BAD_PATTERN:
+    'An allowedDomains or blockedDomains pattern is malformed (a wildcard not in first place, a path, credentials, a bad port or host); the message names the pattern and shows valid ones (details: list, pattern).',
+  GUARD_ERR_NO_CDP: 'allowedDomains or blockedDomains were given but the Agent has no cdpUrl: the guard enforces them in the browser over CDP.',
+  GUARD_ERR_LOST: "The navigation guard's CDP connection to the browser dropped during the run; the run was stopped with status error, as its browser was no longer guarded.",
+  GUARD_ERR_START: 'The navigation guard could not attach to the browser over CDP (Fetch.enable on the browser target failed or timed out); the run did not start unguarded.',
   // The rate limit of model calls (harness/agent/rate-gate.ts, eval/queue/rate-limit.ts)
   QUEUE_ERR_BAD_RATE_LIMIT:
     'A --rate-limit rule is malformed: it must be N/s, N/min or N/h (N a whole number 1..1000000), optionally :NAME for one model or adapter (60/min, 10/s, 3600/h, 60/min:gpt-5); the message says what was wrong.',

@@ -199,7 +199,10 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
       const mapperOptions = { map, toolVersion: this.toolVersion, zoom: this.#zoomEnabled() };
       if (conv.mapper) conv.mapper.update(mapperOptions);
       else conv.mapper = new ComputerActionMapper(mapperOptions);
-      conv.messages.push({ role: 'user', content: conv.messages.length === 0 ? [textBlock(this.task!), shotBlock(shot)] : this.#resultsWith(shot) });
+      const content = conv.messages.length === 0 ? [textBlock(this.task!), shotBlock(shot)] : this.#resultsWith(shot);
+      const blocked = this.domainObservation();
+      // After the tool_results (the API wants them first): what the navigation guard blocked.
+      conv.messages.push({ role: 'user', content: blocked ? [...content, textBlock(blocked)] : content });
       conv.pending = [];
     }
     conv.paused = false;

@@ -156,7 +156,8 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
       n === 1
         ? `${this.task !== undefined ? `Task: ${this.task}` : 'No task was given: look at the screen and finish when there is nothing to do.'}\nScreenshot 1 (${shot.width}x${shot.height}): the screen now. What is the next action?`
         : `${this.#lastDone}Screenshot ${n} (${shot.width}x${shot.height}): the screen now. What is the next action?`;
-    conversation.addUser(intro, { base64: shot.base64, mimeType: shot.mimeType });
+    const blocked = this.domainObservation();
+    conversation.addUser(blocked ? `${blocked}\n${intro}` : intro, { base64: shot.base64, mimeType: shot.mimeType });
 
     let lastError = '';
     let lastReply = '';

@@ -136,7 +136,14 @@ export class HttpPlannerAgent extends ModelAgent<z.output<typeof httpPlannerOpti
       screen: { width: shot.screenWidth, height: shot.screenHeight },
       image: { width: shot.width, height: shot.height },
     };
-    const request = { task: this.task ?? '', screenshot: shot.base64, resolution: { width: shot.width, height: shot.height }, previous_steps: this.#previous };
+    const blocked = this.domainObservation();
+    const request = {
+      task: this.task ?? '',
+      screenshot: shot.base64,
+      resolution: { width: shot.width, height: shot.height },
+      previous_steps: this.#previous,
+      ...(blocked ? { observations: blocked.split('\n') } : {}),
+    };
     const plan = await this.callModel({
       send: ({ signal }) => this.client.plan(request, { signal }),
       read: (p) => {

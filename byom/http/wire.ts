@@ -84,6 +84,8 @@ export interface PlannerRequest {
   screenshot: string;
   resolution: { width: number; height: number };
   previous_steps: PreviousStep[];
+  /** What the navigation guard blocked since the last request ("domain not allowed: URL (rule)" lines and a hint); absent when nothing was. */
+  observations?: string[];
 }
 
 /** Validate a parsed response body; the error lists the bad fields (`actions.2.x: …`). */

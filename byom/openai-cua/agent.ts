@@ -240,6 +240,8 @@ export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsS
     if (this.signal.aborted) return false;
     const map = coordinateMap({ width: shot.width, height: shot.height }, { width: shot.screenWidth, height: shot.screenHeight });
     const input = this.#started ? await this.#callOutputs(shot) : firstInput(this.task!, shot, this.toolForm === 'computer' ? 'original' : 'auto');
+    const blocked = this.domainObservation();
+    if (blocked) input.push({ role: 'user', content: [{ type: 'input_text', text: blocked }] });
     const tool: ComputerUsePreviewTool | ComputerTool =
       this.toolForm === 'preview'
         ? { type: 'computer_use_preview', display_width: shot.width, display_height: shot.height, environment: this.#own.environment }

@@ -33,6 +33,10 @@
  *   with status `error`; the trace keeps every entry.
  * - The VNC connection is made when the first action or screenshot needs it, and re-made once
  *   when it dropped between actions (else AGENT_ERR_CONNECTION_LOST).
+ * - With allowedDomains / blockedDomains, run() attaches the navigation guard (harness/guard) to the browser over
+ *   CDP before the first step (GUARD_ERR_START if it cannot: never an unguarded run). Every blocked request goes into
+ *   the next entry's `meta.domain_blocked` ({ url, rule, step, resource_type, at }), result.json's `domain_blocked`
+ *   count, and takeDomainNotices() (model adapters put "domain not allowed: URL" into their next prompt).
  * - Model calls an agent records with attachMeta({ model_calls: [...] }) are summed into result.json's
  *   `model_calls`, `input_tokens`, `output_tokens` and `cost_usd` (harness/trace/model-calls.ts reads
  *   each call's `tokens` and `cost_usd`), calls attached after the last entry included.
@@ -86,6 +90,7 @@ import type { HumanInput, LiveControl, LiveEndpoint, LiveEndpointOptions, LiveSt
 import { startLiveEndpoint } from '../live/endpoint.ts';
 import type { Framebuffer } from '../rfb/framebuffer.ts';
 import { AgentConnection, isConnectError } from './connection.ts';
+import { RunDomainGuard } from './domain-guard.ts';
 import type { HumanAction } from './human-input.ts';
 import { LiveRunControl } from './live-control.ts';
 import { HumanTakeover } from './takeover.ts';
@@ -177,6 +182,8 @@ const RECORDING_TAIL_MAX_MS = 1000;
 const CHECK_TIMEOUT_MS = 5000;
 /** How long starting the live endpoint may take. */
 const LIVE_START_TIMEOUT_MS = 5000;
+/** How long attaching the navigation guard may take. */
+const GUARD_START_TIMEOUT_MS = 10_000;
 
 /** What starts a run's live endpoint (harness/live/endpoint.ts startLiveEndpoint). */
 export type LiveEndpointStarter = (options: LiveEndpointOptions) => Promise<LiveEndpoint>;
@@ -197,6 +204,8 @@ interface RunState {
   takeover: HumanTakeover | null;
   /** Entries a person made (actor "human"). */
   humanSteps: number;
+  /** The navigation guard (allowedDomains / blockedDomains), or null. */
+  guard: RunDomainGuard | null;
 }
 
 const idleSignal = new AbortController().signal;
@@ -297,6 +306,7 @@ export abstract class Agent implements LiveControl {
       finished: false,
       takeover: null,
       humanSteps: 0,
+      guard: null,
     };
     this.#run = state;
     this.#signal = controller.signal;
@@ -332,9 +342,27 @@ export abstract class Agent implements LiveControl {
     let liveError: { code: string; message: string } | undefined;
     /** The live endpoint starting (beside the recorder, the connection and the task page's readiness); never rejects. */
     let liveStarting: Promise<void> | null = null;
+    let guardStarting: Promise<void> | null = null;
     try {
       await writer.open();
       opened = true;
+      // The navigation guard attaches beside the recorder and the connection; no step runs unguarded.
+      if (this.options.domainPolicy && this.options.cdpUrl !== null) {
+        const guard = new RunDomainGuard(
+          this.options.cdpUrl,
+          this.options.domainPolicy,
+          (meta) => {
+            if (this.#run === state) this.attachMeta(meta);
+          },
+          // An unguarded browser must not go on: the run ends with GUARD_ERR_LOST (status error).
+          (e) => {
+            if (!controller.signal.aborted) controller.abort(e);
+          },
+        );
+        state.guard = guard;
+        guardStarting = guard.start(controller.signal, GUARD_START_TIMEOUT_MS);
+        guardStarting.catch(() => {});
+      }
       const starter = this.options.live ? (this.constructor as typeof Agent).liveEndpoint : null;
       if (starter) {
         liveStarting = Promise.resolve()
@@ -381,6 +409,7 @@ export abstract class Agent implements LiveControl {
           : null;
       user = run.signal;
       unfollowUser = follow(user, controller, (reason) => cancelledError('the run', reason));
+      await guardStarting;
       if (run.ready) await race(run.ready, { signal: controller.signal });
       await connecting;
       // Served before the first step, so watchers see the run from its start.
@@ -390,6 +419,7 @@ export abstract class Agent implements LiveControl {
         // A pause (pause(), askForHelp(), a takeover) happens here, between steps; cancelling ends it.
         await this.#live.gate(controller.signal);
         this.#live.stepStarted();
+        if (state.guard) state.guard.step = steps + 1;
         done = await this.#step(controller);
         steps++;
         done ||= state.finished;
@@ -451,6 +481,7 @@ export abstract class Agent implements LiveControl {
     // action's grace window has passed (a late success rewrites its entry), before the trace is finalized.
     if (recording && status !== 'cancelled') await this.#recordTail();
     if (opened) await verdict.finish(status === 'cancelled' ? AbortSignal.abort() : user);
+    await state.guard?.close();
     if (opened) {
       try {
         await writer.finalize();
@@ -476,6 +507,7 @@ export abstract class Agent implements LiveControl {
     if (this.#live.pausedMs > 0) result.paused_ms = roundMs(this.#live.pausedMs);
     if (this.#live.helpRequests > 0) result.help_requests = this.#live.helpRequests;
     if (state.humanSteps > 0) result.human_steps = state.humanSteps;
+    if (state.guard) result.domain_blocked = state.guard.blocked;
     if (r.liveError) result.live_error = r.liveError;
     try {
       // A finished run that appeared after #claimOutputDir() (another process) is not written over.
@@ -869,6 +901,14 @@ export abstract class Agent implements LiveControl {
     const run = this.#run;
     if (!run || run.controller.signal.aborted) return;
     run.controller.abort(new EndRun(status, error));
+  }
+
+  /**
+   * What the navigation guard blocked since the last call, as notices for the model's next prompt ("domain not
+   * allowed: URL (rule)"), oldest first; empty without a guard. Model adapters put them beside the next screenshot.
+   */
+  protected takeDomainNotices(): string[] {
+    return this.#run?.guard?.takeNotices() ?? [];
   }
 
   /** Merge `meta` into the `meta` of the next recorded trace entry (model usage, latency...); its `model_calls` items also count in result.json's totals. Does nothing outside a run. */

@@ -42,6 +42,10 @@ export interface AgentContext {
     successGraceMs?: number;
     live?: boolean;
     recorder?: RecorderFactory | null;
+    /** The navigation guard's allow layers (--allowed-domains, a task's allowedDomains), the start page's origin added to each. */
+    allowedDomains?: string[][];
+    /** The navigation guard's blocked patterns (--blocked-domains and a task's, united). */
+    blockedDomains?: string[];
     rateGate?: RateGate | null;
   };
   /** The task's id (`vncua eval` only). */

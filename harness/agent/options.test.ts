@@ -38,9 +38,26 @@ describe('resolveAgentOptions', () => {
       stepTimeoutMs: Infinity,
       overwrite: false,
       live: true,
+      allowedDomains: [],
+      blockedDomains: [],
+      domainPolicy: null,
       rateGate: null,
     });
     expect(resolveAgentOptions({ ...base, live: false }).live).toBe(false);
+  });
+
+  it('compiles allowedDomains / blockedDomains (a list, or layers); a bad pattern is GUARD_ERR_BAD_PATTERN; a guard needs CDP', () => {
+    const cdp = { ...base, cdpUrl: 'http://127.0.0.1:9222' };
+    const o = resolveAgentOptions({ ...cdp, allowedDomains: ['*.example.com'], blockedDomains: ['ads.example.com'] });
+    expect(o.allowedDomains).toEqual([['*.example.com']]);
+    expect(o.blockedDomains).toEqual(['ads.example.com']);
+    expect(o.domainPolicy!.allowed[0]![0]).toMatchObject({ host: 'example.com', wildcard: true });
+    expect(resolveAgentOptions({ ...cdp, allowedDomains: [['a.com', 'b.com'], ['a.com']] }).allowedDomains).toEqual([['a.com', 'b.com'], ['a.com']]);
+    expect(() => resolveAgentOptions({ ...cdp, allowedDomains: ['a.*.com'] })).toThrow(
+      expect.objectContaining({ code: 'GUARD_ERR_BAD_PATTERN', details: { list: 'allowedDomains', pattern: 'a.*.com' } }),
+    );
+    expect(() => resolveAgentOptions({ ...base, blockedDomains: ['evil.com'] })).toThrow(expect.objectContaining({ code: 'GUARD_ERR_NO_CDP' }));
+    expect(badField({ ...cdp, blockedDomains: 'evil.com' })).toBe('blockedDomains');
   });
 
   it('takes a rateGate (an object with acquire, backoff and onBackoff), or null; anything else is refused naming the field', () => {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { compileSentinel, type Sentinel } from '../cdp/sentinel.ts';
 import { checkCdpUrl } from '../cdp/success.ts';
 import { VncuaError } from '../errors.ts';
+import { allowLayers, compileDomainPolicy, type AllowedDomains, type DomainPolicy } from '../guard/patterns.ts';
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
 import type { RateGate } from './rate-gate.ts';
@@ -65,6 +66,15 @@ export interface AgentOptions {
    */
   live?: boolean;
   /**
+   * The navigation guard (harness/guard): hosts the browser may reach. Empty or absent: everything not blocked.
+   * A list of patterns (example.com, *.example.com, https://*.example.com, example.com:8443, file:), or several
+   * lists a URL must all pass (outer to inner, e.g. CLI, suite, task). Enforced for every request over CDP
+   * (needs cdpUrl); a malformed pattern is GUARD_ERR_BAD_PATTERN.
+   */
+  allowedDomains?: AllowedDomains;
+  /** Hosts the browser must never reach (same patterns); blocked always wins over allowedDomains. */
+  blockedDomains?: readonly string[];
+  /**
    * The gate every model API request of this agent goes through (harness/agent/rate-gate.ts): `--rate-limit` and a
    * 429's backoff, shared by the runs that share the gate (the byom adapters use it; default none).
    */
@@ -86,6 +96,12 @@ export interface ResolvedAgentOptions {
   stepTimeoutMs: number;
   overwrite: boolean;
   live: boolean;
+  /** The allow layers (each non-empty); empty: everything not blocked. */
+  allowedDomains: string[][];
+  /** The blocked patterns. */
+  blockedDomains: string[];
+  /** The compiled guard policy; null: no guard. */
+  domainPolicy: DomainPolicy | null;
   /** The rate gate of model calls (null: none). */
   rateGate: RateGate | null;
 }
@@ -137,6 +153,8 @@ export const agentOptionsSchema = z.strictObject({
   stepTimeoutMs: positiveMs.optional(),
   overwrite: z.boolean().optional(),
   live: z.boolean().optional(),
+  allowedDomains: z.union([z.array(z.string()), z.array(z.array(z.string()))]).optional(),
+  blockedDomains: z.array(z.string()).optional(),
   rateGate: z
     .custom<RateGate>(
       (v) => typeof v === 'object' && v !== null && ['acquire', 'backoff', 'onBackoff'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
@@ -220,6 +238,14 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     throw badOption('successCheck', o.successCheck, (e as Error).message, e);
   }
 
+  // A bad pattern is GUARD_ERR_BAD_PATTERN itself (it names the pattern); a guard needs CDP to be enforced.
+  const domainPolicy = compileDomainPolicy({ allowedDomains: o.allowedDomains, blockedDomains: o.blockedDomains });
+  if (domainPolicy && cdpUrl === null) {
+    throw new VncuaError('GUARD_ERR_NO_CDP', 'allowedDomains / blockedDomains need the browser over CDP to be enforced: give cdpUrl (or cdpPort) too.', {
+      details: { field: o.allowedDomains ? 'allowedDomains' : 'blockedDomains' },
+    });
+  }
+
   return {
     outputDir: o.outputDir,
     vncUrl,
@@ -233,6 +259,9 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     stepTimeoutMs: o.stepTimeoutMs ?? Infinity,
     overwrite: o.overwrite ?? false,
     live: o.live ?? true,
+    allowedDomains: allowLayers(o.allowedDomains),
+    blockedDomains: [...(o.blockedDomains ?? [])],
+    domainPolicy,
     rateGate: o.rateGate ?? null,
   };
 }

@@ -120,6 +120,17 @@ export class PageSocket {
     return race(sent, { signal, onAbort: () => this.#pending.delete(id) });
   }
 
+  /** Send a command without waiting for its answer (answers to it are dropped); nothing when the socket is closed. */
+  post(method: string, params: Record<string, unknown>): void {
+    if (this.#closed) return;
+    this.#ws.send(JSON.stringify({ id: this.#nextId++, method, params }));
+  }
+
+  /** Call `f` once when the socket closes (by close(), the browser, or an error). */
+  onClose(f: () => void): void {
+    this.#ws.once('close', f);
+  }
+
   /** Call `f` on every `method` event until the returned function is called. */
   on(method: string, f: Listener): () => void {
     const set = this.#listeners.get(method) ?? new Set();

@@ -237,6 +237,12 @@ export const runResultSchema = z
       .describe('Time the loop spent paused (pause(), askForHelp(), a person holding the run), in ms; present when it paused. durationMs includes it.'),
     help_requests: z.number().int().min(0).optional().describe('askForHelp() calls; present when there were some.'),
     human_steps: z.number().int().min(0).optional().describe('Trace entries a person made during takeovers (actor "human"); present when there were some.'),
+    domain_blocked: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Requests the navigation guard blocked (DOMAIN_BLOCKED; each is in an entry's meta.domain_blocked); present when the run had allowedDomains or blockedDomains."),
     live_error: traceErrorSchema.optional().describe('Why the live endpoint (live view and takeover) could not be started; the run went on without it.'),
   })
   .meta({ title: 'vncua run result', description: 'result.json: how a run ended.' });
