@@ -161,6 +161,8 @@ describe('judges on real runs', () => {
     const html = await readFile(join(out, 'scores.html'), 'utf8');
     expect(html).toContain('<h2>Runs where judges disagree</h2>');
     expect(html).toMatch(/class="judged-run" href="replay\/1280_800\/click-button-fail\//);
+    // Each run's cell says its verdicts on hover.
+    expect(html).toContain('judges: sentinel pass, heuristic unknown, llm unknown');
 
     // Judge again without re-running: the selector's verdict comes from the run's end where it was taken;
     // where it was not, it is unknown with JUDGE_ERR_NEEDS_PAGE.

@@ -277,7 +277,8 @@ function runTitle(run: RunScore): string {
       ? ''
       : `; ${run.model_calls} model calls${run.input_tokens === null ? '' : `, ${run.input_tokens} in / ${run.output_tokens} out tokens`}${run.cost_usd === null ? '' : `, ${usd(run.cost_usd)}`}`;
   const blocked = run.domain_blocked === null ? '' : `; DOMAIN_BLOCKED ${run.domain_blocked}`;
-  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}`;
+  const judges = run.judges === null ? '' : `; judges: ${run.judges.map((j) => `${j.judge} ${j.skipped ? 'skipped' : j.verdict}`).join(', ')}`;
+  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}${judges}`;
 }
 
 function runCell(run: RunScore | undefined): string {
