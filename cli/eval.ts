@@ -42,6 +42,7 @@ import {
   parseCommandArgs,
   parseCommandLine,
   parsedValue,
+  positiveUsd,
   wholeNumber,
   type CommandSpec,
 } from './command.ts';
@@ -98,6 +99,12 @@ export const EVAL_SPEC = {
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
     ...JUDGE_OPTION,
+    'max-suite-cost': {
+      type: 'string',
+      value: 'USD',
+      description:
+        'cost cap of the whole suite (finished runs found in --out included): once reached, running runs stop before their next model call (status cost_cap) and no new run starts',
+    },
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
@@ -105,7 +112,8 @@ export const EVAL_SPEC = {
   notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
-exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
+exit code: 0 when every run finished, 1 when cancelled, infra errors remain, scored runs are invalid or
+           the suite's cost cap left runs not started,
            2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix, a --serve
            port in use) or a configuration error
 `,
@@ -135,6 +143,12 @@ export interface EvalCommandOptions {
   score: boolean;
   script?: string;
   successGraceMs?: number;
+  /** --max-cost: every run's cost cap. */
+  maxCostUsd?: number;
+  /** --max-suite-cost: the suite's cost cap. */
+  maxSuiteCostUsd?: number;
+  /** --needs-human. */
+  needsHuman?: 'end' | 'ask';
   /** --serve [PORT]: the viewer in this process over --out while the suite runs. */
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
@@ -192,6 +206,9 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
   if (v.judge.length > 0) o.judges = parseJudgeArgs(v.judge);
+  if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
+  if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
+  if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   return o;
 }
@@ -276,6 +293,9 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         ...(o.live === false ? { live: false } : {}),
         ...(o.judges ? { judges: o.judges } : {}),
         judgePrice,
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         allowedDomains: o.allowedDomains,
         blockedDomains: o.blockedDomains,
         args: o.args,
@@ -287,6 +307,11 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     }
     stdout.write(`results: ${summary.out}\n`);
     writeJudgeErrors('eval', summary.out, summary.outcomes, stderr);
+    const sc = summary.suiteCost;
+    if (sc?.reached)
+      stdout.write(
+        `eval: the suite's cost cap was reached ($${sc.spentUsd} of $${sc.limitUsd}): ${summary.notStarted} run${summary.notStarted === 1 ? '' : 's'} not started (the same command with a higher --max-suite-cost runs them)\n`,
+      );
     if (summary.cancelled || summary.configError) return { summary };
     const root = resolve(o.out);
     if (o.process) {
@@ -327,7 +352,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
+    return summary.cancelled || summary.infraErrors > 0 || summary.notStarted > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
   } catch (e) {
     return badInputExit('eval', e, EVAL_INPUT_ERROR_CODES);
   } finally {

@@ -58,7 +58,18 @@ export async function run(argv: string[]): Promise<number> {
   }
   const { report, files } = await writeScores(o.dir);
   for (const a of report.by_agent) {
-    const apart = [a.infra_errors ? `${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'}` : '', a.invalid ? `${a.invalid} invalid` : ''].filter(Boolean).join(', ');
+    // Runs the agent stopped for a reason (or a cost cap stopped), per status: `needs_human 2, cost_cap 1`.
+    const stopped = Object.entries(a.stopped)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    const apart = [
+      stopped ? `stopped: ${stopped}` : '',
+      a.infra_errors ? `${a.infra_errors} infra error${a.infra_errors === 1 ? '' : 's'}` : '',
+      a.invalid ? `${a.invalid} invalid` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     const repeats = a.k > 1 ? `; pass@1 ${pct(a.pass_at_1)}, pass@${a.k} ${pct(a.pass_at_k)}, pass^${a.k} ${pct(a.pass_hat_k)}` : '';
     const cost = a.cost_usd === null ? '' : `; cost ${usd(a.cost_usd)} (${usd(a.avg_cost_usd)} a run, ${usd(a.cost_per_success)} a success)`;
     const blocked = a.domain_blocked === null ? '' : `; DOMAIN_BLOCKED ${a.domain_blocked} in ${a.domain_blocked_runs} run${a.domain_blocked_runs === 1 ? '' : 's'}`;

@@ -18,6 +18,10 @@
  * with status `infra_error`. A configuration error (infra.ts CONFIG_ERROR_CODES: a wrong API key, an
  * unknown model, an agent that cannot be built) stops the suite like a cancellation: no new run
  * starts, the running ones are cancelled, and `configError` says why (the CLI exits non-zero).
+ * Cost caps: `maxCostUsd` is every run's own (the Agent's maxCostUsd); `maxSuiteCostUsd` is shared through one
+ * CostBudget (harness/agent/cost-budget.ts) that counts what finished runs found on disk cost and every model call
+ * of this invocation: once reached, the running runs end with status cost_cap before their next model call, and no
+ * further run starts (`notStarted` in the summary; they run on a later invocation, like cancelled ones).
  *
  * Before anything is written: `out` is checked (harness/trace/out-dir.ts: a file, a pseudo-filesystem,
  * not writable, or itself a single run's directory are refused) and so is every task directory's layout
@@ -31,6 +35,7 @@ import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Agent } from '../harness/agent/agent.ts';
 import type { AgentContext } from '../harness/agent/context.ts';
+import { CostBudget } from '../harness/agent/cost-budget.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError, errorInfo } from '../harness/errors.ts';
@@ -118,6 +123,12 @@ export interface RunSuiteOptions {
   judges?: readonly JudgeSpec[];
   /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
   judgePrice?: PriceFn;
+  /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
+  maxCostUsd?: number;
+  /** The suite's cost cap in USD (--max-suite-cost): see the file comment. */
+  maxSuiteCostUsd?: number;
+  /** The Agent's needsHuman for every run (--needs-human). */
+  needsHuman?: 'end' | 'ask';
   /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
@@ -173,6 +184,10 @@ export interface SuiteSummary {
   cancelled: boolean;
   /** Set when a configuration error stopped the suite (the unfinished runs are left to a later invocation). */
   configError?: ConfigError;
+  /** Runs not started because the suite's cost cap (maxSuiteCostUsd) was reached (left to a later invocation). */
+  notStarted: number;
+  /** With maxSuiteCostUsd: what the suite's model calls cost (the finished runs found on disk included), and the cap. */
+  suiteCost?: { spentUsd: number; limitUsd: number; reached: boolean };
   outcomes: RunOutcome[];
 }
 
@@ -226,6 +241,13 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   checkInt('maxSteps', maxSteps, 1);
   checkInt('retries', retries, 0);
   checkInt('repeat', repeat, 1);
+  for (const [field, usd] of [
+    ['maxCostUsd', opts.maxCostUsd],
+    ['maxSuiteCostUsd', opts.maxSuiteCostUsd],
+  ] as const) {
+    if (usd !== undefined && !(typeof usd === 'number' && Number.isFinite(usd) && usd > 0)) throw badOption(field, usd, 'expected a positive number of USD');
+  }
+  const budget = opts.maxSuiteCostUsd === undefined ? null : new CostBudget(opts.maxSuiteCostUsd);
   if (!TASK_ID_PATTERN.test(opts.agent.name)) throw badOption('agent.name', opts.agent.name, `must match ${TASK_ID_PATTERN} (it names the results directory)`);
   const resolutions = opts.resolutions && opts.resolutions.length > 0 ? opts.resolutions : [DEFAULT_SCREEN_SIZE];
   if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
@@ -303,6 +325,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     const dir = jobDir(out, opts.agent.name, job);
     const state = await readDirState(dir);
     if (state.state === 'finished' && !opts.rerun) {
+      // What a finished run cost counts against the suite's cap (a resumed suite spends only what is left).
+      if (state.result.cost_usd !== undefined) budget?.add(state.result.cost_usd);
       await completeTaskJson(dir, state.result);
       snapshot.skipped++;
       skipped.push(job);
@@ -325,12 +349,18 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     while (firstUnasked < todo.length && asked.has(todo[firstUnasked]!)) firstUnasked++;
     provider.plan([job.size, ...todo.slice(firstUnasked).flatMap((j) => (asked.has(j) ? [] : [j.size]))]);
   };
-  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace, stopSuite, plan };
+  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace, stopSuite, plan, budget };
+  let notStarted = 0;
   try {
     await runWorkers(
       todo,
       nWorkers,
       async (job, w) => {
+        // The suite's cost cap reached: no new run (the running ones stop before their next model call).
+        if (budget?.reached) {
+          notStarted++;
+          return;
+        }
         const o = await runJob(ctx, job, w);
         setWorker(w, 'idle');
         if (o.status === 'cancelled') return;
@@ -374,6 +404,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     infraErrors: snapshot.infraErrors,
     cancelled,
     ...(configError ? { configError } : {}),
+    notStarted,
+    ...(budget ? { suiteCost: { spentUsd: budget.spentUsd, limitUsd: budget.limitUsd, reached: budget.reached } } : {}),
     outcomes,
   };
 }
@@ -398,6 +430,8 @@ interface JobContext {
   stopSuite(e: ConfigError): void;
   /** Tell the provider what comes next, before `job` acquires a desktop (DesktopProvider.plan). */
   plan(job: EvalJob): void;
+  /** The suite's cost cap (null: none), given to every run. */
+  budget: CostBudget | null;
 }
 
 /** One infra failure of one attempt (kept in task.json). */
@@ -517,6 +551,9 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           ...(desktop.password !== undefined ? { password: desktop.password } : {}),
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
           ...(opts.live !== undefined ? { live: opts.live } : {}),
+          ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
+          ...(c.budget ? { costBudget: c.budget } : {}),
+          ...(opts.needsHuman !== undefined ? { needsHuman: opts.needsHuman } : {}),
           ...runDomains(opts, job.task),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
