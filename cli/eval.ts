@@ -27,6 +27,8 @@ import { isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
 import type { ViewerServer } from '../viewer/server.ts';
+import { JUDGE_OPTION, judgePrice, parseJudgeArgs, writeJudgeErrors } from './judges.ts';
+import type { JudgeSpec } from '../eval/judges/spec.ts';
 import { SERVE_OPTIONS, SERVE_START_ERROR_CODES, type ServeRequest, serveRequest, startCommandViewer, withServeValue } from './serve-option.ts';
 import {
   AGENT_REST,
@@ -96,6 +98,7 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    ...JUDGE_OPTION,
     'max-suite-cost': {
       type: 'string',
       value: 'USD',
@@ -150,6 +153,8 @@ export interface EvalCommandOptions {
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
+  /** --judge: the judges of every task without its own. */
+  judges?: JudgeSpec[];
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
   allowedDomains?: string[];
   blockedDomains?: string[];
@@ -200,6 +205,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  if (v.judge.length > 0) o.judges = parseJudgeArgs(v.judge);
   if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
   if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
   if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
@@ -285,6 +291,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        ...(o.judges ? { judges: o.judges } : {}),
+        judgePrice,
         ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
         ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
@@ -298,6 +306,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
       progress.stop();
     }
     stdout.write(`results: ${summary.out}\n`);
+    writeJudgeErrors('eval', summary.out, summary.outcomes, stderr);
     const sc = summary.suiteCost;
     if (sc?.reached)
       stdout.write(

@@ -58,6 +58,11 @@ import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
+import { judgeRun } from './judges/judge.ts';
+import type { PriceFn } from './judges/llm.ts';
+import { captureFinalPage } from './judges/page.ts';
+import type { Verdict } from './judges/record.ts';
+import type { JudgeSpec } from './judges/spec.ts';
 import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
@@ -114,6 +119,10 @@ export interface RunSuiteOptions {
   successGraceMs?: number;
   /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
+  /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
+  judges?: readonly JudgeSpec[];
+  /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
+  judgePrice?: PriceFn;
   /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
   maxCostUsd?: number;
   /** The suite's cost cap in USD (--max-suite-cost): see the file comment. */
@@ -150,6 +159,8 @@ export interface RunOutcome {
   desktopOverheadMs?: number | null;
   /** The last attempt's desktop came from the pool. */
   pooled?: boolean;
+  /** Each judge's verdict (judges.json), when the run was judged; `error` is the code of a judge that could not decide. */
+  judges?: Array<{ judge: string; verdict: Verdict; error?: { code: string; message: string } }>;
 }
 
 /** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
@@ -443,6 +454,7 @@ function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: numbe
       success: t.success,
       maxSteps: t.maxSteps ?? c.maxSteps,
       hint: t.hint,
+      ...((t.judges ?? c.opts.judges) ? { judges: t.judges ?? c.opts.judges } : {}),
       group: t.group,
       ...(c.opts.taskFile ? { task_file: c.opts.taskFile } : {}),
       agent: c.opts.agent.name,
@@ -468,6 +480,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
   const movedAside = c.replace.has(job) ? await moveAside(dir, MOVED_ASIDE_SEP) : undefined;
   const label = { taskId: job.task.id, resolution: resolutionLabel(job.size), repeat: job.repeat, dir, ...(movedAside ? { movedAside } : {}) };
   const maxSteps = job.task.maxSteps ?? c.maxSteps;
+  const judges = job.task.judges ?? opts.judges ?? [];
   const infra: InfraRecord[] = [];
   const t0 = performance.now();
   const cancelled = async (attempts: number): Promise<RunOutcome> => {
@@ -577,6 +590,16 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, signal });
           if (problem && signal?.aborted) return cancelled(attempt);
         }
+        // The judges' look at the final page, while the desktop is still up.
+        if (!problem && judges.length > 0) {
+          c.setWorker(w, 'checking desktop', job, attempt);
+          try {
+            await captureFinalPage(dir, desktop.cdpUrl, judges, signal ? { signal } : {});
+          } catch {
+            // Cancelled, or final_page.json could not be written: the page judges then say unknown (JUDGE_ERR_PAGE).
+            if (signal?.aborted) return cancelled(attempt);
+          }
+        }
       }
     } finally {
       c.setWorker(w, 'stopping desktop', job, attempt);
@@ -589,6 +612,16 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
     }
     const r = result!;
     await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { ...desktopInfo(), ended_at: now(), status: r.status }));
+    let verdicts: RunOutcome['judges'];
+    if (judges.length > 0) {
+      try {
+        const j = await judgeRun(dir, judges, { source: 'run', ...(opts.judgePrice ? { price: opts.judgePrice } : {}), ...(signal ? { signal } : {}) });
+        verdicts = j.verdicts.map((v) => ({ judge: v.judge, verdict: v.verdict, ...(v.error ? { error: v.error } : {}) }));
+      } catch (e) {
+        if (signal?.aborted) return cancelled(attempt);
+        verdicts = [{ judge: '*', verdict: 'unknown', error: errorInfo(e, 'JUDGE_ERR_WRITE') }];
+      }
+    }
     return {
       ...label,
       status: r.status,
@@ -598,6 +631,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       ...(r.error ? { error: r.error } : {}),
       desktopOverheadMs: overheadMs,
       pooled: desktop.pooled === true,
+      ...(verdicts ? { judges: verdicts } : {}),
     };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.

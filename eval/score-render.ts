@@ -40,6 +40,13 @@ function evidenceText(run: RunScore): string {
   return `first success at step ${ev.entry_index} (${ev.phase} check, ${ev.rule} ${JSON.stringify(ev.pattern)}): ${ev.snippet} on ${ev.url}`;
 }
 
+/** `sentinel pass, llm fail` — a run's verdicts per judge. */
+function verdictList(v: Record<string, string>): string {
+  return Object.entries(v)
+    .map(([j, x]) => `${j} ${x}`)
+    .join(', ');
+}
+
 /** `, +1 assisted` when a person's takeover completed some runs' tasks (not counted as successes), else ''. */
 export function assistedText(a: Pick<Aggregate, 'assisted_successes'>): string {
   return a.assisted_successes > 0 ? `, +${a.assisted_successes} assisted` : '';
@@ -196,6 +203,27 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     ),
     '',
   );
+  if (r.judges.length > 0) {
+    out.push('## Judges', '', 'Pass rate: pass / (pass + fail) over the runs the judge decided; unknown: it could not tell; skipped: not asked (its `when`).', '');
+    out.push(
+      mdTable(
+        ['agent', 'judge', 'type', 'pass rate', 'pass', 'fail', 'unknown', 'skipped', 'cost'],
+        r.judges.map((j) => [j.agent, j.judge, j.type, pct(j.pass_rate), String(j.pass), String(j.fail), String(j.unknown), String(j.skipped), usd(j.cost_usd)]),
+      ),
+      '',
+      '## Runs where judges disagree',
+      '',
+    );
+    if (r.disagreements.length === 0) out.push('None.', '');
+    else
+      out.push(
+        mdTable(
+          ['agent', 'resolution', 'task', 'repeat', 'verdicts', 'run'],
+          r.disagreements.map((d) => [d.agent, d.resolution, d.task_id, String(d.repeat), verdictList(d.verdicts), d.link ? `[${d.dir}](${href(d.link)})` : d.dir]),
+        ),
+        '',
+      );
+  }
   out.push('## Flaky tasks', '');
   if (r.flaky.length === 0) out.push('None.', '');
   else
@@ -280,7 +308,8 @@ function runTitle(run: RunScore): string {
       ? ''
       : `; ${run.model_calls} model calls${run.input_tokens === null ? '' : `, ${run.input_tokens} in / ${run.output_tokens} out tokens`}${run.cost_usd === null ? '' : `, ${usd(run.cost_usd)}`}`;
   const blocked = run.domain_blocked === null ? '' : `; DOMAIN_BLOCKED ${run.domain_blocked}`;
-  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}`;
+  const judges = run.judges === null ? '' : `; judges: ${run.judges.map((j) => `${j.judge} ${j.skipped ? 'skipped' : j.verdict}`).join(', ')}`;
+  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}${judges}`;
 }
 
 function runCell(run: RunScore | undefined): string {
@@ -381,6 +410,32 @@ export function renderScoresHtml(r: ScoreReport): string {
   );
   parts.push(`<table>\n${head}\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`);
   const taskLink = (e: { task_id: string; link: string | null }) => (e.link ? `<a href="${esc(href(e.link))}">${esc(e.task_id)}</a>` : esc(e.task_id));
+  if (r.judges.length > 0) {
+    parts.push(
+      '<h2>Judges</h2><p class="meta">Pass rate: pass / (pass + fail) over the runs the judge decided; unknown: it could not tell; skipped: not asked (its <code>when</code>). Each run\'s verdicts and evidence are in its judges.json.</p>',
+      htmlTable(
+        ['agent', 'judge', 'type', 'pass rate', 'pass', 'fail', 'unknown', 'skipped', 'cost'],
+        r.judges.map((j) => [esc(j.agent), esc(j.judge), esc(j.type), pct(j.pass_rate), String(j.pass), String(j.fail), String(j.unknown), String(j.skipped), usd(j.cost_usd)]),
+        new Set([3, 4, 5, 6, 7, 8]),
+      ),
+      '<h2>Runs where judges disagree</h2>',
+    );
+    if (r.disagreements.length === 0) parts.push('<p>None.</p>');
+    else
+      parts.push(
+        htmlTable(
+          ['agent', 'resolution', 'task', 'repeat', 'verdicts', 'run'],
+          r.disagreements.map((d) => [
+            esc(d.agent),
+            esc(d.resolution),
+            taskLink(d),
+            String(d.repeat),
+            esc(verdictList(d.verdicts)),
+            `<a class="judged-run" href="${esc(href(d.link ?? d.dir))}"><code>${esc(d.dir)}</code></a>`,
+          ]),
+        ),
+      );
+  }
   parts.push('<h2>Flaky tasks</h2>');
   if (r.flaky.length === 0) parts.push('<p>None.</p>');
   else {

@@ -17,6 +17,7 @@ import { infraErrorOf } from './infra.ts';
 import { TASK_FILE, isMovedAsideName } from './layout.ts';
 import { readJsonFile, runReadProblem, type InvalidReason } from './score-invalid.ts';
 import { renderScoresHtml, renderScoresMarkdown } from './score-render.ts';
+import { judgeDisagreements, judgeRates, runJudges, type Disagreement, type JudgeRate, type RunJudgeVerdict } from './score-judges.ts';
 import { flakyTasks, passAtK, taskOutcomes, type FlakyTask, type PassAtK } from './score-repeat.ts';
 import { taskGroup } from './tasks.ts';
 
@@ -98,6 +99,10 @@ export interface RunScore extends RunMetrics {
   success_at: number | null;
   /** result.json's evidence of that success: rule, pattern, matching snippet, URL, time, entry and phase (immediate, grace or final). */
   evidence: RunEvidence | null;
+  /** Each judge's verdict from judges.json (eval/judges/); null when the run was not judged. */
+  judges: RunJudgeVerdict[] | null;
+  /** Why judges.json could not be read (the run is scored without its judges); null when it could, or there is none. */
+  judges_problem: string | null;
 }
 
 /** Aggregated metrics of a set of runs (infra errors and invalid runs excluded from everything but their counts). */
@@ -158,6 +163,10 @@ export interface ScoreReport {
   by_agent: Array<{ agent: string } & AggregateRow>;
   by_resolution: Array<{ agent: string; resolution: string } & AggregateRow>;
   by_group: Array<{ agent: string; resolution: string; group: string } & AggregateRow>;
+  /** Each judge's pass rate per agent (judges.json; empty when no run was judged). */
+  judges: JudgeRate[];
+  /** Runs whose judges disagree (some pass, some fail), with links. */
+  disagreements: Disagreement[];
 }
 
 /** What scoreRun() takes: a trace's entries, whether it was partial, and result.json when there is one. */
@@ -343,6 +352,7 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
   const report = join(dir, 'action_screenshots.html');
   const hasReport = await exists(report);
   const linkFile = hasReport ? report : (traceFile ?? ((await exists(join(dir, TRACE_FILES.result))) ? join(dir, TRACE_FILES.result) : null));
+  const judged = await runJudges(dir);
   return {
     agent: task?.agent ?? at.agent,
     resolution: task?.resolution ?? at.resolution ?? 'unknown',
@@ -359,6 +369,8 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
     success_link: hasReport && m.success_index !== null ? `${rel(report)}#step-${m.success_index}` : null,
     success_at: result?.success_at ?? null,
     evidence: result?.evidence ?? null,
+    judges: judged.judges,
+    judges_problem: judged.problem,
     ...m,
   };
 }
@@ -427,6 +439,8 @@ export async function scoreRoot(rootDir: string, opts: { signal?: AbortSignal } 
     by_agent,
     by_resolution,
     by_group,
+    judges: judgeRates(runs),
+    disagreements: judgeDisagreements(runs),
   };
 }
 

@@ -246,6 +246,18 @@ export const ERROR_CODES = {
     "A model call waited longer than its timeout for the rate limit (--rate-limit) or a 429's backoff; the call was not made (details: adapter, model, timeoutMs).",
   QUEUE_ERR_RATE_GATE:
     'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out), or its connection was closed: the model call was not made; an infra error, so the run is retried (details: status, cause).',
+  // Judges beside the success sentinel (eval/judges/): verdicts stored in judges.json
+  JUDGE_ERR_BAD_SPEC:
+    "A judge spec (a task file's `judges`, --judge) is malformed: an unknown type, a missing or bad field (a URL regex that does not compile, a sample fraction outside 0..1); the message names the judge and the field.",
+  JUDGE_ERR_BAD_ANSWER:
+    "The LLM judge's model answered something that is not the verdict JSON ({ verdict: pass|fail, reason }): the run's verdict for that judge is unknown, never guessed (details: judge, the answer cut short).",
+  JUDGE_ERR_MODEL: "The LLM judge's model call failed: HTTP 5xx or 4xx after the retries, a refused connection, a wrong key (details: judge, status); that verdict is unknown.",
+  JUDGE_ERR_TIMEOUT: "The LLM judge's model call did not answer within its timeoutMs (after the retries); that verdict is unknown.",
+  JUDGE_ERR_NO_KEY: 'The LLM judge found no API key in the environment variable its spec names (apiKeyEnv, default OPENAI_API_KEY); that verdict is unknown and no call was made.',
+  JUDGE_ERR_NEEDS_PAGE:
+    'A page judge (expression, selector) was asked again by vncua score --judge, but the page is gone and the run holds no verdict of that judge from its end: that verdict is unknown (give the judge to vncua eval).',
+  JUDGE_ERR_PAGE: 'A page judge could not read the final page over CDP (no answer, or the expression threw); that verdict is unknown (details: judge).',
+  JUDGE_ERR_WRITE: 'judges.json could not be written into the run directory (not writable, disk full).',
 } as const;
 
 /** A stable error code string. */
