@@ -70,6 +70,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: ['20'],
     about: 'per-task desktop overhead (task start until the agent can act) with `vncua eval --pool 2` against none, native and in Docker (when an engine and the image are there)',
   },
+  {
+    name: 'pool-breakdown',
+    args: ['30'],
+    about: "where a pooled task's desktop overhead goes (`vncua eval --pool 2`, native): each phase from the runner's task start until the agent can act, medians",
+  },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
   { name: 'desktop-cost', args: ['8'], about: "one desktop's memory (PSS) and CPU while a task runs: the basis of `vncua eval`'s default --workers" },

@@ -26,10 +26,12 @@ import { QUEUE_INPUT_ERROR_CODES } from '../eval/queue/codes.ts';
 import { parseQueueUrl } from '../eval/queue/url.ts';
 import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
-import { isVncuaError } from '../harness/errors.ts';
+import { VncuaError, isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
 import type { ViewerServer } from '../viewer/server.ts';
+import { JUDGE_OPTION, judgePrice, parseJudgeArgs, writeJudgeErrors } from './judges.ts';
+import type { JudgeSpec } from '../eval/judges/spec.ts';
 import { SERVE_OPTIONS, SERVE_START_ERROR_CODES, type ServeRequest, serveRequest, startCommandViewer, withServeValue } from './serve-option.ts';
 import {
   AGENT_REST,
@@ -43,6 +45,7 @@ import {
   parseCommandArgs,
   parseCommandLine,
   parsedValue,
+  positiveUsd,
   wholeNumber,
   type CommandSpec,
 } from './command.ts';
@@ -104,6 +107,13 @@ export const EVAL_SPEC = {
       description:
         'run the suite on a Redis job queue, redis://[:PASSWORD@]HOST:PORT/N: this command enqueues the runs, shows their progress and scores them; `vncua worker --queue URL` on any machine runs them (Ctrl-C detaches; the same command reattaches)',
     },
+    ...JUDGE_OPTION,
+    'max-suite-cost': {
+      type: 'string',
+      value: 'USD',
+      description:
+        'cost cap of the whole suite (finished runs found in --out included): once reached, running runs stop before their next model call (status cost_cap) and no new run starts',
+    },
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
@@ -111,7 +121,8 @@ export const EVAL_SPEC = {
   notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
-exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
+exit code: 0 when every run finished, 1 when cancelled, infra errors remain, scored runs are invalid or
+           the suite's cost cap left runs not started,
            2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix, a --serve
            port in use) or a configuration error
 `,
@@ -141,12 +152,20 @@ export interface EvalCommandOptions {
   score: boolean;
   script?: string;
   successGraceMs?: number;
+  /** --max-cost: every run's cost cap. */
+  maxCostUsd?: number;
+  /** --max-suite-cost: the suite's cost cap. */
+  maxSuiteCostUsd?: number;
+  /** --needs-human. */
+  needsHuman?: 'end' | 'ask';
   /** --serve [PORT]: the viewer in this process over --out while the suite runs. */
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
   /** --queue URL: the runs go to workers through this Redis queue (eval/queue/coordinator.ts). */
   queue?: string;
+  /** --judge: the judges of every task without its own. */
+  judges?: JudgeSpec[];
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
   allowedDomains?: string[];
   blockedDomains?: string[];
@@ -197,6 +216,10 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  if (v.judge.length > 0) o.judges = parseJudgeArgs(v.judge);
+  if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
+  if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
+  if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (v.queue !== undefined) {
     // The workers' own options: the coordinator runs no desktop.
@@ -292,6 +315,11 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        ...(o.judges ? { judges: o.judges } : {}),
+        judgePrice,
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         allowedDomains: o.allowedDomains,
         blockedDomains: o.blockedDomains,
         args: o.args,
@@ -301,7 +329,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     } finally {
       progress.stop();
     }
-    return await finishSuite(o, summary, workers, { ...io, stdout });
+    return await finishSuite(o, summary, workers, { ...io, stdout, stderr });
   } finally {
     await server?.close();
     await viewer?.close();
@@ -309,9 +337,20 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
 }
 
 /** After the suite: print where the results are, post-process (--process) and score them as `vncua eval` does. */
-async function finishSuite(o: EvalCommandOptions, summary: SuiteSummary, jobs: number, io: { signal?: AbortSignal; stdout: NodeJS.WritableStream }): Promise<EvalCommandResult> {
+async function finishSuite(
+  o: EvalCommandOptions,
+  summary: SuiteSummary,
+  jobs: number,
+  io: { signal?: AbortSignal; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+): Promise<EvalCommandResult> {
   const { stdout } = io;
   stdout.write(`results: ${summary.out}\n`);
+  writeJudgeErrors('eval', summary.out, summary.outcomes, io.stderr);
+  const sc = summary.suiteCost;
+  if (sc?.reached)
+    stdout.write(
+      `eval: the suite's cost cap was reached ($${sc.spentUsd} of $${sc.limitUsd}): ${summary.notStarted} run${summary.notStarted === 1 ? '' : 's'} not started (the same command with a higher --max-suite-cost runs them)\n`,
+    );
   if (summary.cancelled || summary.configError) return { summary };
   const root = resolve(o.out);
   if (o.process) {
@@ -339,6 +378,13 @@ async function runQueuedEvalCommand(
   suite: { mod: LoadedAgentModule; taskFile: string; tasks: EvalTask[] },
   io: { signal?: AbortSignal; stdout: NodeJS.WriteStream; stderr: NodeJS.WritableStream },
 ): Promise<EvalCommandResult> {
+  // The suite cap is one in-process CostBudget: workers in other processes could not share it.
+  if (o.maxSuiteCostUsd !== undefined)
+    throw new VncuaError(
+      'QUEUE_ERR_SUITE_COST',
+      "--max-suite-cost does not work with --queue: the suite cost cap is not shared across queue workers. Drop it (--max-cost, every run's own cap, does work with --queue), or run the suite locally.",
+      { details: { flag: '--max-suite-cost' } },
+    );
   const { stdout } = io;
   const url = parseQueueUrl(o.queue!);
   let viewer: ViewerServer | undefined;
@@ -365,6 +411,9 @@ async function runQueuedEvalCommand(
         ...(o.shard ? { shard: o.shard } : {}),
         ...(o.allowedDomains ? { allowedDomains: o.allowedDomains } : {}),
         ...(o.blockedDomains ? { blockedDomains: o.blockedDomains } : {}),
+        ...(o.judges ? { judges: o.judges } : {}),
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         out: o.out,
         rerun: o.rerun,
         ...(io.signal ? { signal: io.signal } : {}),
@@ -408,7 +457,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
+    return summary.cancelled || summary.infraErrors > 0 || summary.notStarted > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
   } catch (e) {
     return badInputExit('eval', e, EVAL_INPUT_ERROR_CODES);
   } finally {

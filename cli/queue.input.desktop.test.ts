@@ -6,7 +6,8 @@
  * (QUEUE_ERR_MISMATCH) or that does not see the results root (QUEUE_ERR_RESULTS_UNWRITABLE). Each is
  * one coded line, exit 2; a refusing worker gives the job back without counting an attempt; the
  * suite's finished runs stay byte for byte as they were (no desktop starts: workers refuse before).
- * And Ctrl-C on a coordinator detaches: the suite stays queued, the same command reattaches. With
+ * And Ctrl-C on a coordinator detaches: the suite stays queued, the same command reattaches;
+ * --max-suite-cost is refused with a queue (QUEUE_ERR_SUITE_COST, nothing queued). With
  * desktops: a configuration error met by a worker stops the suite as locally (MODEL_ERR_AUTH, exit 2),
  * and infra failures go back through the queue (--retries), then end infra_error as locally.
  */
@@ -114,6 +115,21 @@ describe('the queue URL', () => {
     }
     expectCode(await runVncua('eval', evalArgs(redis.url)), 'eval', 'QUEUE_ERR_VERSION');
     expectCode(await runVncua('worker', ['--queue', redis.url]), 'worker', 'QUEUE_ERR_VERSION');
+  }, 300_000);
+});
+
+describe('options a queue cannot honour', () => {
+  it('QUEUE_ERR_SUITE_COST: --max-suite-cost with --queue is refused before anything is queued (the cap is not shared across workers)', async () => {
+    redis = await startRedis();
+    const r = await runVncua('eval', [...evalArgs(redis.url), '--max-suite-cost', '1']);
+    expectCode(r, 'eval', 'QUEUE_ERR_SUITE_COST');
+    expect(r.stderr).toContain('--max-cost');
+    const client = new Redis(redisOptions(parseQueueUrl(redis.url)));
+    try {
+      expect(await client.keys('*')).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
   }, 300_000);
 });
 

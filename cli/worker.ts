@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { QUEUE_INPUT_ERROR_CODES } from '../eval/queue/codes.ts';
 import { uploadSink } from '../eval/queue/upload/index.ts';
+import { judgePrice } from './judges.ts';
 import { parseQueueUrl } from '../eval/queue/url.ts';
 import { DEFAULT_GRACE_MS, DEFAULT_STALL_TIMEOUT_MS, type LoadedSuiteAgent, runWorker } from '../eval/queue/worker.ts';
 import { VncuaError } from '../harness/errors.ts';
@@ -152,6 +153,8 @@ export async function run(argv: string[]): Promise<number> {
       ...(o.graceMs ? { graceMs: o.graceMs } : {}),
       ...(o.name ? { name: o.name } : {}),
       loadAgent: loadSuiteAgent,
+      // LLM judges (--judge of the coordinator's command) priced with byom/pricing.ts's table, as vncua eval does.
+      judgePrice,
       // A worker that does not see the results root uploads to the coordinator's receiver, when the manifest names one.
       uploadSink: async (m) => (m.results.upload ? uploadSink({ url: m.results.upload.url, token: m.results.upload.token, signal: controller.signal }) : undefined),
       signal: controller.signal,

@@ -5,7 +5,8 @@
  *
  * An attempt: write task.json (the task as run, the attempt, the infra failures so far), get a desktop
  * from the provider at the run's size opening the task's page, build the agent and run it, check the
- * desktop still works, release the desktop. It ends as:
+ * desktop still works, capture the final page for the judges (when the run has judges), release the desktop,
+ * and judge the run (judges.json, eval/judges/). It ends as:
  * - `final`: a result the suite keeps (finished, or the agent's own error), task.json completed;
  * - `infra`: an infra failure (infra.ts) to retry, its record for task.json's `infra_errors`;
  * - `config`: a configuration error (infra.ts CONFIG_ERROR_CODES) that stops the suite;
@@ -15,6 +16,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import type { Agent } from '../harness/agent/agent.ts';
 import type { AgentContext } from '../harness/agent/context.ts';
+import type { CostBudget } from '../harness/agent/cost-budget.ts';
 import { VncuaError, errorInfo } from '../harness/errors.ts';
 import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
@@ -30,6 +32,11 @@ import type { WorkerStatus } from './progress.ts';
 import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
 import type { EvalTask } from './tasks.ts';
 import { firstSuccess } from './score.ts';
+import { judgeRun } from './judges/judge.ts';
+import type { PriceFn } from './judges/llm.ts';
+import { captureFinalPage } from './judges/page.ts';
+import type { Verdict } from './judges/record.ts';
+import type { JudgeSpec } from './judges/spec.ts';
 
 /** The agent under evaluation: its name (the results directory) and how to build one per run. */
 export interface SuiteAgent {
@@ -59,6 +66,16 @@ export interface AttemptOptions {
   args?: string[];
   successGraceMs?: number;
   live?: boolean;
+  /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
+  judges?: readonly JudgeSpec[];
+  /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
+  judgePrice?: PriceFn;
+  /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
+  maxCostUsd?: number;
+  /** The suite's shared cost cap (the Agent's costBudget, --max-suite-cost). */
+  costBudget?: CostBudget | null;
+  /** The Agent's needsHuman for every run (--needs-human). */
+  needsHuman?: 'end' | 'ask';
   /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
@@ -89,10 +106,15 @@ export type AttemptResult =
       success: boolean | null;
       desktopOverheadMs: number | null;
       pooled: boolean;
+      /** Each judge's verdict (judges.json), when the run has judges. */
+      judges?: JudgeVerdicts;
     }
   | { kind: 'infra'; record: InfraRecord; startedAt: number /** The agent's steps, when it ran. */; steps?: number }
   | { kind: 'config'; error: { code: string; message: string } }
   | { kind: 'cancelled' };
+
+/** Each judge's verdict of one run; `error` is the code of a judge that could not decide. */
+export type JudgeVerdicts = Array<{ judge: string; verdict: Verdict; error?: { code: string; message: string } }>;
 
 /** How long the after-run desktop check may take. */
 const HEALTH_TIMEOUT_MS = 3000;
@@ -108,6 +130,7 @@ export function taskJson(o: AttemptOptions, job: EvalJob, attempt: number, start
       success: t.success,
       maxSteps: t.maxSteps ?? o.maxSteps,
       hint: t.hint,
+      ...((t.judges ?? o.judges) ? { judges: t.judges ?? o.judges } : {}),
       group: t.group,
       ...(o.taskFile ? { task_file: o.taskFile } : {}),
       agent: o.agent.name,
@@ -142,6 +165,7 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
   const { signal } = o;
   const { attempt, infra, dir } = spec;
   const maxSteps = job.task.maxSteps ?? o.maxSteps;
+  const judges = job.task.judges ?? o.judges ?? [];
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const startedAt = now();
@@ -194,6 +218,9 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
         ...(desktop.password !== undefined ? { password: desktop.password } : {}),
         ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
         ...(o.live !== undefined ? { live: o.live } : {}),
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.costBudget ? { costBudget: o.costBudget } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         ...runDomains(o, job.task),
         // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
         recorder: recordingProxyRecorder,
@@ -224,6 +251,16 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
         problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, signal });
         if (problem && signal?.aborted) return { kind: 'cancelled' };
       }
+      // The judges' look at the final page, while the desktop is still up.
+      if (!problem && judges.length > 0) {
+        o.onState?.('checking desktop');
+        try {
+          await captureFinalPage(dir, desktop.cdpUrl, judges, signal ? { signal } : {});
+        } catch {
+          // Cancelled, or final_page.json could not be written: the page judges then say unknown (JUDGE_ERR_PAGE).
+          if (signal?.aborted) return { kind: 'cancelled' };
+        }
+      }
     }
   } finally {
     o.onState?.('stopping desktop');
@@ -241,7 +278,24 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
       status: r.status,
     }),
   );
-  return { kind: 'final', result: r, success: await traceSuccess(dir), desktopOverheadMs: overheadMs, pooled: desktop.pooled === true };
+  let verdicts: JudgeVerdicts | undefined;
+  if (judges.length > 0) {
+    try {
+      const j = await judgeRun(dir, judges, { source: 'run', ...(o.judgePrice ? { price: o.judgePrice } : {}), ...(signal ? { signal } : {}) });
+      verdicts = j.verdicts.map((v) => ({ judge: v.judge, verdict: v.verdict, ...(v.error ? { error: v.error } : {}) }));
+    } catch (e) {
+      if (signal?.aborted) return { kind: 'cancelled' };
+      verdicts = [{ judge: '*', verdict: 'unknown', error: errorInfo(e, 'JUDGE_ERR_WRITE') }];
+    }
+  }
+  return {
+    kind: 'final',
+    result: r,
+    success: await traceSuccess(dir),
+    desktopOverheadMs: overheadMs,
+    pooled: desktop.pooled === true,
+    ...(verdicts ? { judges: verdicts } : {}),
+  };
 }
 
 /** Every attempt hit an infra failure: write the run's infra_error result (and task.json) into `dir`; resolves to that result. */

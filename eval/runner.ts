@@ -18,6 +18,10 @@
  * with status `infra_error`. A configuration error (infra.ts CONFIG_ERROR_CODES: a wrong API key, an
  * unknown model, an agent that cannot be built) stops the suite like a cancellation: no new run
  * starts, the running ones are cancelled, and `configError` says why (the CLI exits non-zero).
+ * Cost caps: `maxCostUsd` is every run's own (the Agent's maxCostUsd); `maxSuiteCostUsd` is shared through one
+ * CostBudget (harness/agent/cost-budget.ts) that counts what finished runs found on disk cost and every model call
+ * of this invocation: once reached, the running runs end with status cost_cap before their next model call, and no
+ * further run starts (`notStarted` in the summary; they run on a later invocation, like cancelled ones).
  *
  * Before anything is written: `out` is checked (harness/trace/out-dir.ts: a file, a pseudo-filesystem,
  * not writable, or itself a single run's directory are refused) and so is every task directory's layout
@@ -31,6 +35,7 @@
  */
 import { readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { CostBudget } from '../harness/agent/cost-budget.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
@@ -39,7 +44,7 @@ import { now, roundMs } from '../harness/trace/clock.ts';
 import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
-import { runAttempt, writeInfraError, type AttemptOptions, type InfraRecord, type SuiteAgent } from './attempt.ts';
+import { runAttempt, writeInfraError, type AttemptOptions, type InfraRecord, type JudgeVerdicts, type SuiteAgent } from './attempt.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { desktopPool } from './desktop-pool.ts';
@@ -50,6 +55,8 @@ import { localProvider } from './providers/local.ts';
 import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider } from './providers/types.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
+import type { PriceFn } from './judges/llm.ts';
+import type { JudgeSpec } from './judges/spec.ts';
 
 export type { SuiteAgent } from './attempt.ts';
 
@@ -101,6 +108,16 @@ export interface RunSuiteOptions {
   successGraceMs?: number;
   /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
+  /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
+  judges?: readonly JudgeSpec[];
+  /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
+  judgePrice?: PriceFn;
+  /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
+  maxCostUsd?: number;
+  /** The suite's cost cap in USD (--max-suite-cost): see the file comment. */
+  maxSuiteCostUsd?: number;
+  /** The Agent's needsHuman for every run (--needs-human). */
+  needsHuman?: 'end' | 'ask';
   /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
@@ -131,6 +148,8 @@ export interface RunOutcome {
   desktopOverheadMs?: number | null;
   /** The last attempt's desktop came from the pool. */
   pooled?: boolean;
+  /** Each judge's verdict (judges.json), when the run was judged; `error` is the code of a judge that could not decide. */
+  judges?: JudgeVerdicts;
 }
 
 /** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
@@ -154,6 +173,10 @@ export interface SuiteSummary {
   cancelled: boolean;
   /** Set when a configuration error stopped the suite (the unfinished runs are left to a later invocation). */
   configError?: ConfigError;
+  /** Runs not started because the suite's cost cap (maxSuiteCostUsd) was reached (left to a later invocation). */
+  notStarted: number;
+  /** With maxSuiteCostUsd: what the suite's model calls cost (the finished runs found on disk included), and the cap. */
+  suiteCost?: { spentUsd: number; limitUsd: number; reached: boolean };
   outcomes: RunOutcome[];
 }
 
@@ -193,6 +216,13 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   checkInt('maxSteps', maxSteps, 1);
   checkInt('retries', retries, 0);
   checkInt('repeat', repeat, 1);
+  for (const [field, usd] of [
+    ['maxCostUsd', opts.maxCostUsd],
+    ['maxSuiteCostUsd', opts.maxSuiteCostUsd],
+  ] as const) {
+    if (usd !== undefined && !(typeof usd === 'number' && Number.isFinite(usd) && usd > 0)) throw badOption(field, usd, 'expected a positive number of USD');
+  }
+  const budget = opts.maxSuiteCostUsd === undefined ? null : new CostBudget(opts.maxSuiteCostUsd);
   if (!TASK_ID_PATTERN.test(opts.agent.name)) throw badOption('agent.name', opts.agent.name, `must match ${TASK_ID_PATTERN} (it names the results directory)`);
   const resolutions = opts.resolutions && opts.resolutions.length > 0 ? opts.resolutions : [DEFAULT_SCREEN_SIZE];
   if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
@@ -270,6 +300,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     const dir = jobDir(out, opts.agent.name, job);
     const state = await readDirState(dir);
     if (state.state === 'finished' && !opts.rerun) {
+      // What a finished run cost counts against the suite's cap (a resumed suite spends only what is left).
+      if (state.result.cost_usd !== undefined) budget?.add(state.result.cost_usd);
       await completeTaskJson(dir, state.result);
       snapshot.skipped++;
       skipped.push(job);
@@ -302,16 +334,27 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     args: opts.args ?? [],
     ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
     ...(opts.live !== undefined ? { live: opts.live } : {}),
+    ...(opts.judges ? { judges: opts.judges } : {}),
+    ...(opts.judgePrice ? { judgePrice: opts.judgePrice } : {}),
+    ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
+    ...(budget ? { costBudget: budget } : {}),
+    ...(opts.needsHuman !== undefined ? { needsHuman: opts.needsHuman } : {}),
     ...(opts.allowedDomains ? { allowedDomains: opts.allowedDomains } : {}),
     ...(opts.blockedDomains ? { blockedDomains: opts.blockedDomains } : {}),
     signal,
   };
   const ctx: JobContext = { opts, out, retries, attempt, signal, setWorker, emit, replace, stopSuite, plan };
+  let notStarted = 0;
   try {
     await runWorkers(
       todo,
       nWorkers,
       async (job, w) => {
+        // The suite's cost cap reached: no new run (the running ones stop before their next model call).
+        if (budget?.reached) {
+          notStarted++;
+          return;
+        }
         const o = await runJob(ctx, job, w);
         setWorker(w, 'idle');
         if (o.status === 'cancelled') return;
@@ -355,6 +398,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     infraErrors: snapshot.infraErrors,
     cancelled,
     ...(configError ? { configError } : {}),
+    notStarted,
+    ...(budget ? { suiteCost: { spentUsd: budget.spentUsd, limitUsd: budget.limitUsd, reached: budget.reached } } : {}),
     outcomes,
   };
 }
@@ -420,6 +465,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
       ...(a.result.error ? { error: a.result.error } : {}),
       desktopOverheadMs: a.desktopOverheadMs,
       pooled: a.pooled,
+      ...(a.judges ? { judges: a.judges } : {}),
     };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.

@@ -60,6 +60,10 @@ export const ERROR_CODES = {
   AGENT_ERR_ILLEGAL_STATE: 'An Agent method was called at the wrong time (an action outside run(), or run() while a run is in progress).',
   AGENT_ERR_STUCK: 'A model adapter ended the run as stuck: the same action repeated, or the same screen seen, N times in a row (status stuck).',
   AGENT_ERR_BUDGET_EXCEEDED: 'A model adapter ran past its wall-clock budget (budgetMs); the run ended with status timeout.',
+  AGENT_ERR_COST_CAP:
+    "The run's model calls reached its cost cap (maxCostUsd, --max-cost); the run ended with status cost_cap before its next model call (the message gives what was spent).",
+  AGENT_ERR_COST_UNKNOWN:
+    'A cost cap is set (maxCostUsd, --max-cost, --max-suite-cost) but a model call of the run had no price, so the cap cannot be kept; give the model a price (the prices option, -- --prices FILE). The run ended with status error.',
   RECORDER_ERR_NOT_STARTED: 'The recording proxy could not be started for a run with recording on (details say why); pass record: false to run without it.',
   // CDP success check (harness/cdp)
   CDP_ERR_BAD_SENTINEL: 'The success sentinel is malformed, or the page rejected it (invalid selector, an expression that threw or returned a non-boolean).',
@@ -97,6 +101,8 @@ export const ERROR_CODES = {
   EVAL_ERR_BAD_TASKS: 'A task file could not be read, or has bad entries (details.issues lists one { index, field, problem } per bad entry).',
   EVAL_ERR_BAD_ENDPOINTS: 'The --endpoints file of the remote provider could not be read, or has bad entries (details.issues: index and field).',
   EVAL_ERR_BAD_OPTIONS: 'An eval runner option is invalid (workers, retries, resolutions, shard i/n, a task URL that needs --base-url; details name the field).',
+  EVAL_ERR_SUITE_COST_CAP:
+    "The suite's model calls reached its cost cap (--max-suite-cost, runSuite's maxSuiteCostUsd): the runs going on ended with status cost_cap before their next model call, and no further run was started (the summary counts them as not started).",
   EVAL_ERR_PROVIDER_UNAVAILABLE: 'The desktop provider cannot work here (docker not installed or its daemon not reachable, no remote endpoint fits).',
   EVAL_ERR_DESKTOP_LOST: 'The desktop died or stopped answering during a task (Chromium crashed, CDP gone): an infra error, retried, never counted against the agent.',
   EVAL_ERR_NO_RUNS: 'vncua score found no task run directories (task.json / result.json / execution.json) under the given directory.',
@@ -119,6 +125,8 @@ export const ERROR_CODES = {
     "A worker's task file or agent module differs from the coordinator's (their sha256 differ): the worker takes no job of that suite and exits; give it the same files (details: what, file, ours, theirs).",
   QUEUE_ERR_SHARD_ENV:
     'vncua worker --shard-from-env: JOB_COMPLETION_INDEX or JOB_COMPLETIONS is missing or not a whole number (index 0 <= i < completions), as a Kubernetes Indexed Job sets them (details: index, completions).',
+  QUEUE_ERR_SUITE_COST:
+    "vncua eval --queue with --max-suite-cost: the suite cost cap is not shared across queue workers (each worker would count only its own spend); nothing was queued: drop --max-suite-cost (--max-cost, each run's own cap, works with --queue), or run the suite locally.",
   QUEUE_ERR_JOB_FAILED:
     "A queued run's job failed for a reason that is not the run's own (a worker error outside the attempt, a commit that failed) after its attempts: counted as an infra error in the progress; the run is left unfinished, and the same command runs it again.",
   // HTML step report (recorder/report)
@@ -221,7 +229,7 @@ export const ERROR_CODES = {
     'The results receiver could not start: its token is shorter than 16 characters, or it could not listen on the given host and port (details: host, port, cause).',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
-    'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',
+    'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status sensitive_action, safety_check before it existed; the message lists each check: id, code, message).',
   MODEL_ERR_AUTH:
     'The model API rejected the credentials (HTTP 401 or 403): set the API key (e.g. OPENAI_API_KEY) or fix its permissions (a configuration error: vncua eval stops the suite).',
   MODEL_ERR_RATE_LIMITED: "The model API still answered 429 (rate limit or quota) after the client's retries.",
@@ -236,7 +244,7 @@ export const ERROR_CODES = {
   AGENT_ERR_PARSE:
     "A model adapter could not turn the model's reply into an action, also after re-asking with the validation error (status parse_error; the message holds the last error and the start of the last reply).",
   MODEL_ERR_REFUSAL:
-    'The model declined to continue (Anthropic stop_reason "refusal"); the run ended with status safety_check (the message holds the refusal category and explanation, when given, and the model\'s text).',
+    'The model declined to continue (Anthropic stop_reason "refusal", an OpenAI refusal content part or chat message.refusal); the run ended with status sensitive_action (safety_check before it existed; the message and result.json\'s reason hold the refusal text, and for Anthropic its category and explanation when given).',
   MODEL_ERR_MAX_TOKENS:
     'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
   MODEL_ERR_CONTEXT_WINDOW:
@@ -254,6 +262,18 @@ export const ERROR_CODES = {
     "A model call waited longer than its timeout for the rate limit (--rate-limit) or a 429's backoff; the call was not made (details: adapter, model, timeoutMs).",
   QUEUE_ERR_RATE_GATE:
     'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out), or its connection was closed: the model call was not made; an infra error, so the run is retried (details: status, cause).',
+  // Judges beside the success sentinel (eval/judges/): verdicts stored in judges.json
+  JUDGE_ERR_BAD_SPEC:
+    "A judge spec (a task file's `judges`, --judge) is malformed: an unknown type, a missing or bad field (a URL regex that does not compile, a sample fraction outside 0..1); the message names the judge and the field.",
+  JUDGE_ERR_BAD_ANSWER:
+    "The LLM judge's model answered something that is not the verdict JSON ({ verdict: pass|fail, reason }): the run's verdict for that judge is unknown, never guessed (details: judge, the answer cut short).",
+  JUDGE_ERR_MODEL: "The LLM judge's model call failed: HTTP 5xx or 4xx after the retries, a refused connection, a wrong key (details: judge, status); that verdict is unknown.",
+  JUDGE_ERR_TIMEOUT: "The LLM judge's model call did not answer within its timeoutMs (after the retries); that verdict is unknown.",
+  JUDGE_ERR_NO_KEY: 'The LLM judge found no API key in the environment variable its spec names (apiKeyEnv, default OPENAI_API_KEY); that verdict is unknown and no call was made.',
+  JUDGE_ERR_NEEDS_PAGE:
+    'A page judge (expression, selector) was asked again by vncua score --judge, but the page is gone and the run holds no verdict of that judge from its end: that verdict is unknown (give the judge to vncua eval).',
+  JUDGE_ERR_PAGE: 'A page judge could not read the final page over CDP (no answer, or the expression threw); that verdict is unknown (details: judge).',
+  JUDGE_ERR_WRITE: 'judges.json could not be written into the run directory (not writable, disk full).',
 } as const;
 
 /** A stable error code string. */

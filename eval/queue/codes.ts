@@ -7,4 +7,5 @@ export const QUEUE_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'QUEUE_ERR_MISMATCH',
   'QUEUE_ERR_RESULTS_UNWRITABLE',
   'QUEUE_ERR_SHARD_ENV',
+  'QUEUE_ERR_SUITE_COST',
 ]);

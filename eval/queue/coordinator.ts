@@ -36,6 +36,8 @@ import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from '../jo
 import { MOVED_ASIDE_SEP, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from '../layout.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot } from '../progress.ts';
 import { completeTaskJson, type ConfigError, type RunOutcome, type SuiteSummary } from '../runner.ts';
+import { readJudges } from '../judges/record.ts';
+import type { JudgeSpec } from '../judges/spec.ts';
 import { TASK_ID_PATTERN, type EvalTask } from '../tasks.ts';
 import { connectQueue, redisOptions } from './connection.ts';
 import {
@@ -81,6 +83,12 @@ export interface CoordinatorOptions {
   /** The navigation guard of every run (--allowed-domains / --blocked-domains). */
   allowedDomains?: readonly string[];
   blockedDomains?: readonly string[];
+  /** The judges of every task without its own (--judge). */
+  judges?: readonly JudgeSpec[];
+  /** Every run's cost cap in USD (--max-cost). (--max-suite-cost is refused with a queue: QUEUE_ERR_SUITE_COST.) */
+  maxCostUsd?: number;
+  /** The Agent's needsHuman for every run (--needs-human). */
+  needsHuman?: 'end' | 'ask';
   /** Results root (every worker sees it, or receives uploads: `upload`). */
   out: string;
   rerun?: boolean;
@@ -134,6 +142,9 @@ async function identity(o: CoordinatorOptions, out: string, resolutions: readonl
       ...(o.desktopTimeoutMs ? { desktopTimeoutMs: o.desktopTimeoutMs } : {}),
       ...(o.allowedDomains && o.allowedDomains.length > 0 ? { allowedDomains: [...o.allowedDomains] } : {}),
       ...(o.blockedDomains && o.blockedDomains.length > 0 ? { blockedDomains: [...o.blockedDomains] } : {}),
+      ...(o.judges && o.judges.length > 0 ? { judges: [...o.judges] } : {}),
+      ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+      ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
     },
     out,
   };
@@ -271,6 +282,9 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
         error = { code: 'QUEUE_ERR_JOB_FAILED', message: failedReason ?? 'the job ended without a run on disk' };
       }
       const success = result && status !== 'infra_error' ? await traceSuccess(dir) : null;
+      // The judges' verdicts, as the worker wrote them (judges.json), for the same report as a local run's.
+      const jf = result ? await readJudges(dir).catch(() => null) : null;
+      const judges = jf && 'verdicts' in jf ? jf.verdicts.map((v) => ({ judge: v.judge, verdict: v.verdict, ...(v.error ? { error: v.error } : {}) })) : undefined;
       const o2: RunOutcome = {
         taskId: job.task.id,
         resolution: resolutionLabel(job.size),
@@ -281,6 +295,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
         attempts: rv?.attempts || 1,
         durationMs: rv?.durationMs ?? 0,
         ...(error ? { error } : {}),
+        ...(judges ? { judges } : {}),
       };
       outcomes.push(o2);
       snapshot.done++;
@@ -438,6 +453,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       infraErrors: snapshot.infraErrors,
       cancelled: detached,
       ...(configError ? { configError } : {}),
+      notStarted: 0,
       outcomes,
       suiteId,
       detached,

@@ -88,6 +88,9 @@ describe('suite and job ids', () => {
       { ...identity(), options: { ...identity().options, repeat: 3 } },
       { ...identity(), options: { ...identity().options, resolutions: ['1920x1080'] } },
       { ...identity(), options: { ...identity().options, shard: '1/2' } },
+      { ...identity(), options: { ...identity().options, judges: [{ type: 'url' as const, glob: '*/done' }] } },
+      { ...identity(), options: { ...identity().options, maxCostUsd: 0.5 } },
+      { ...identity(), options: { ...identity().options, needsHuman: 'ask' as const } },
       { ...identity(), out: '/runs/other' },
     ];
     const ids = changed.map(suiteIdOf);
@@ -124,6 +127,13 @@ describe('manifest checks', () => {
     const m = manifest();
     expect(parseManifest(JSON.stringify(m), m.suiteId)).toEqual(m);
     expect(() => checkManifest(m, local, { tasks: '/s/tasks.json', agent: '/x/agent.ts' })).not.toThrow();
+  });
+
+  it('the run options that change results travel: judges, the run cost cap, needsHuman', () => {
+    const m = manifest({ options: { ...identity().options, judges: [{ type: 'url', glob: '*/done' }], maxCostUsd: 0.25, needsHuman: 'end' } });
+    expect(parseManifest(JSON.stringify(m), m.suiteId).options).toMatchObject({ judges: [{ type: 'url', glob: '*/done' }], maxCostUsd: 0.25, needsHuman: 'end' });
+    // A bad judge spec in Redis is not run silently wrong: the manifest is refused.
+    expect(code(() => parseManifest(JSON.stringify({ ...m, options: { ...m.options, judges: [{ type: 'nope' }] } }), m.suiteId))).toBe('QUEUE_ERR_VERSION');
   });
 
   it('QUEUE_ERR_VERSION: another queue format or vncua version, or an unreadable manifest', () => {

@@ -15,10 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { VncuaError } from '../../harness/errors.ts';
 import type { ScreenSize } from '../../harness/desktop/size.ts';
+import { judgeListSchema } from '../judges/spec.ts';
 import { resolutionLabel } from '../layout.ts';
 
-/** The queue's format: bumped on any change a worker of another version would misread. */
-export const QUEUE_FORMAT = 1;
+/** The queue's format: bumped on any change a worker of another version would misread (2: judges, maxCostUsd, needsHuman in the options). */
+export const QUEUE_FORMAT = 2;
 /** The BullMQ queue every suite's jobs go to (jobs carry their suite id). */
 export const QUEUE_NAME = 'vncua-runs';
 /** Redis key holding the format of the queue's first user. */
@@ -64,6 +65,9 @@ const manifestSchema = z.object({
     desktopTimeoutMs: z.number().int().optional(),
     allowedDomains: z.array(z.string()).optional(),
     blockedDomains: z.array(z.string()).optional(),
+    judges: judgeListSchema.optional(),
+    maxCostUsd: z.number().positive().optional(),
+    needsHuman: z.enum(['end', 'ask']).optional(),
   }),
   out: z.string(),
   results: z.object({ marker: z.string(), upload: z.object({ url: z.string(), token: z.string() }).optional() }),

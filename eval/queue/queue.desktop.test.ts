@@ -127,7 +127,9 @@ describe('the basic suite on the queue, three workers', () => {
     const only = 'click-button,double-click-file,hover-menu,right-click-menu';
     const out = join(dir, 'basic-queue');
     const workers = [...(await startWorkers(2)), ...(await startWorkers(1, ['--pool', '1']))];
-    const coordinator = spawnVncua('eval', ['--queue', redis.url, '--tasks', BASIC, '--agent', 'replay', '--only', only, '--out', out]);
+    // Run options that change results travel in the manifest: judges (the final page captured on the worker), a run cost cap.
+    const judged = ['--judge', 'heuristic', '--judge', '{"type":"dom","selector":"body"}', '--max-cost', '5'];
+    const coordinator = spawnVncua('eval', ['--queue', redis.url, '--tasks', BASIC, '--agent', 'replay', '--only', only, '--out', out, ...judged]);
     children.push(coordinator);
     const code = await Promise.race([coordinator.exited, new Promise((r) => setTimeout(() => r('timeout'), 300_000))]);
     expect(code, `the coordinator did not finish the suite in time (or failed):\n${everything()}`).toBe(0);
@@ -146,7 +148,7 @@ describe('the basic suite on the queue, three workers', () => {
 
     // The same runs locally: the same tree and the same scores.
     const local = join(dir, 'basic-local');
-    const l = spawnVncua('eval', ['--tasks', BASIC, '--agent', 'replay', '--only', only, '--workers', '2', '--out', local]);
+    const l = spawnVncua('eval', ['--tasks', BASIC, '--agent', 'replay', '--only', only, '--workers', '2', '--out', local, ...judged]);
     children.push(l);
     expect(await l.exited, l.output()).toBe(0);
     expect(runDirs(out)).toEqual(runDirs(local));
@@ -162,6 +164,15 @@ describe('the basic suite on the queue, three workers', () => {
       expect(Object.keys(tq).sort(), rel).toEqual(Object.keys(tl).sort());
       expect(tq).toMatchObject({ id: tl.id, agent: 'replay', resolution: '1280x800', attempt: 1, status: tl.status });
       expect(readdirSync(join(out, rel)).sort(), rel).toEqual(readdirSync(join(local, rel)).sort());
+      // Judged on the worker as locally: the final page captured, the same verdicts.
+      expect(readdirSync(join(out, rel)), rel).toEqual(expect.arrayContaining(['judges.json', 'final_page.json']));
+      const verdicts = (root: string) =>
+        (JSON.parse(readFileSync(join(root, rel, 'judges.json'), 'utf8')) as { verdicts: Array<{ judge: string; verdict: string }> }).verdicts.map((v) => [v.judge, v.verdict]);
+      expect(verdicts(out), rel).toEqual(verdicts(local));
+      expect(
+        verdicts(out).find(([j]) => j === 'dom'),
+        rel,
+      ).toEqual(['dom', 'pass']);
     }
 
     // SIGTERM: the workers stop cleanly.

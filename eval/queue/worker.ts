@@ -43,6 +43,7 @@ import { connectQueue, redisOptions } from './connection.ts';
 import { QUEUE_DIR, QUEUE_NAME, type RunJobData, type SuiteManifest, checkManifest, fileSha256, manifestKey, parseManifest } from './manifest.ts';
 import { type ResultsSink, sharedSink, stagingRoot } from './results-sink.ts';
 import type { QueueUrl } from './url.ts';
+import type { PriceFn } from '../judges/llm.ts';
 
 /** Default time for a dead worker's job to run elsewhere. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
@@ -78,6 +79,8 @@ export interface WorkerOptions {
   tasksFile?: string;
   /** Load the agent of a manifest (cli/agents.ts, as `vncua eval` does: eval/ does not import agents/). */
   loadAgent(spec: string, module: string | undefined): Promise<LoadedSuiteAgent>;
+  /** USD of an LLM judge's call (eval/ does not import byom/: cli/worker.ts passes byom/pricing.ts's table). */
+  judgePrice?: PriceFn;
   /** Results sink when the results root is not visible here (the upload sink, eval/queue/upload/); undefined: none offered. */
   uploadSink?(m: SuiteManifest): Promise<ResultsSink | undefined>;
   /** Time for a dead worker's job to run elsewhere (default 30 000 ms). */
@@ -336,6 +339,10 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         ...(m.options.live !== undefined ? { live: m.options.live } : {}),
         ...(m.options.allowedDomains ? { allowedDomains: m.options.allowedDomains } : {}),
         ...(m.options.blockedDomains ? { blockedDomains: m.options.blockedDomains } : {}),
+        ...(m.options.judges ? { judges: m.options.judges } : {}),
+        ...(o.judgePrice ? { judgePrice: o.judgePrice } : {}),
+        ...(m.options.maxCostUsd !== undefined ? { maxCostUsd: m.options.maxCostUsd } : {}),
+        ...(m.options.needsHuman !== undefined ? { needsHuman: m.options.needsHuman } : {}),
         ...(signal ? { signal } : {}),
         onState: (state) => report({ kind: 'state', worker: name, slot, state, attempt }),
         plan: () => p.plan?.([data.size, ...Array.from({ length: o.pool ?? 0 }, (_, i) => suite.sizes[i % suite.sizes.length]!)]),

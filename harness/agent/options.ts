@@ -9,6 +9,7 @@ import { VncuaError } from '../errors.ts';
 import { allowLayers, compileDomainPolicy, type AllowedDomains, type DomainPolicy } from '../guard/patterns.ts';
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
+import { CostBudget } from './cost-budget.ts';
 import type { RateGate } from './rate-gate.ts';
 import type { RecorderFactory } from './recording.ts';
 
@@ -79,6 +80,20 @@ export interface AgentOptions {
    * 429's backoff, shared by the runs that share the gate (the byom adapters use it; default none).
    */
   rateGate?: RateGate | null;
+  /**
+   * Cost cap of one run in USD (`--max-cost`): once the model calls recorded in the run (meta.model_calls[].cost_usd)
+   * reach it, the run stops before its next model call (and before its next act()) with status `cost_cap`
+   * (AGENT_ERR_COST_CAP). A call without a price with a cap set ends the run `error` (AGENT_ERR_COST_UNKNOWN). Default none.
+   */
+  maxCostUsd?: number;
+  /** A cap shared by several runs (harness/agent/cost-budget.ts; `vncua eval --max-suite-cost`): reached, the run stops the same way (EVAL_ERR_SUITE_COST_CAP). */
+  costBudget?: CostBudget | null;
+  /**
+   * What `finish({ status: 'needs_human' })` does: 'end' (default) ends the run with status needs_human; 'ask', while the
+   * run is served live, asks for help instead (askForHelp(reason): the run pauses after the step until a person hands
+   * back or resumes, then the agent goes on). Without a live endpoint 'ask' ends the run as 'end' does.
+   */
+  needsHuman?: 'end' | 'ask';
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -104,6 +119,12 @@ export interface ResolvedAgentOptions {
   domainPolicy: DomainPolicy | null;
   /** The rate gate of model calls (null: none). */
   rateGate: RateGate | null;
+  /** The run's cost cap in USD (null: none). */
+  maxCostUsd: number | null;
+  /** The shared cost cap (null: none). */
+  costBudget: CostBudget | null;
+  /** What finish({ status: 'needs_human' }) does. */
+  needsHuman: 'end' | 'ask';
 }
 
 /** What run() takes. */
@@ -162,6 +183,12 @@ export const agentOptionsSchema = z.strictObject({
     )
     .nullable()
     .optional(),
+  maxCostUsd: z.number().positive().refine(Number.isFinite, 'must be a finite number').optional(),
+  costBudget: z
+    .custom<CostBudget>((v) => v instanceof CostBudget, 'must be a CostBudget (harness/agent/cost-budget.ts), or null')
+    .nullable()
+    .optional(),
+  needsHuman: z.enum(['end', 'ask']).optional(),
 });
 
 /** Schema of run()'s options. */
@@ -263,6 +290,9 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     blockedDomains: [...(o.blockedDomains ?? [])],
     domainPolicy,
     rateGate: o.rateGate ?? null,
+    maxCostUsd: o.maxCostUsd ?? null,
+    costBudget: o.costBudget ?? null,
+    needsHuman: o.needsHuman ?? 'end',
   };
 }
 
