@@ -90,6 +90,12 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     about:
       "a finished run (a real recording extended to tens of MB) from a queue worker to the coordinator: the results receiver's HTTP upload against Redis streams in 256 KiB chunks, and Redis's peak memory",
   },
+  {
+    name: 'queue',
+    args: ['--tasks', '12', '--workers', '1,2,4', '--stall-runs', '2'],
+    about:
+      "the Redis job queue (`vncua eval --queue` + `vncua worker` processes) against `vncua eval` with as many desktops: throughput with 1, 2 and 4 workers, queue overhead per run, and the time to restart a SIGKILLed worker's job elsewhere",
+  },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
     name: 'guard-overhead',

@@ -106,7 +106,7 @@ describe('suite and job ids', () => {
   it('stall settings: a dead worker is noticed within the stall timeout', () => {
     const s = stallSettings(30_000);
     expect(s.lockDuration + s.stalledInterval).toBeLessThanOrEqual(30_000);
-    expect(stallSettings(6000)).toEqual({ lockDuration: 3000, stalledInterval: 3000 });
+    expect(stallSettings(6000)).toEqual({ lockDuration: 3000, stalledInterval: 2400 });
   });
 });
 

@@ -172,10 +172,15 @@ async function sharedRootProblem(m: SuiteManifest): Promise<string | null> {
   }
 }
 
-/** Parse a stall timeout / grace in ms; the stall timeout sets BullMQ's lock duration and stalled-check interval (each half of it). */
+/**
+ * BullMQ's lock duration and stalled-check interval for a stall timeout T. A dead worker's lock expires at most
+ * lockDuration after its last renewal (renewed every lockDuration / 2), and the next stalled check, at most
+ * stalledInterval later, hands the job to another worker: lockDuration = T / 2 and stalledInterval = 0.4 T keep that
+ * under 0.9 T, leaving room for the pickup (bench/queue.ts measures it), while a live worker must be late by T / 4
+ * with its renewal before its job counts as stalled.
+ */
 export function stallSettings(stallTimeoutMs: number): { lockDuration: number; stalledInterval: number } {
-  const half = Math.max(500, Math.floor(stallTimeoutMs / 2));
-  return { lockDuration: half, stalledInterval: half };
+  return { lockDuration: Math.max(500, Math.floor(stallTimeoutMs / 2)), stalledInterval: Math.max(500, Math.floor(stallTimeoutMs * 0.4)) };
 }
 
 /** Run a queue worker until `signal` fires; rejects with the fatal setup error that stopped it (WORKER_FATAL_CODES); see the file comment. */
