@@ -6,7 +6,8 @@
  *   upload every finished run, and the results tree is the one a shared-root (local) run writes;
  * - `--rate-limit 2/s` over two workers running the chat agent against a fake model server: the server never
  *   sees more than 2 requests in any second (its own arrival times), the gate's waits are in the traces, and a
- *   429 (Retry-After: 2) backs off both workers: no request from either arrives during the backoff.
+ *   429 (Retry-After: 2) backs off both workers: no request from either arrives during the backoff;
+ * - `--rate-limit 2/s` without a queue: the runs of one `vncua eval --workers 2` share one in-process gate.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -187,4 +188,54 @@ describe('--rate-limit across workers', () => {
       await pages.close();
     }
   }, 600_000);
+});
+
+describe('--rate-limit without a queue', () => {
+  it('one gate for every run of the process: 2/s over two local runners (the server’s arrival times)', async () => {
+    const pages = await serveTestPages();
+    const arrivals: number[] = [];
+    const api = await startChatServer(() => {
+      arrivals.push(Date.now());
+      return JSON.stringify({ action: 'wait', seconds: 0 });
+    });
+    try {
+      const file = join(dir, 'local-rate-tasks.json');
+      await writeFile(file, JSON.stringify(['a', 'b'].map((id) => ({ id, goal: 'Wait', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+      const out = join(dir, 'local-rate-out');
+      const l = spawnVncua(
+        'eval',
+        [
+          '--rate-limit',
+          '2/s',
+          '--tasks',
+          file,
+          '--agent',
+          'chat',
+          '--workers',
+          '2',
+          '--max-steps',
+          '4',
+          '--retries',
+          '0',
+          '--out',
+          out,
+          '--',
+          '--base-url',
+          api.baseURL,
+          '--model',
+          'test-vlm',
+        ],
+        { VNCUA_CHAT_API_KEY: 'sk-test' },
+      );
+      children.push(l);
+      expect([0, 1]).toContain(await exitOf(l, 300_000, 'the local run'));
+      expect(l.output()).toContain('2/2 done');
+      expect(arrivals.length).toBeGreaterThanOrEqual(8);
+      const spans = arrivals.slice(2).map((t, i) => t - arrivals[i]!);
+      expect(Math.min(...spans), `arrivals (ms): ${arrivals.map((t) => t - arrivals[0]!).join(' ')}`).toBeGreaterThan(700);
+    } finally {
+      await api.close();
+      await pages.close();
+    }
+  }, 400_000);
 });
