@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { isVncuaError, VncuaError } from '../harness/errors.ts';
 import { parseCommandLine, usageText, type CommandSpec } from './command.ts';
-import { parseEvalArgs } from './eval.ts';
+import { parseEvalArgs, parseListen } from './eval.ts';
 import { parseRunArgs } from './run.ts';
 
 const SPEC = {
@@ -140,6 +140,19 @@ describe('the commands on it', () => {
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--max-suite-cost=free'])).toThrow(/--max-suite-cost: expected a positive amount of USD/);
     expect(() => parseRunArgs(['--agent=scripted', '--needs-human=wait'], {})).toThrow(/--needs-human must be end or ask/);
     expect(() => parseRunArgs(['--agent=scripted', '--max-suite-cost=1'], {})).toThrow(expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS' }));
+    // --rate-limit: the rules, normalised; a bad one is QUEUE_ERR_BAD_RATE_LIMIT (bad input, exit 2).
+    expect(parseEvalArgs(['--tasks=t', '--agent=a', '--rate-limit', '60/min, 2/s:gpt-5'])).toMatchObject({ rateLimits: ['60/min', '2/s:gpt-5'] });
+    expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--rate-limit', '60/day'])).toThrow(expect.objectContaining({ code: 'QUEUE_ERR_BAD_RATE_LIMIT' }));
+    // --results-listen: HOST:PORT, only with --queue.
+    expect(parseEvalArgs(['--tasks=t', '--agent=a', '--queue=redis://h:6379/0', '--results-listen', '0.0.0.0:7070'])).toMatchObject({
+      resultsListen: { host: '0.0.0.0', port: 7070 },
+    });
+    expect(parseListen('[::1]:0')).toEqual({ host: '::1', port: 0 });
+    for (const bad of ['7070', 'h:', 'h:99999', ':80', 'a b:1'])
+      expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--queue=redis://h:6379/0', `--results-listen=${bad}`]), bad).toThrow(
+        expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS', message: expect.stringContaining('--results-listen') }),
+      );
+    expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--results-listen=127.0.0.1:0'])).toThrow(/--results-listen .* needs --queue/);
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--pool=-1'])).toThrow(/--pool/);
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--provider=remote', '--endpoints=e.json', '--pool=2'])).toThrow(/--pool goes with/);
   });

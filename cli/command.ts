@@ -261,7 +261,7 @@ export function oneOf<const C extends string>(v: string, flag: string, choices: 
 }
 
 /** Codes of bad input found while parsing arguments: exit code 2. */
-const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD', 'JUDGE_ERR_BAD_SPEC']);
+const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD', 'JUDGE_ERR_BAD_SPEC', 'QUEUE_ERR_BAD_RATE_LIMIT']);
 
 /**
  * Parse a command's arguments: the options, or the exit code to return after printing the usage

@@ -27,6 +27,9 @@ import { parseQueueUrl } from '../eval/queue/url.ts';
 import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError, isVncuaError } from '../harness/errors.ts';
+import { LocalRateGate, parseRateLimits } from '../harness/agent/rate-gate.ts';
+import { newUploadToken, type ResultsReceiver, startResultsReceiver } from '../eval/queue/upload/index.ts';
+import { hostname } from 'node:os';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
 import type { ViewerServer } from '../viewer/server.ts';
@@ -101,6 +104,18 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    'rate-limit': {
+      type: 'string',
+      value: 'RULES',
+      description:
+        'limit the model calls of every run together: N/s, N/min or N/h, for one model or adapter with :NAME, comma-separated (60/min,10/s:gpt-5); a 429 backs every run off. With --queue it holds across all workers (through Redis)',
+    },
+    'results-listen': {
+      type: 'string',
+      value: 'HOST:PORT',
+      description:
+        'with --queue: receive the results of workers that do not see --out over HTTP on this address (PORT 0: OS-chosen); 0.0.0.0 exposes it to the network, where a random token in the suite manifest protects it',
+    },
     queue: {
       type: 'string',
       value: 'URL',
@@ -164,6 +179,10 @@ export interface EvalCommandOptions {
   live?: boolean;
   /** --queue URL: the runs go to workers through this Redis queue (eval/queue/coordinator.ts). */
   queue?: string;
+  /** --rate-limit: the rules (harness/agent/rate-gate.ts specs) on the model calls of every run together. */
+  rateLimits?: string[];
+  /** --results-listen HOST:PORT: with --queue, the results receiver's address (eval/queue/upload/). */
+  resultsListen?: { host: string; port: number };
   /** --judge: the judges of every task without its own. */
   judges?: JudgeSpec[];
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
@@ -220,6 +239,11 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
   if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
   if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
+  if (v['rate-limit'] !== undefined) o.rateLimits = parseRateLimits(v['rate-limit']).map((r) => r.spec);
+  if (v['results-listen'] !== undefined) {
+    if (v.queue === undefined) throw badArgs('--results-listen receives the results of queue workers: it needs --queue.', '--results-listen');
+    o.resultsListen = parsedValue(v['results-listen'], '--results-listen', parseListen);
+  }
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (v.queue !== undefined) {
     // The workers' own options: the coordinator runs no desktop.
@@ -320,6 +344,8 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
         ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+        // One gate for every run of this process (--rate-limit).
+        ...(o.rateLimits ? { rateGate: new LocalRateGate(o.rateLimits) } : {}),
         allowedDomains: o.allowedDomains,
         blockedDomains: o.blockedDomains,
         args: o.args,
@@ -388,7 +414,16 @@ async function runQueuedEvalCommand(
   const { stdout } = io;
   const url = parseQueueUrl(o.queue!);
   let viewer: ViewerServer | undefined;
+  let receiver: ResultsReceiver | undefined;
   try {
+    let upload: { url: string; token: string } | undefined;
+    if (o.resultsListen) {
+      // Workers that do not see --out upload each finished run here; the token (in the manifest, which only Redis's clients read) guards it.
+      const token = newUploadToken();
+      receiver = await startResultsReceiver({ out: resolve(o.out), token, host: o.resultsListen.host, port: o.resultsListen.port, ...(io.signal ? { signal: io.signal } : {}) });
+      upload = { url: advertisedUrl(receiver.url), token };
+      stdout.write(`eval: receiving the results of workers that do not see ${resolve(o.out)} at ${upload.url}\n`);
+    }
     if (o.serve) viewer = await startCommandViewer('eval', resolve(o.out), o.serve, { out: stdout, err: io.stderr });
     const progress = stdout.isTTY ? ttyProgress(stdout) : plainProgress(stdout);
     let summary: QueuedSuiteSummary;
@@ -414,6 +449,8 @@ async function runQueuedEvalCommand(
         ...(o.judges ? { judges: o.judges } : {}),
         ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+        ...(o.rateLimits ? { rateLimits: o.rateLimits } : {}),
+        ...(upload ? { upload } : {}),
         out: o.out,
         rerun: o.rerun,
         ...(io.signal ? { signal: io.signal } : {}),
@@ -430,8 +467,24 @@ async function runQueuedEvalCommand(
     }
     return await finishSuite(o, summary, 2, io);
   } finally {
+    await receiver?.close();
     await viewer?.close();
   }
+}
+
+/** `HOST:PORT` of --results-listen (`[::1]:0` for IPv6; PORT 0: OS-chosen). */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535) throw new Error(`expected HOST:PORT (127.0.0.1:0, 0.0.0.0:7070, [::1]:7070); got "${text}"`);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+/** The receiver's URL as workers elsewhere reach it: a wildcard address (0.0.0.0, ::) becomes this machine's host name. */
+function advertisedUrl(url: string): string {
+  const u = new URL(url);
+  if (u.hostname === '0.0.0.0' || u.hostname === '[::]') u.hostname = hostname();
+  return u.href;
 }
 
 /** The agent module file `spec` names, or undefined for a built-in agent (cli/agents.ts AGENTS). */

@@ -17,6 +17,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import type { Agent } from '../harness/agent/agent.ts';
 import type { AgentContext } from '../harness/agent/context.ts';
 import type { CostBudget } from '../harness/agent/cost-budget.ts';
+import type { RateGate } from '../harness/agent/rate-gate.ts';
 import { VncuaError, errorInfo } from '../harness/errors.ts';
 import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
@@ -76,6 +77,8 @@ export interface AttemptOptions {
   costBudget?: CostBudget | null;
   /** The Agent's needsHuman for every run (--needs-human). */
   needsHuman?: 'end' | 'ask';
+  /** The gate of model calls (--rate-limit) every run shares (the Agent's rateGate): a LocalRateGate locally, a RedisRateGate on a queue worker. */
+  rateGate?: RateGate | null;
   /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
@@ -221,6 +224,7 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
         ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
         ...(o.costBudget ? { costBudget: o.costBudget } : {}),
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+        ...(o.rateGate ? { rateGate: o.rateGate } : {}),
         ...runDomains(o, job.task),
         // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
         recorder: recordingProxyRecorder,

@@ -36,6 +36,7 @@
 import { readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CostBudget } from '../harness/agent/cost-budget.ts';
+import type { RateGate } from '../harness/agent/rate-gate.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
@@ -118,6 +119,8 @@ export interface RunSuiteOptions {
   maxSuiteCostUsd?: number;
   /** The Agent's needsHuman for every run (--needs-human). */
   needsHuman?: 'end' | 'ask';
+  /** The gate of model calls every run shares (--rate-limit: one LocalRateGate for the whole suite). */
+  rateGate?: RateGate | null;
   /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
@@ -339,6 +342,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
     ...(budget ? { costBudget: budget } : {}),
     ...(opts.needsHuman !== undefined ? { needsHuman: opts.needsHuman } : {}),
+    ...(opts.rateGate ? { rateGate: opts.rateGate } : {}),
     ...(opts.allowedDomains ? { allowedDomains: opts.allowedDomains } : {}),
     ...(opts.blockedDomains ? { blockedDomains: opts.blockedDomains } : {}),
     signal,

@@ -94,6 +94,8 @@ export interface CoordinatorOptions {
   rerun?: boolean;
   /** The coordinator's upload receiver, when it offers one (eval/queue/upload/). */
   upload?: { url: string; token: string };
+  /** --rate-limit rules every worker enforces through Redis (eval/queue/rate-limit.ts); in the manifest, not in the suite id. */
+  rateLimits?: readonly string[];
   /** How often disk and Redis are reconciled (default 5000 ms). */
   reconcileMs?: number;
   connectTimeoutMs?: number;
@@ -197,7 +199,13 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
           ...ident,
           results: { marker: markerPath(out, suiteId), ...(o.upload ? { upload: o.upload } : {}) },
         };
-    if (o.upload && resumed) manifest.results.upload = o.upload; // a new coordinator process offers a new receiver
+    if (resumed) {
+      // A new coordinator process offers its own receiver (or none), and its own rate limits.
+      if (o.upload) manifest.results.upload = o.upload;
+      else delete manifest.results.upload;
+    }
+    if (o.rateLimits && o.rateLimits.length > 0) manifest.rateLimits = [...o.rateLimits];
+    else delete manifest.rateLimits;
     const manifestText = JSON.stringify(manifest);
     await mkdir(join(out, QUEUE_DIR), { recursive: true });
     await writeFile(markerPath(out, suiteId), `${JSON.stringify({ suiteId, createdAt: manifest.createdAt, out }, null, 2)}\n`);
@@ -436,6 +444,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       await rm(markerPath(out, suiteId), { force: true });
       await sweepStaging(out, (id) => id.startsWith(`${suiteId}.`)).catch(() => {});
       await rmdir(join(out, QUEUE_DIR, 'staging')).catch(() => {});
+      await rmdir(join(out, QUEUE_DIR, 'incoming')).catch(() => {}); // the results receiver's, once every upload is in (empty)
       await rmdir(join(out, QUEUE_DIR)).catch(() => {});
     }
     for (const w of snapshot.workers) w.state = 'done';

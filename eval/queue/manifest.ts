@@ -71,6 +71,8 @@ const manifestSchema = z.object({
   }),
   out: z.string(),
   results: z.object({ marker: z.string(), upload: z.object({ url: z.string(), token: z.string() }).optional() }),
+  /** --rate-limit rules (harness/agent/rate-gate.ts specs): a limit on model calls, not on results, so not in the suite id; each coordinator invocation sets them. */
+  rateLimits: z.array(z.string()).optional(),
 });
 
 /** A suite's manifest. */

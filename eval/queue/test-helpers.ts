@@ -114,9 +114,11 @@ export interface VncuaChild {
 
 const REPO = new URL('../../', import.meta.url);
 
-/** Start `vncua COMMAND ARGS` in a child process (kill it in a finally). */
-export function spawnVncua(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): VncuaChild {
-  const child = spawn(process.execPath, [new URL('bin/vncua.js', REPO).pathname, command, ...args], {
+/** Start `vncua COMMAND ARGS` in a child process (kill it in a finally); `prefix` runs it through a wrapper that execs it (e.g. unshare). */
+export function spawnVncua(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, opts: { prefix?: readonly string[] } = {}): VncuaChild {
+  const argv = [process.execPath, new URL('bin/vncua.js', REPO).pathname, command, ...args];
+  const [file, ...rest] = [...(opts.prefix ?? []), ...argv];
+  const child = spawn(file!, rest, {
     cwd: REPO.pathname,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

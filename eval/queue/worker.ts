@@ -26,7 +26,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DelayedError, type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../../harness/desktop/size.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { type AttemptOptions, type InfraRecord, type SuiteAgent, runAttempt, writeInfraError } from '../attempt.ts';
@@ -44,6 +44,7 @@ import { QUEUE_DIR, QUEUE_NAME, type RunJobData, type SuiteManifest, checkManife
 import { type ResultsSink, sharedSink, stagingRoot } from './results-sink.ts';
 import type { QueueUrl } from './url.ts';
 import type { PriceFn } from '../judges/llm.ts';
+import { QUEUE_BACKOFF_LIMITER, RedisRateGate, pauseQueueOnBackoff } from './rate-limit.ts';
 
 /** Default time for a dead worker's job to run elsewhere. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
@@ -138,6 +139,10 @@ interface PreparedSuite {
   sizes: ScreenSize[];
   server?: StaticServer;
   spareUrl?: string;
+  /** The suite's --rate-limit gate in Redis (manifest rateLimits), shared by every run of every worker. */
+  rateGate?: RedisRateGate;
+  /** Stop passing the gate's 429 backoffs on to BullMQ. */
+  unpause?: () => void;
 }
 
 /** A run's directory relative to the results root (layout.ts runDir). */
@@ -218,6 +223,15 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     return provider;
   };
   const freeSlots = Array.from({ length: concurrency }, (_, i) => i);
+  // The rate gates' connection (made with the first suite that has --rate-limit): a reconnecting one, as BullMQ's.
+  let gateRedis: Redis | undefined;
+  const gateConnection = (): Redis => {
+    if (!gateRedis) {
+      gateRedis = new Redis(redisOptions(o.url));
+      gateRedis.on('error', () => {}); // ioredis reconnects; the gate waits a lost connection out
+    }
+    return gateRedis;
+  };
 
   /** Resolves to null when the suite has no manifest (yet: the coordinator rewrites one Redis lost). */
   const prepare = async (suiteId: string): Promise<PreparedSuite | null> => {
@@ -255,6 +269,10 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         { details: { out: m.out, reason: problem } },
       );
     }
+    // --rate-limit: the model calls of every run on every worker go through one gate in Redis; a 429 pauses the whole queue.
+    const rateGate = m.rateLimits && m.rateLimits.length > 0 ? new RedisRateGate({ connection: gateConnection(), rules: m.rateLimits }) : undefined;
+    const unpause = rateGate ? pauseQueueOnBackoff(rateGate, worker, (e) => log(`could not pause the queue on a 429 backoff: ${(e as Error).message}`)) : undefined;
+    if (rateGate) rateGate.onBackoff(({ ms, reason }) => log(`model rate limited (${reason}): the queue backs off ${Math.ceil(ms)} ms`));
     const sizes = m.options.resolutions.map((r) => {
       const [w, h] = r.split('x').map(Number);
       return { width: w!, height: h! };
@@ -269,6 +287,8 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       sizes: sizes.length ? sizes : [DEFAULT_SCREEN_SIZE],
       ...(server ? { server } : {}),
       ...(spareUrl ? { spareUrl } : {}),
+      ...(rateGate ? { rateGate } : {}),
+      ...(unpause ? { unpause } : {}),
     };
   };
   const suiteFor = (suiteId: string): Promise<PreparedSuite | null> => {
@@ -348,6 +368,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         ...(o.judgePrice ? { judgePrice: o.judgePrice } : {}),
         ...(m.options.maxCostUsd !== undefined ? { maxCostUsd: m.options.maxCostUsd } : {}),
         ...(m.options.needsHuman !== undefined ? { needsHuman: m.options.needsHuman } : {}),
+        ...(suite.rateGate ? { rateGate: suite.rateGate } : {}),
         ...(signal ? { signal } : {}),
         onState: (state) => report({ kind: 'state', worker: name, slot, state, attempt }),
         plan: () => p.plan?.([data.size, ...Array.from({ length: o.pool ?? 0 }, (_, i) => suite.sizes[i % suite.sizes.length]!)]),
@@ -416,6 +437,8 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     autorun: false,
     ...stall,
     maxStalledCount: 5,
+    // Lets pauseQueueOnBackoff's worker.rateLimit(ms) pause the queue after a 429; never limits by itself (rate-limit.ts).
+    limiter: QUEUE_BACKOFF_LIMITER,
     name,
   });
   worker.on('error', () => {}); // connection errors: ioredis reconnects; BullMQ retries
@@ -440,10 +463,12 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     for (const p of suites.values())
       await p
         .then(async (s) => {
+          s?.unpause?.();
           await s?.server?.close();
           (s?.sink as { close?(): void } | undefined)?.close?.(); // an upload sink's keep-alive connections
         })
         .catch(() => {});
+    gateRedis?.disconnect();
     redis.disconnect();
   }
   if (fatal) throw fatal;
