@@ -10,6 +10,9 @@ import { allowLayers, compileDomainPolicy, type AllowedDomains, type DomainPolic
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
 import type { RateGate } from './rate-gate.ts';
+import { resolveRunSecrets, type RunSecrets } from '../secrets/run-secrets.ts';
+import type { AuthBindingInput } from '../secrets/auth-bindings.ts';
+import type { SecretRef } from '../secrets/sources.ts';
 import type { RecorderFactory } from './recording.ts';
 
 /** What the Agent's constructor takes. */
@@ -79,6 +82,15 @@ export interface AgentOptions {
    * 429's backoff, shared by the runs that share the gate (the byom adapters use it; default none).
    */
   rateGate?: RateGate | null;
+  /**
+   * Per-domain authentication (harness/secrets/auth-bindings.ts): `{ domain, type, …Env }` bindings applied in the
+   * browser over CDP (needs cdpUrl) on the first request to a matching domain. Values come from the variables named.
+   */
+  auth?: readonly AuthBindingInput[];
+  /** Secrets an agent types with `{{secret:NAME}}`: name → `{ env: VARIABLE }` or (TS API only) the value itself. */
+  secrets?: Readonly<Record<string, SecretRef>>;
+  /** A .json or dotenv file the named variables are looked up in first (harness/secrets/sources.ts). */
+  secretsFile?: string;
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -104,6 +116,8 @@ export interface ResolvedAgentOptions {
   domainPolicy: DomainPolicy | null;
   /** The rate gate of model calls (null: none). */
   rateGate: RateGate | null;
+  /** The run's secrets and auth bindings (values kept out of `options`: the Agent holds this privately). */
+  secrets: RunSecrets;
 }
 
 /** What run() takes. */
@@ -162,6 +176,10 @@ export const agentOptionsSchema = z.strictObject({
     )
     .nullable()
     .optional(),
+  // Checked by resolveRunSecrets, for codes naming the binding.
+  auth: z.array(z.unknown()).optional(),
+  secrets: z.record(z.string(), z.unknown()).optional(),
+  secretsFile: z.string().min(1).optional(),
 });
 
 /** Schema of run()'s options. */
@@ -246,6 +264,11 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     });
   }
 
+  const secrets = resolveRunSecrets({ auth: o.auth, secrets: o.secrets as Record<string, SecretRef> | undefined, secretsFile: o.secretsFile, allowLiterals: true, where: 'Agent option' });
+  if (secrets.bindings.length > 0 && cdpUrl === null) {
+    throw new VncuaError('AUTH_ERR_NO_CDP', 'auth bindings are applied in the browser over CDP: give cdpUrl (or cdpPort) too.', { details: { field: 'auth' } });
+  }
+
   return {
     outputDir: o.outputDir,
     vncUrl,
@@ -263,6 +286,7 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     blockedDomains: [...(o.blockedDomains ?? [])],
     domainPolicy,
     rateGate: o.rateGate ?? null,
+    secrets,
   };
 }
 

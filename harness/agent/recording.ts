@@ -26,6 +26,11 @@ export interface RecordingHandle {
    * connection to the desktop would have given (RFB_ERR_CONNECT / RFB_ERR_TIMEOUT naming its URL); else null.
    */
   upstreamError?(): VncuaError | null;
+  /**
+   * The next `count` key events the client sends are a secret's: the recording stores them redacted (recorder/FORMAT.md,
+   * "Redacted key events"). Called before they are sent.
+   */
+  redactKeyEvents?(count: number): void;
   /** Stop relaying and finish the recording; idempotent. */
   close(): Promise<void>;
 }
