@@ -72,6 +72,8 @@ export type OAuthFetcher = (b: { label: string; tokenUrl: string; clientId: stri
 const TYPES = ['basic', 'bearer', 'apiKey', 'cookies', 'localStorage', 'oauth', 'custom'] as const;
 /** Fields that would carry a secret value inline (refused with SECRET_ERR_INLINE). */
 const INLINE = ['password', 'token', 'key', 'apiKey', 'value', 'clientSecret', 'secret', 'accessToken'];
+/** The same, inside a cookie or a localStorage item (whose `key` is the item's name, not a secret). */
+const INLINE_ITEM = ['value', 'secret', 'token', 'password'];
 const SAME_SITE = ['Strict', 'Lax', 'None'];
 
 /** Turn `input` (task file, config or TS API) into resolved bindings, looking each named variable up; see the file comment. */
@@ -136,7 +138,7 @@ function resolveOne(raw: unknown, i: number, lookup: SecretLookup): AuthBinding 
       const cookies: AuthCookie[] = b.cookies.map((c: unknown, j: number) => {
         if (typeof c !== 'object' || c === null) throw bad(label, `cookies[${j}] must be { name, valueEnv }`);
         const o = c as Record<string, unknown>;
-        for (const f of INLINE) if (f in o) throw inlineSecret(`${label} cookies[${j}].${f}`);
+        for (const f of INLINE_ITEM) if (f in o) throw inlineSecret(`${label} cookies[${j}].${f}`);
         if (typeof o.name !== 'string' || !o.name) throw bad(label, `cookies[${j}].name is missing`);
         if (o.sameSite !== undefined && !SAME_SITE.includes(o.sameSite as string)) throw bad(label, `cookies[${j}].sameSite must be Strict, Lax or None`);
         const value = needFrom(o, 'valueEnv', label, lookup, values);
@@ -155,7 +157,7 @@ function resolveOne(raw: unknown, i: number, lookup: SecretLookup): AuthBinding 
       b.items.forEach((c: unknown, j: number) => {
         if (typeof c !== 'object' || c === null) throw bad(label, `items[${j}] must be { key, valueEnv }`);
         const o = c as Record<string, unknown>;
-        for (const f of INLINE) if (f in o) throw inlineSecret(`${label} items[${j}].${f}`);
+        for (const f of INLINE_ITEM) if (f in o) throw inlineSecret(`${label} items[${j}].${f}`);
         if (typeof o.key !== 'string' || !o.key) throw bad(label, `items[${j}].key is missing`);
         items[o.key] = needFrom(o, 'valueEnv', label, lookup, values);
       });

@@ -10,8 +10,8 @@
  * two stages, and runs with or without a guard; Chromium chains the two interceptions (the guard judges first when
  * both are on, as it attached first).
  * Cookies: Storage.setCookies for the request's origin when a binding is first needed, before its request goes on.
- * localStorage: Page.addScriptToEvaluateOnNewDocument on each page open at start, in an isolated world (page scripts
- * never see its source), setting the items when the document's origin matches, before the page's own scripts run.
+ * localStorage: Page.addScriptToEvaluateOnNewDocument on each page open at start (Page.enable first: without it the
+ * script is not run), setting the items when the document's origin matches, before the page's own scripts run.
  * Pages opened later (popups) do not get it (a limit, documented).
  * 401/403: matching requests are also paused at the response stage. A 401/403 answer to a request the binding was
  * applied to is retried once, with the binding re-applied (refresh: an OAuth token is fetched anew, a callback called
@@ -139,7 +139,8 @@ class Auth implements BrowserAuth {
       if (!t.webSocketDebuggerUrl) continue;
       const page = await PageSocket.open(t.webSocketDebuggerUrl, signal);
       this.#pages.push(page);
-      for (const source of scripts) await page.send('Page.addScriptToEvaluateOnNewDocument', { source, worldName: 'vncua-auth', runImmediately: false }, signal);
+      await page.send('Page.enable', {}, signal);
+      for (const source of scripts) await page.send('Page.addScriptToEvaluateOnNewDocument', { source }, signal);
     }
   }
 
@@ -269,7 +270,7 @@ export function mergeHeaders(base: Record<string, string>, extra: Record<string,
   return { ...out, ...extra };
 }
 
-/** The isolated-world script that sets `items` in localStorage when the document's origin matches binding `b`. */
+/** The new-document script that sets `items` in localStorage when the document's origin matches binding `b`. */
 function storageScript(b: AuthBinding, items: Record<string, string>): string {
   // The origin test mirrors the pattern matcher for host patterns: exact host, or *.host and its subdomains.
   const p = b.policy.blocked[0]!;
