@@ -823,7 +823,7 @@ export abstract class Agent implements LiveControl {
           // A secret: typed as key events only (no CDP fallback, which would read the field back), each of them
           // redacted in the recording (the recorder is told how many come, before they are sent).
           const strokes = planTypeText(p.text, { alreadyMapped: d.mapped });
-          this.#recording?.redactKeyEvents?.(strokes.filter((k) => !isPause(k)).length);
+          this.#recording?.redactKeyEvents?.(strokes.filter((k) => !isPause(k)) as Array<{ keysym: number; down: boolean }>);
           await d.keys(strokes, { signal });
           typed.push(p.secret);
         }

@@ -264,7 +264,13 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     });
   }
 
-  const secrets = resolveRunSecrets({ auth: o.auth, secrets: o.secrets as Record<string, SecretRef> | undefined, secretsFile: o.secretsFile, allowLiterals: true, where: 'Agent option' });
+  const secrets = resolveRunSecrets({
+    auth: o.auth,
+    secrets: o.secrets as Record<string, SecretRef> | undefined,
+    secretsFile: o.secretsFile,
+    allowLiterals: true,
+    where: 'Agent option',
+  });
   if (secrets.bindings.length > 0 && cdpUrl === null) {
     throw new VncuaError('AUTH_ERR_NO_CDP', 'auth bindings are applied in the browser over CDP: give cdpUrl (or cdpPort) too.', { details: { field: 'auth' } });
   }

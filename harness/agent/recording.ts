@@ -27,10 +27,10 @@ export interface RecordingHandle {
    */
   upstreamError?(): VncuaError | null;
   /**
-   * The next `count` key events the client sends are a secret's: the recording stores them redacted (recorder/FORMAT.md,
-   * "Redacted key events"). Called before they are sent.
+   * The next KeyEvents the client sends (these, in order) type a secret: the recording stores them redacted
+   * (recorder/FORMAT.md, "Redacted key events"). Called before they are sent.
    */
-  redactKeyEvents?(count: number): void;
+  redactKeyEvents?(keys: ReadonlyArray<{ keysym: number; down: boolean }>): void;
   /** Stop relaying and finish the recording; idempotent. */
   close(): Promise<void>;
 }

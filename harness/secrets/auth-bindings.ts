@@ -67,7 +67,10 @@ export interface AuthBinding {
 }
 
 /** Fetches an OAuth token: injected so tests and the browser side share one implementation (oauth.ts). */
-export type OAuthFetcher = (b: { label: string; tokenUrl: string; clientId: string; clientSecret: string; scope?: string | undefined; audience?: string | undefined }, o: { signal: AbortSignal }) => Promise<{ token: string; expiresAt: number }>;
+export type OAuthFetcher = (
+  b: { label: string; tokenUrl: string; clientId: string; clientSecret: string; scope?: string | undefined; audience?: string | undefined },
+  o: { signal: AbortSignal },
+) => Promise<{ token: string; expiresAt: number }>;
 
 const TYPES = ['basic', 'bearer', 'apiKey', 'cookies', 'localStorage', 'oauth', 'custom'] as const;
 /** Fields that would carry a secret value inline (refused with SECRET_ERR_INLINE). */
@@ -187,7 +190,10 @@ function resolveOne(raw: unknown, i: number, lookup: SecretLookup): AuthBinding 
         try {
           m = ((await apply(ctx)) ?? {}) as AuthMaterial;
         } catch (e) {
-          throw new VncuaError('AUTH_ERR_CALLBACK', `Auth binding ${label}: its apply callback failed (${e instanceof Error ? e.name : 'error'}).`, { cause: e, details: { binding: label } });
+          throw new VncuaError('AUTH_ERR_CALLBACK', `Auth binding ${label}: its apply callback failed (${e instanceof Error ? e.name : 'error'}).`, {
+            cause: e,
+            details: { binding: label },
+          });
         }
         // What a callback returns is secret too.
         for (const v of Object.values(m.headers ?? {})) registerSecret(`${label.split(' ')[0]}.header`, v.replace(/^(Bearer|Basic)\s+/i, ''));
@@ -204,9 +210,13 @@ function needFrom(o: Record<string, unknown>, field: string, label: string, look
   if (typeof name !== 'string' || name === '') throw bad(label, `${field} (the name of the environment variable holding it) is missing`);
   const v = lookup(name);
   if (v === undefined || v === '') {
-    throw new VncuaError('AUTH_ERR_SECRET_MISSING', `Auth binding ${label}: ${field} names ${name}, which is not set in the environment nor in the secrets file; set it or drop the binding.`, {
-      details: { binding: label, field, env: name },
-    });
+    throw new VncuaError(
+      'AUTH_ERR_SECRET_MISSING',
+      `Auth binding ${label}: ${field} names ${name}, which is not set in the environment nor in the secrets file; set it or drop the binding.`,
+      {
+        details: { binding: label, field, env: name },
+      },
+    );
   }
   values.set(name, v);
   registerSecret(name, v);

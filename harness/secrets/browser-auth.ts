@@ -89,9 +89,13 @@ export async function startBrowserAuth(opts: BrowserAuthOptions): Promise<Browse
     for (const p of pages) p.close();
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (isVncuaError(e)) throw e;
-    throw new VncuaError('AUTH_ERR_START', `The auth bindings could not attach to the browser at ${redactUrl(opts.cdpUrl)}: ${redactUrl(e instanceof Error ? e.message : String(e))}.`, {
-      cause: e,
-    });
+    throw new VncuaError(
+      'AUTH_ERR_START',
+      `The auth bindings could not attach to the browser at ${redactUrl(opts.cdpUrl)}: ${redactUrl(e instanceof Error ? e.message : String(e))}.`,
+      {
+        cause: e,
+      },
+    );
   }
 }
 
@@ -163,7 +167,14 @@ class Auth implements BrowserAuth {
 
   #event(kind: AuthEvent['kind'], b: AuthBinding, p: Paused, status?: number): void {
     try {
-      this.#opts.onEvent?.({ kind, binding: b.label, url: origin(p.request.url), resourceType: p.resourceType ?? 'Other', at: Date.now(), ...(status === undefined ? {} : { status }) });
+      this.#opts.onEvent?.({
+        kind,
+        binding: b.label,
+        url: origin(p.request.url),
+        resourceType: p.resourceType ?? 'Other',
+        at: Date.now(),
+        ...(status === undefined ? {} : { status }),
+      });
     } catch {
       // the listener's failure is its own
     }
@@ -211,11 +222,7 @@ class Auth implements BrowserAuth {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(p.request.headers)) if (!HOP.has(k.toLowerCase())) headers[k] = v;
     Object.assign(headers, mergeHeaders(headers, m.headers ?? {}));
-    const cookies = await this.#socket.send<{ cookies: Array<{ name: string; value: string; domain: string }> }>(
-      'Storage.getCookies',
-      {},
-      timeoutSignal(this.#ctl.signal, 5000),
-    );
+    const cookies = await this.#socket.send<{ cookies: Array<{ name: string; value: string; domain: string }> }>('Storage.getCookies', {}, timeoutSignal(this.#ctl.signal, 5000));
     const host = new URL(p.request.url).hostname;
     const jar = cookies.cookies.filter((c) => host === c.domain.replace(/^\./, '') || host.endsWith(c.domain.startsWith('.') ? c.domain : `.${c.domain}`));
     if (jar.length) headers.Cookie = jar.map((c) => `${c.name}=${c.value}`).join('; ');

@@ -11,15 +11,14 @@ export type TextPart = { kind: 'text'; text: string } | { kind: 'secret'; name: 
 
 /** True when `text` holds at least one `{{secret:NAME}}`. */
 export function hasSecretPlaceholder(text: string): boolean {
-  PLACEHOLDER.lastIndex = 0;
-  return PLACEHOLDER.test(text);
+  return new RegExp(PLACEHOLDER.source).test(text);
 }
 
 /** `text` cut into plain runs and secret placeholders, in order. */
 export function splitSecretPlaceholders(text: string): TextPart[] {
   const out: TextPart[] = [];
   let last = 0;
-  for (const m of text.matchAll(PLACEHOLDER)) {
+  for (const m of text.matchAll(new RegExp(PLACEHOLDER.source, 'g'))) {
     if (m.index > last) out.push({ kind: 'text', text: text.slice(last, m.index) });
     out.push({ kind: 'secret', name: m[1]! });
     last = m.index + m[0].length;

@@ -44,7 +44,6 @@ export function resolveRunSecrets(o: {
     bindings,
     names,
     value,
-    expand: (text) =>
-      splitSecretPlaceholders(text).map((p: TextPart) => (p.kind === 'text' ? { text: p.text, secret: null } : { text: value(p.name), secret: p.name })),
+    expand: (text) => splitSecretPlaceholders(text).map((p: TextPart) => (p.kind === 'text' ? { text: p.text, secret: null } : { text: value(p.name), secret: p.name })),
   };
 }

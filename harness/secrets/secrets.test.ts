@@ -33,6 +33,9 @@ describe('placeholders', () => {
     ]);
     expect(hasSecretPlaceholder('{{secret:a.b-c_1}}')).toBe(true);
     expect(hasSecretPlaceholder('{{secret:}} {{secrets:x}}')).toBe(false);
+    // Asking first must not change what splitting finds (a shared global RegExp's lastIndex once did).
+    expect(hasSecretPlaceholder('id={{secret:pw}};')).toBe(true);
+    expect(splitSecretPlaceholders('id={{secret:pw}};').map((p) => p.kind)).toEqual(['text', 'secret', 'text']);
   });
 });
 
@@ -175,8 +178,9 @@ describe('OAuth client credentials', () => {
       expect(auth).toBe(`Basic ${Buffer.from('client-id:client-secret-777').toString('base64')}`);
       return [200, JSON.stringify({ access_token: `oauth-access-${n}-zzzz`, expires_in: 3600 })];
     });
-    const [b] = resolveAuthBindings([{ domain: 'o.test', type: 'oauth', tokenUrl: url, clientIdEnv: 'ID', clientSecretEnv: 'CS' }], (k) =>
-      ({ ID: 'client-id', CS: 'client-secret-777' })[k],
+    const [b] = resolveAuthBindings(
+      [{ domain: 'o.test', type: 'oauth', tokenUrl: url, clientIdEnv: 'ID', clientSecretEnv: 'CS' }],
+      (k) => ({ ID: 'client-id', CS: 'client-secret-777' })[k],
     );
     const signal = new AbortController().signal;
     expect(await b!.material({ url: 'http://o.test/', refresh: false, signal }, fetchClientCredentialsToken)).toEqual({ headers: { Authorization: 'Bearer oauth-access-1-zzzz' } });
@@ -188,8 +192,9 @@ describe('OAuth client credentials', () => {
 
   it('a failing token URL is AUTH_ERR_TOKEN_URL naming the binding, not the secret nor the URL path', async () => {
     const url = await tokenServer(() => [500, '{"error":"client-secret-777"}']);
-    const [b] = resolveAuthBindings([{ domain: 'o.test', type: 'oauth', tokenUrl: url, clientIdEnv: 'ID', clientSecretEnv: 'CS' }], (k) =>
-      ({ ID: 'client-id', CS: 'client-secret-777' })[k],
+    const [b] = resolveAuthBindings(
+      [{ domain: 'o.test', type: 'oauth', tokenUrl: url, clientIdEnv: 'ID', clientSecretEnv: 'CS' }],
+      (k) => ({ ID: 'client-id', CS: 'client-secret-777' })[k],
     );
     const err = await b!.material({ url: 'http://o.test/', refresh: false, signal: new AbortController().signal }, fetchClientCredentialsToken).catch((e) => e);
     expect(err.code).toBe('AUTH_ERR_TOKEN_URL');
