@@ -55,6 +55,12 @@ export const AGENT_RUN_OPTIONS = {
     value: 'PATTERNS',
     description: "hosts the browser must never reach (same patterns; blocked always wins; united with a task's own list)",
   },
+  'secrets-file': {
+    type: 'string',
+    value: 'FILE',
+    description:
+      'a .json or dotenv file the variables named by auth bindings and secrets (…Env, { "env": NAME }) are looked up in before the environment; its values never reach a file',
+  },
 } as const satisfies OptionTable;
 
 /** What `vncua run` and `vncua eval` do with the arguments after `--`. */

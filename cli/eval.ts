@@ -139,6 +139,8 @@ export interface EvalCommandOptions {
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
   allowedDomains?: string[];
   blockedDomains?: string[];
+  /** --secrets-file: where tasks' auth bindings and secrets are looked up first. */
+  secretsFile?: string;
   args: string[];
 }
 
@@ -187,6 +189,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
+  if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
   return o;
 }
 
@@ -270,6 +273,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         ...(o.live === false ? { live: false } : {}),
         allowedDomains: o.allowedDomains,
         blockedDomains: o.blockedDomains,
+        ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,

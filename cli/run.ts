@@ -103,6 +103,8 @@ export interface RunCommandOptions {
   allowedDomains?: string[];
   /** --blocked-domains. */
   blockedDomains?: string[];
+  /** --secrets-file: the Agent's secretsFile (its variables are looked up there first; no binding is given on this command line). */
+  secretsFile?: string;
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
@@ -138,6 +140,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
   if (v['no-live']) o.live = false;
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
+  if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
   if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
     throw badArgs(
@@ -233,6 +236,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
       ...(o.live === false ? { live: false } : {}),
       ...(o.allowedDomains || o.blockedDomains ? allowStartPage(mergeDomainLists(o), o.url) : {}),
+      ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
       // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
       recorder: recordingProxyRecorder,
     };

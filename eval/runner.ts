@@ -113,6 +113,8 @@ export interface RunSuiteOptions {
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
   blockedDomains?: readonly string[];
+  /** The secrets file tasks' auth bindings and secrets are looked up in first (--secrets-file; harness/secrets/sources.ts). */
+  secretsFile?: string;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -505,6 +507,9 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
           ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
           ...(opts.live !== undefined ? { live: opts.live } : {}),
           ...runDomains(opts, job.task),
+          ...(job.task.auth ? { auth: job.task.auth } : {}),
+          ...(job.task.secrets ? { secrets: job.task.secrets } : {}),
+          ...(opts.secretsFile ? { secretsFile: opts.secretsFile } : {}),
           // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
           recorder: recordingProxyRecorder,
         },

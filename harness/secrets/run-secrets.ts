@@ -47,3 +47,14 @@ export function resolveRunSecrets(o: {
     expand: (text) => splitSecretPlaceholders(text).map((p: TextPart) => (p.kind === 'text' ? { text: p.text, secret: null } : { text: value(p.name), secret: p.name })),
   };
 }
+
+/**
+ * Check a task file's `auth` and `secrets` without looking any variable up: structure (AUTH_ERR_BAD_BINDING,
+ * SECRET_ERR_BAD_NAME) and no value given inline (SECRET_ERR_INLINE). Variables are looked up when the run starts.
+ */
+export function checkTaskSecrets(o: { auth?: unknown; secrets?: Record<string, unknown> | undefined; where: string }): void {
+  // Every named variable resolves to a stand-in too short to be registered (registry.ts MIN_SECRET_LENGTH), so only
+  // the file's own content is judged.
+  const env = new Proxy({} as Record<string, string>, { get: () => 'xyz' });
+  resolveRunSecrets({ auth: o.auth, secrets: o.secrets as Record<string, SecretRef> | undefined, env, allowLiterals: false, where: o.where });
+}
