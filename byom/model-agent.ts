@@ -139,7 +139,7 @@ export const modelAgentOptionsSchema = agentOptionsSchema.extend({
 /** Settings of model adapters that hold a credential (registered secret: harness/secrets/registry.ts). */
 const SECRET_SETTINGS = ['apiKey', 'token', 'clientSecret'];
 /** Environment variables the shipped adapters read credentials from. */
-const API_KEY_ENV = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'VNCUA_PLANNER_TOKEN', 'VNCUA_PLANNER_CLIENT_SECRET'];
+const API_KEY_ENV = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'VNCUA_CHAT_API_KEY', 'VNCUA_PLANNER_TOKEN', 'VNCUA_PLANNER_CLIENT_SECRET'];
 
 /** The Agent's keys (handed to `super`) and the ModelAgent's own (kept in `model`). */
 const AGENT_KEYS = Object.keys(agentOptionsSchema.shape);
