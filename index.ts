@@ -24,14 +24,14 @@ export { launchDesktop } from './harness/desktop/index.ts';
 export type { Desktop, LaunchDesktopOptions, VncServerKind } from './harness/desktop/index.ts';
 export { connectVnc, VncClient, DEFAULT_ENCODINGS } from './harness/rfb/index.ts';
 export type { ConnectOptions, Screenshot } from './harness/rfb/index.ts';
-export type { AgentOptions, AgentRunResult, RunOptions, Point, MouseButton, ClickType, ScrollDirection, NavigationDirection } from './harness/agent/index.ts';
+export type { AgentOptions, AgentRunResult, FinishParams, RunOptions, Point, MouseButton, ClickType, ScrollDirection, NavigationDirection } from './harness/agent/index.ts';
 export type { RecorderFactory, RecorderStartOptions, RecordingHandle } from './harness/agent/index.ts';
 export { SuccessChecker } from './harness/cdp/success.ts';
 export type { Sentinel } from './harness/cdp/success.ts';
 export { readTrace } from './harness/trace/index.ts';
 export { reenact } from './harness/agent/index.ts';
 export type { ReenactOptions, AgentBuilder, AgentContext } from './harness/agent/index.ts';
-export { LocalRateGate, parseRateLimits } from './harness/agent/index.ts';
+export { CostBudget, LocalRateGate, parseRateLimits } from './harness/agent/index.ts';
 export type { RateGate, RateCall, RateGrant, RateBackoff, RateRule } from './harness/agent/index.ts';
 
 /** The base class of every agent (subclass it, implement act()); its runs record through the recording proxy by default. */

@@ -16,8 +16,6 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,7 +26,7 @@ import type { DesktopProvider } from '../eval/providers/types.ts';
 import { runSuite } from '../eval/runner.ts';
 import { SPARE_PAGE_PATH } from '../eval/static-server.ts';
 import type { EvalTask } from '../eval/tasks.ts';
-import { Agent, type AgentContext } from '../harness/agent/index.ts';
+import { HoldAgent, newMarks, servePage, timed } from './lib/hold-suite.ts';
 import { median, ms, quantile, table } from './stats.ts';
 
 const argv = process.argv.slice(2);
@@ -43,63 +41,6 @@ const DOCKER_TASKS = flag('--docker-tasks', 10);
 const WARMUP = 2;
 const LIMITS = { local: 150, docker: 300 };
 
-/** One page that shows its text at once, on `host` (0.0.0.0 for containers). */
-async function servePage(host: string): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    // The spares' empty page, as vncua eval's suite server answers it (eval/static-server.ts).
-    if (req.url === SPARE_PAGE_PATH) res.end('<!doctype html><meta charset="utf-8"><title></title>');
-    else res.end('<!doctype html><meta charset="utf-8"><title>trivial</title><p>code#1</p>');
-  });
-  await new Promise<void>((r) => server.listen(0, host, r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-/** When each task asked for its desktop (by task URL) and when its agent could first act. */
-interface Marks {
-  asked: Map<string, number>;
-  acted: Map<string, number>;
-}
-
-/** One step: note the time, hold the desktop for TASK_MS, finish. */
-class HoldAgent extends Agent {
-  constructor(
-    ctx: AgentContext,
-    private readonly marks: Marks,
-  ) {
-    super(ctx.agentOptions);
-    this.url = ctx.url ?? '';
-  }
-  private readonly url: string;
-  override async act(): Promise<boolean> {
-    if (!this.marks.acted.has(this.url)) this.marks.acted.set(this.url, performance.now());
-    await this.wait(TASK_MS / 1000);
-    return true;
-  }
-}
-
-/** `inner`, noting when each task asks for its desktop. */
-function timed(inner: DesktopProvider, marks: Marks): DesktopProvider {
-  return {
-    name: inner.name,
-    ...(inner.plan ? { plan: (u) => inner.plan!(u) } : {}),
-    ...(inner.close ? { close: () => inner.close!() } : {}),
-    ...(inner.prepare ? { prepare: (o) => inner.prepare!(o) } : {}),
-    acquire: (req) => {
-      marks.asked.set(req.url, performance.now());
-      return inner.acquire(req);
-    },
-  };
-}
-
 interface Figures {
   label: string;
   overhead: number[];
@@ -113,7 +54,7 @@ interface Figures {
 /** Run `n` + WARMUP tasks on `provider` (pooled with `pool` spares when > 0); the figures of the last n. */
 async function measure(label: string, make: () => DesktopProvider, pageUrl: string, n: number, pool: number, standAt = true): Promise<Figures> {
   const out = await mkdtemp(join(tmpdir(), 'vncua-bench-pool-'));
-  const marks: Marks = { asked: new Map(), acted: new Map() };
+  const marks = newMarks();
   const tasks: EvalTask[] = Array.from({ length: WARMUP + n }, (_, i) => ({
     id: `t-${String(i).padStart(3, '0')}`,
     goal: 'hold the desktop',
@@ -127,7 +68,7 @@ async function measure(label: string, make: () => DesktopProvider, pageUrl: stri
   try {
     const summary = await runSuite({
       tasks,
-      agent: { name: 'hold', build: (ctx) => new HoldAgent(ctx, marks) },
+      agent: { name: 'hold', build: (ctx) => new HoldAgent(ctx, marks, TASK_MS) },
       out,
       workers: 1,
       provider,

@@ -176,7 +176,7 @@ class WatchingAgent extends Agent {
       this.#connected = true;
     }
     if (this.stop) {
-      await this.finish({ status: 'done' });
+      await this.finish({ status: 'finished' });
       return true;
     }
     await this.wait(0.3);

@@ -70,6 +70,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: ['20'],
     about: 'per-task desktop overhead (task start until the agent can act) with `vncua eval --pool 2` against none, native and in Docker (when an engine and the image are there)',
   },
+  {
+    name: 'pool-breakdown',
+    args: ['30'],
+    about: "where a pooled task's desktop overhead goes (`vncua eval --pool 2`, native): each phase from the runner's task start until the agent can act, medians",
+  },
   { name: 'eval-ports', args: ['200', '8'], about: 'port collisions with 8 workers over 200 task runs' },
   { name: 'eval-suite', args: [], about: 'the basic suite with the replay agent end to end at 1280x800 and 1920x1080, tasks per minute' },
   { name: 'desktop-cost', args: ['8'], about: "one desktop's memory (PSS) and CPU while a task runs: the basis of `vncua eval`'s default --workers" },
@@ -84,6 +89,12 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: ['9'],
     about:
       "a finished run (a real recording extended to tens of MB) from a queue worker to the coordinator: the results receiver's HTTP upload against Redis streams in 256 KiB chunks, and Redis's peak memory",
+  },
+  {
+    name: 'queue',
+    args: ['--tasks', '12', '--workers', '1,2,4', '--stall-runs', '2'],
+    about:
+      "the Redis job queue (`vncua eval --queue` + `vncua worker` processes) against `vncua eval` with as many desktops: throughput with 1, 2 and 4 workers, queue overhead per run, and the time to restart a SIGKILLed worker's job elsewhere",
   },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {

@@ -25,6 +25,9 @@
  * `adapterName` and the model. Time spent waiting at the gate is noted as the call's `rate_wait_ms` and, like time
  * paused, does not count against `budgetMs` (it depends on the other runs, not on this one).
  *
+ * Cost caps: callModel first checks the run's `maxCostUsd` and the suite's `costBudget` (Agent options; Agent.stopAtCostCap):
+ * once the calls recorded so far reach one, the run ends with status `cost_cap` instead of making the call.
+ *
  * Options: each adapter's options are a zod schema that extends `modelAgentOptionsSchema` (itself
  * the Agent's `agentOptionsSchema` plus ModelOptions) and is handed to this constructor, which
  * validates them (AGENT_ERR_BAD_OPTIONS naming the field, unknown keys included) and keeps the
@@ -355,6 +358,8 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
    * and the request's size into `meta.request_bytes` when it went through modelFetch(). Returns `read`'s value.
    */
   protected async callModel<R, T>(call: ModelCall<R, T>): Promise<T> {
+    // A cost cap reached (maxCostUsd, or the suite's costBudget): the run ends `cost_cap` and no call is made.
+    if (this.stopAtCostCap()) throw this.signal.reason;
     this.#attempts = 0;
     this.#requestBytes = 0;
     this.#callRateWaitMs = 0;

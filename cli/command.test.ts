@@ -126,6 +126,20 @@ describe('the commands on it', () => {
     expect(parseEvalArgs(['--tasks=t', '--agent=a'])).not.toHaveProperty('live');
     expect(parseRunArgs(['--agent=scripted', '--no-live'], {})).toMatchObject({ live: false });
     expect(parseRunArgs(['--agent=scripted'], {})).not.toHaveProperty('live');
+    expect(parseEvalArgs(['--tasks=t', '--agent=a', '--max-cost', '0.25', '--max-suite-cost=3', '--needs-human=ask'])).toMatchObject({
+      maxCostUsd: 0.25,
+      maxSuiteCostUsd: 3,
+      needsHuman: 'ask',
+    });
+    expect(parseRunArgs(['--agent=scripted', '--max-cost=.5', '--needs-human', 'end'], {})).toMatchObject({ maxCostUsd: 0.5, needsHuman: 'end' });
+    for (const bad of ['0', '-1', 'abc', '1e3', '']) {
+      expect(() => parseRunArgs(['--agent=scripted', `--max-cost=${bad}`], {})).toThrow(
+        expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS', message: expect.stringContaining('--max-cost') }),
+      );
+    }
+    expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--max-suite-cost=free'])).toThrow(/--max-suite-cost: expected a positive amount of USD/);
+    expect(() => parseRunArgs(['--agent=scripted', '--needs-human=wait'], {})).toThrow(/--needs-human must be end or ask/);
+    expect(() => parseRunArgs(['--agent=scripted', '--max-suite-cost=1'], {})).toThrow(expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS' }));
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--pool=-1'])).toThrow(/--pool/);
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--provider=remote', '--endpoints=e.json', '--pool=2'])).toThrow(/--pool goes with/);
   });

@@ -42,6 +42,16 @@ export const AGENT_RUN_OPTIONS = {
     type: 'boolean',
     description: "do not serve the run live (no live.json: vncua serve cannot show it as it runs, nobody can take over); the Agent's live: false",
   },
+  'max-cost': {
+    type: 'string',
+    value: 'USD',
+    description: "cost cap of each run: once its model calls cost this much, the run stops before the next call with status cost_cap (the Agent's maxCostUsd; needs priced models)",
+  },
+  'needs-human': {
+    type: 'string',
+    value: 'end|ask',
+    description: "what an agent's finish({ status: 'needs_human' }) does: end the run (default), or ask for help in the live view and go on after a person hands back",
+  },
   'allowed-domains': {
     type: 'string',
     multiple: true,
@@ -59,9 +69,16 @@ export const AGENT_RUN_OPTIONS = {
     type: 'string',
     value: 'FILE',
     description:
-      'a .json or dotenv file the variables named by auth bindings and secrets (…Env, { "env": NAME }) are looked up in before the environment; its values never reach a file',
+      'a .json or dotenv file the variables named by auth bindings and secrets (…Env, { "env": NAME }) are looked up in before the environment; its values never reach a file (with vncua eval --queue only the absolute path travels: each worker reads its own copy there)',
   },
 } as const satisfies OptionTable;
+
+/** A positive amount of USD given as `flag` (CLI_ERR_BAD_ARGS otherwise). */
+export function positiveUsd(v: string, flag: string): number {
+  const n = /^\s*\d+(\.\d+)?\s*$|^\s*\.\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+  if (!Number.isFinite(n) || n <= 0) throw badArgs(`${flag}: expected a positive amount of USD (e.g. 0.50); got ${JSON.stringify(v)}.`, flag);
+  return n;
+}
 
 /** What `vncua run` and `vncua eval` do with the arguments after `--`. */
 export const AGENT_REST = "passed to the agent's builder as ctx.args (a model adapter's options, e.g. -- --model X)";
@@ -250,7 +267,7 @@ export function oneOf<const C extends string>(v: string, flag: string, choices: 
 }
 
 /** Codes of bad input found while parsing arguments: exit code 2. */
-const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD']);
+const BAD_INPUT_CODES = new Set(['CLI_ERR_BAD_ARGS', 'DESKTOP_ERR_BAD_PASSWORD', 'JUDGE_ERR_BAD_SPEC']);
 
 /**
  * Parse a command's arguments: the options, or the exit code to return after printing the usage

@@ -9,7 +9,7 @@
  * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
  */
 import { dirname, resolve } from 'node:path';
-import { AGENTS, loadAgentModule } from './agents.ts';
+import { AGENTS, type LoadedAgentModule, loadAgentModule } from './agents.ts';
 import { checkDomainFlags, parseDomainFlags } from './domains.ts';
 import { DESKTOP_MEMORY_BYTES, machineResources, poolMemoryWarning, recommendedWorkers, workersWarning } from '../eval/capacity.ts';
 import { parseShard, type Shard } from '../eval/jobs.ts';
@@ -20,13 +20,18 @@ import { runSuite, type SuiteSummary } from '../eval/runner.ts';
 import { writeScores } from '../eval/score.ts';
 import { parseOnly, selectTasks } from '../eval/select.ts';
 import { SPARE_PAGE_PATH, startStaticServer, type StaticServer } from '../eval/static-server.ts';
-import { isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
+import { type EvalTask, isRelativeUrl, loadTaskFile, resolveTaskUrls } from '../eval/tasks.ts';
+import { type QueuedSuiteSummary, runQueuedSuite } from '../eval/queue/coordinator.ts';
+import { QUEUE_INPUT_ERROR_CODES } from '../eval/queue/codes.ts';
+import { parseQueueUrl } from '../eval/queue/url.ts';
 import { DEFAULT_MAX_STEPS, MAX_SUCCESS_GRACE_MS } from '../harness/agent/options.ts';
 import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
-import { isVncuaError } from '../harness/errors.ts';
+import { VncuaError, isVncuaError } from '../harness/errors.ts';
 import { checkOutputDir } from '../harness/trace/out-dir.ts';
 import { processRoot } from '../recorder/process/index.ts';
 import type { ViewerServer } from '../viewer/server.ts';
+import { JUDGE_OPTION, judgePrice, parseJudgeArgs, writeJudgeErrors } from './judges.ts';
+import type { JudgeSpec } from '../eval/judges/spec.ts';
 import { SERVE_OPTIONS, SERVE_START_ERROR_CODES, type ServeRequest, serveRequest, startCommandViewer, withServeValue } from './serve-option.ts';
 import {
   AGENT_REST,
@@ -40,6 +45,7 @@ import {
   parseCommandArgs,
   parseCommandLine,
   parsedValue,
+  positiveUsd,
   wholeNumber,
   type CommandSpec,
 } from './command.ts';
@@ -95,6 +101,19 @@ export const EVAL_SPEC = {
     process: { type: 'boolean', description: 'post-process the recordings (step reports) before scoring' },
     score: { type: 'boolean', description: 'write scores.json / scores.md / scores.html (the default)' },
     'no-score': { type: 'boolean', description: 'do not write the scores' },
+    queue: {
+      type: 'string',
+      value: 'URL',
+      description:
+        'run the suite on a Redis job queue, redis://[:PASSWORD@]HOST:PORT/N: this command enqueues the runs, shows their progress and scores them; `vncua worker --queue URL` on any machine runs them (Ctrl-C detaches; the same command reattaches)',
+    },
+    ...JUDGE_OPTION,
+    'max-suite-cost': {
+      type: 'string',
+      value: 'USD',
+      description:
+        'cost cap of the whole suite (finished runs found in --out included): once reached, running runs stop before their next model call (status cost_cap) and no new run starts',
+    },
     ...SERVE_OPTIONS,
     ...AGENT_RUN_OPTIONS,
   },
@@ -102,7 +121,8 @@ export const EVAL_SPEC = {
   notes: `A task page that never became ready (refused, DNS, TLS, HTTP status >= 400, blank, never settled) is an
 infra error (PAGE_ERR_*): retried, then infra_error, never counted in a rate. A configuration error
 (MODEL_ERR_AUTH, MODEL_ERR_NOT_FOUND, an agent that cannot be built) stops the suite at once.
-exit code: 0 when every run finished, 1 when cancelled, infra errors remain or scored runs are invalid,
+exit code: 0 when every run finished, 1 when cancelled, infra errors remain, scored runs are invalid or
+           the suite's cost cap left runs not started,
            2 on bad input (arguments, task file, --only, --out, a results layout --repeat would mix, a --serve
            port in use) or a configuration error
 `,
@@ -132,10 +152,20 @@ export interface EvalCommandOptions {
   score: boolean;
   script?: string;
   successGraceMs?: number;
+  /** --max-cost: every run's cost cap. */
+  maxCostUsd?: number;
+  /** --max-suite-cost: the suite's cost cap. */
+  maxSuiteCostUsd?: number;
+  /** --needs-human. */
+  needsHuman?: 'end' | 'ask';
   /** --serve [PORT]: the viewer in this process over --out while the suite runs. */
   serve?: ServeRequest;
   /** --no-live: every run's Agent with live: false. */
   live?: boolean;
+  /** --queue URL: the runs go to workers through this Redis queue (eval/queue/coordinator.ts). */
+  queue?: string;
+  /** --judge: the judges of every task without its own. */
+  judges?: JudgeSpec[];
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
   allowedDomains?: string[];
   blockedDomains?: string[];
@@ -188,8 +218,23 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   const serve = serveRequest(v.serve, v['serve-host']);
   if (serve) o.serve = serve;
   if (v['no-live']) o.live = false;
+  if (v.judge.length > 0) o.judges = parseJudgeArgs(v.judge);
+  if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
+  if (v['max-suite-cost'] !== undefined) o.maxSuiteCostUsd = positiveUsd(v['max-suite-cost'], '--max-suite-cost');
+  if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
+  if (v.queue !== undefined) {
+    // The workers' own options: the coordinator runs no desktop.
+    for (const [flag, given] of [
+      ['--workers', v.workers],
+      ['--pool', v.pool],
+      ['--endpoints', v.endpoints],
+    ] as const)
+      if (given !== undefined) throw badArgs(`${flag} is a worker's option with --queue: give it to \`vncua worker\`.`, flag);
+    if (provider !== 'local') throw badArgs("--provider is a worker's option with --queue: give it to `vncua worker`.", '--provider');
+    o.queue = v.queue;
+  }
   return o;
 }
 
@@ -212,6 +257,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'EVAL_ERR_BAD_ENDPOINTS',
   'GUARD_ERR_BAD_PATTERN',
   ...SERVE_START_ERROR_CODES,
+  ...QUEUE_INPUT_ERROR_CODES,
 ]);
 
 /** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
@@ -230,6 +276,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
   /** Where pooled spares wait: the suite server's empty page, when vncua eval serves the suite. */
   let spareUrl: string | undefined;
   let tasks = selectTasks(taskFile.tasks, o.only ?? []);
+  if (o.queue !== undefined) return runQueuedEvalCommand(o, { mod, taskFile: taskFile.file, tasks }, { ...io, stdout, stderr });
   const advice = recommendedWorkers(machineResources());
   const workers = o.workers ?? advice.workers;
   const warning = workersWarning(workers, advice);
@@ -271,6 +318,11 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         script: o.script,
         successGraceMs: o.successGraceMs,
         ...(o.live === false ? { live: false } : {}),
+        ...(o.judges ? { judges: o.judges } : {}),
+        judgePrice,
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.maxSuiteCostUsd !== undefined ? { maxSuiteCostUsd: o.maxSuiteCostUsd } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         allowedDomains: o.allowedDomains,
         blockedDomains: o.blockedDomains,
         ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
@@ -281,37 +333,126 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
     } finally {
       progress.stop();
     }
-    stdout.write(`results: ${summary.out}\n`);
-    if (summary.cancelled || summary.configError) return { summary };
-    const root = resolve(o.out);
-    if (o.process) {
-      stdout.write('eval: post-processing the recordings (step reports)...\n');
-      try {
-        const r = await processRoot(root, { jobs: Math.min(workers, 2), signal: io.signal });
-        stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
-      } catch (e) {
-        // No recordings (the recorder is not registered): the scores link to the traces instead.
-        if (!isVncuaError(e, 'PROCESS_ERR_NO_RUNS')) throw e;
-        stdout.write('eval: --process: no recording to process\n');
-      }
-    }
-    if (!o.score) return { summary };
-    const { report, files } = await writeScores(root, { signal: io.signal });
-    if (report.invalid.length > 0)
-      stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
-    stdout.write(`scores: ${files.html}\n`);
-    return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
+    return await finishSuite(o, summary, workers, { ...io, stdout, stderr });
   } finally {
     await server?.close();
     await viewer?.close();
   }
 }
 
+/** After the suite: print where the results are, post-process (--process) and score them as `vncua eval` does. */
+async function finishSuite(
+  o: EvalCommandOptions,
+  summary: SuiteSummary,
+  jobs: number,
+  io: { signal?: AbortSignal; stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+): Promise<EvalCommandResult> {
+  const { stdout } = io;
+  stdout.write(`results: ${summary.out}\n`);
+  writeJudgeErrors('eval', summary.out, summary.outcomes, io.stderr);
+  const sc = summary.suiteCost;
+  if (sc?.reached)
+    stdout.write(
+      `eval: the suite's cost cap was reached ($${sc.spentUsd} of $${sc.limitUsd}): ${summary.notStarted} run${summary.notStarted === 1 ? '' : 's'} not started (the same command with a higher --max-suite-cost runs them)\n`,
+    );
+  if (summary.cancelled || summary.configError) return { summary };
+  const root = resolve(o.out);
+  if (o.process) {
+    stdout.write('eval: post-processing the recordings (step reports)...\n');
+    try {
+      const r = await processRoot(root, { jobs: Math.min(jobs, 2), signal: io.signal });
+      stdout.write(`eval: processed ${r.runs.length - r.failed} run${r.runs.length === 1 ? '' : 's'}${r.failed ? `, ${r.failed} failed` : ''}\n`);
+    } catch (e) {
+      // No recordings (the recorder is not registered): the scores link to the traces instead.
+      if (!isVncuaError(e, 'PROCESS_ERR_NO_RUNS')) throw e;
+      stdout.write('eval: --process: no recording to process\n');
+    }
+  }
+  if (!o.score) return { summary };
+  const { report, files } = await writeScores(root, { signal: io.signal });
+  if (report.invalid.length > 0)
+    stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
+  stdout.write(`scores: ${files.html}\n`);
+  return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
+}
+
+/** `vncua eval --queue URL`: the coordinator (eval/queue/coordinator.ts) with the same progress, processing and scoring as a local suite. */
+async function runQueuedEvalCommand(
+  o: EvalCommandOptions,
+  suite: { mod: LoadedAgentModule; taskFile: string; tasks: EvalTask[] },
+  io: { signal?: AbortSignal; stdout: NodeJS.WriteStream; stderr: NodeJS.WritableStream },
+): Promise<EvalCommandResult> {
+  // The suite cap is one in-process CostBudget: workers in other processes could not share it.
+  if (o.maxSuiteCostUsd !== undefined)
+    throw new VncuaError(
+      'QUEUE_ERR_SUITE_COST',
+      "--max-suite-cost does not work with --queue: the suite cost cap is not shared across queue workers. Drop it (--max-cost, every run's own cap, does work with --queue), or run the suite locally.",
+      { details: { flag: '--max-suite-cost' } },
+    );
+  const { stdout } = io;
+  const url = parseQueueUrl(o.queue!);
+  let viewer: ViewerServer | undefined;
+  try {
+    if (o.serve) viewer = await startCommandViewer('eval', resolve(o.out), o.serve, { out: stdout, err: io.stderr });
+    const progress = stdout.isTTY ? ttyProgress(stdout) : plainProgress(stdout);
+    let summary: QueuedSuiteSummary;
+    try {
+      summary = await runQueuedSuite({
+        url,
+        tasks: suite.tasks,
+        taskFile: suite.taskFile,
+        ...(o.baseUrl !== undefined ? { baseUrl: o.baseUrl } : {}),
+        ...(o.only ? { only: o.only } : {}),
+        agent: { spec: o.agent, name: suite.mod.name, ...(agentModuleFile(o.agent) ? { module: agentModuleFile(o.agent)! } : {}) },
+        resolutions: o.resolutions,
+        ...(o.repeat !== undefined ? { repeat: o.repeat } : {}),
+        ...(o.maxSteps !== undefined ? { maxSteps: o.maxSteps } : {}),
+        ...(o.retries !== undefined ? { retries: o.retries } : {}),
+        ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
+        ...(o.live === false ? { live: false } : {}),
+        ...(o.script !== undefined ? { script: resolve(o.script) } : {}),
+        args: o.args,
+        ...(o.shard ? { shard: o.shard } : {}),
+        ...(o.allowedDomains ? { allowedDomains: o.allowedDomains } : {}),
+        ...(o.blockedDomains ? { blockedDomains: o.blockedDomains } : {}),
+        ...(o.judges ? { judges: o.judges } : {}),
+        ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+        ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+        // The path only (made absolute); each worker reads its own copy there, and no value goes into Redis.
+        ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
+        out: o.out,
+        rerun: o.rerun,
+        ...(io.signal ? { signal: io.signal } : {}),
+        onProgress: progress.listener,
+        onSuite: (s) => stdout.write(`eval: suite ${s.suiteId} on ${url.display}${s.resumed ? ' (resumed)' : ''}: ${s.queued} run${s.queued === 1 ? '' : 's'} queued\n`),
+      });
+    } finally {
+      progress.stop();
+    }
+    if (summary.detached) {
+      io.stderr.write(
+        `vncua eval: detached from suite ${summary.suiteId}: it keeps running on the workers; run the same command again to reattach (it resumes, finished runs are kept)\n`,
+      );
+    }
+    return await finishSuite(o, summary, 2, io);
+  } finally {
+    await viewer?.close();
+  }
+}
+
+/** The agent module file `spec` names, or undefined for a built-in agent (cli/agents.ts AGENTS). */
+export function agentModuleFile(spec: string): string | undefined {
+  return Object.hasOwn(AGENTS, spec) ? undefined : resolve(spec);
+}
+
 /** Run `vncua eval ...`; resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
   const parsed = parseCommandArgs(EVAL_SPEC, () => parseEvalArgs(argv));
   if ('exitCode' in parsed) return parsed.exitCode;
-  const cancel = cancelOnSignals('eval', 'cancelling: the running tasks stop and their desktops are torn down');
+  const cancel = cancelOnSignals(
+    'eval',
+    parsed.options.queue !== undefined ? 'detaching: the suite keeps running on the workers' : 'cancelling: the running tasks stop and their desktops are torn down',
+  );
   try {
     const { summary, invalidRuns } = await runEvalCommand(parsed.options, { signal: cancel.signal });
     const c = summary.configError;
@@ -322,7 +463,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    return summary.cancelled || summary.infraErrors > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
+    return summary.cancelled || summary.infraErrors > 0 || summary.notStarted > 0 || (invalidRuns ?? 0) > 0 ? 1 : 0;
   } catch (e) {
     return badInputExit('eval', e, EVAL_INPUT_ERROR_CODES);
   } finally {

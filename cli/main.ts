@@ -11,6 +11,11 @@ const COMMANDS: Record<string, Command> = {
   desktop: { summary: 'desktop up [--size WxH] [--url URL] [--password-file FILE] | desktop down | desktop list', load: () => import('./desktop.ts') },
   run: { summary: 'run --agent MODULE [--task T] [--url URL] [--max-steps N] [--out DIR] [--vnc URL --cdp URL] [--script FILE]', load: () => import('./run.ts') },
   eval: { summary: 'eval --tasks FILE --agent NAME|MODULE [--resolution WxH ...] [--workers N] [--out DIR] ...', load: () => import('./eval.ts') },
+  worker: {
+    summary:
+      'worker --queue redis://HOST:PORT/N [--concurrency N] [--provider local|docker] [--pool N]: run the runs of `vncua eval --queue` | worker --shard-from-env EVAL OPTIONS',
+    load: () => import('./worker.ts'),
+  },
   process: { summary: 'process <root> [--overwrite] [--jobs N] [--video]: screenshots and step reports from recordings', load: () => import('./process.ts') },
   score: { summary: 'score DIR: scores.json, scores.md, scores.html for every run under DIR', load: () => import('./score.ts') },
   serve: {

@@ -23,6 +23,7 @@ import {
   parseCommandArgs,
   parseCommandLine,
   parsedValue,
+  positiveUsd,
   wholeNumber,
   type CommandSpec,
 } from './command.ts';
@@ -99,6 +100,10 @@ export interface RunCommandOptions {
   successGraceMs?: number;
   /** --no-live: the Agent's live option off. */
   live?: boolean;
+  /** --max-cost: the Agent's maxCostUsd. */
+  maxCostUsd?: number;
+  /** --needs-human: the Agent's needsHuman. */
+  needsHuman?: 'end' | 'ask';
   /** --allowed-domains: the navigation guard's allow list (the --url origin is added). */
   allowedDomains?: string[];
   /** --blocked-domains. */
@@ -139,6 +144,8 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v['max-steps'] !== undefined) o.maxSteps = wholeNumber(v['max-steps'], '--max-steps', 1);
   if (v['success-grace-ms'] !== undefined) o.successGraceMs = wholeNumber(v['success-grace-ms'], '--success-grace-ms', 0, MAX_SUCCESS_GRACE_MS);
   if (v['no-live']) o.live = false;
+  if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
+  if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
   if (line.rest.length > 0) o.args = line.rest;
@@ -235,6 +242,8 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       ...(o.password !== undefined ? { password: o.password } : {}),
       ...(o.successGraceMs !== undefined ? { successGraceMs: o.successGraceMs } : {}),
       ...(o.live === false ? { live: false } : {}),
+      ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
+      ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
       ...(o.allowedDomains || o.blockedDomains ? allowStartPage(mergeDomainLists(o), o.url) : {}),
       ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
       // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
@@ -256,8 +265,9 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
 
 /** The one-line summary of a run's result. */
 export function resultLine(r: AgentRunResult): string {
-  const base = `result: ${r.status} (${r.steps} step${r.steps === 1 ? '' : 's'}, ${Math.round(r.durationMs)} ms)`;
-  return r.error ? `${base}: ${r.error.code}: ${r.error.message}` : base;
+  const base = `result: ${r.status} (${r.steps} step${r.steps === 1 ? '' : 's'}, ${Math.round(r.durationMs)} ms${r.cost_usd === undefined ? '' : `, $${r.cost_usd}`})`;
+  const why = r.reason === undefined ? base : `${base}: ${r.reason}`;
+  return r.error ? `${why}: ${r.error.code}: ${r.error.message}` : why;
 }
 
 /** Run `vncua run ...`; resolves to the exit code. */

@@ -3,7 +3,7 @@
  * (harness/cdp/page-ready.ts): "does the browser answer", "show the task's page" on a remote
  * desktop (one page left, navigated to the task URL, ready), and a lease whose `ready` is that wait.
  */
-import { openPage, waitForPageReady, type PageReady, type PageReadyOptions } from '../harness/cdp/page-ready.ts';
+import { openPage, preparePage, waitForPageReady, type PageReady, type PageReadyOptions, type PreparedPage } from '../harness/cdp/page-ready.ts';
 import { cdpAnswers, cdpHttp, pageTargets, type PageSocket } from '../harness/cdp/page-socket.ts';
 import { timeoutSignal } from '../harness/cancel.ts';
 import type { LeasedDesktop } from './providers/types.ts';
@@ -35,8 +35,8 @@ export interface OpenPageOptions {
   signal?: AbortSignal;
   /** Time for the page to load and show something (default 20 000 ms; its DOM then has 5000 ms to settle). */
   loadTimeoutMs?: number;
-  /** The page's socket, opened ahead (warmOpener); closed by the call. */
-  socket?: PageSocket;
+  /** The page's socket, opened and prepared ahead (warmOpener); closed by the call. */
+  prepared?: PreparedPage;
 }
 
 /**
@@ -51,47 +51,52 @@ export function openDesktopPage(cdpUrl: string, url: string, opts: OpenPageOptio
     resetHistory: true,
     loadTimeoutMs: opts.loadTimeoutMs ?? 20_000,
     ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.socket ? { socket: opts.socket } : {}),
+    ...(opts.prepared ? { prepared: opts.prepared } : {}),
   });
 }
 
 /**
- * LeasedDesktop.open() for a desktop started at its empty page, with the page's socket opened now
- * (its Page domain enabled), so that opening the task page later skips the /json/list look-up, the
- * WebSocket handshake and Page.enable. `toDesktop` maps a task URL to what the desktop must load
- * (docker: containerUrl). Without a page socket within `timeoutMs` (default 10 000 ms), open()
- * connects when called. close() drops the socket (the desktop's release()). With `standAt`, the page
- * first goes there (a page on the tasks' origin, StartRequest.standAt); if it cannot, the desktop
- * stays at its empty page (open() works the same from either).
+ * LeasedDesktop.open() for a desktop started at its empty page, with the page's socket opened and
+ * prepared now (preparePage(): Page and Network domains on, page in front, the mutation clock
+ * installed), so that opening the task page later starts at Page.navigate: no /json/list look-up,
+ * WebSocket handshake or CDP round trip before it. `toDesktop` maps a task URL to what the desktop
+ * must load (docker: containerUrl). Without a prepared socket within `timeoutMs` (default 10 000 ms),
+ * open() connects when called. close() drops the socket (the desktop's release()). With `standAt`,
+ * the page first goes there (a page on the tasks' origin, StartRequest.standAt); if it cannot, the
+ * desktop stays at its empty page (open() works the same from either).
  */
 export async function warmOpener(
   cdpUrl: string,
   o: { toDesktop?: (url: string) => string; standAt?: string; loadTimeoutMs?: number; signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<{ open: NonNullable<LeasedDesktop['open']>; close(): void }> {
   let socket: PageSocket | undefined;
+  let prepared: PreparedPage | undefined;
   try {
     const signal = timeoutSignal(o.signal, o.timeoutMs ?? 10_000);
     socket = await openPage(cdpUrl, 'about:blank', true, signal);
     await socket.send('Page.enable', {}, signal);
     if (o.standAt) await standAt(socket, o.toDesktop ? o.toDesktop(o.standAt) : o.standAt, o.signal);
+    // Last: the mutation clock is for the next document, the task's.
+    prepared = await preparePage(socket, signal);
   } catch {
     socket?.close();
     socket = undefined;
+    prepared = undefined;
     if (o.signal?.aborted) throw o.signal.reason;
   }
   return {
     open: (url, opts = {}) => {
-      const s = socket;
-      socket = undefined;
+      const p = prepared;
+      prepared = undefined;
       return openDesktopPage(cdpUrl, o.toDesktop ? o.toDesktop(url) : url, {
         loadTimeoutMs: opts.loadTimeoutMs ?? o.loadTimeoutMs ?? 20_000,
         signal: opts.signal,
-        socket: s,
+        ...(p ? { prepared: p } : {}),
       });
     },
     close: () => {
-      socket?.close();
-      socket = undefined;
+      prepared?.socket.close();
+      prepared = undefined;
     },
   };
 }

@@ -7,20 +7,21 @@
  * - **What it starts**: spares at the sizes of the next N runs of the runner's queue (plan(), in
  *   order), never one no run will use: a spare whose size the queue no longer needs is stopped at once,
  *   and so is every spare at the end of the suite (close()) or when the signal fires.
- * - **acquire()**: the oldest ready spare of that size, checked first (its CDP answers), opened at the
- *   task's URL (LeasedDesktop.open: navigate, clear the history, the same page wait and PAGE_ERR_* as
- *   a desktop started there: `ready`); else a spare of that size still starting, awaited; else a
- *   desktop started for this run as without a pool (inner.acquire). Each desktop serves one run and is
- *   released after it, never reused.
+ * - **acquire()**: the oldest ready spare of that size, opened at the task's URL (LeasedDesktop.open:
+ *   navigate, clear the history, the same page wait and PAGE_ERR_* as a desktop started there:
+ *   `ready`) and checked meanwhile (its CDP answers): it is handed out once the check passed. Else a
+ *   spare of that size still starting, awaited; else a desktop started for this run as without a
+ *   pool (inner.acquire). Each desktop serves one run and is released after it, never reused.
  * - **Dead spares**: a spare whose process exits (LeasedDesktop.exited), whose health() fails (checked
- *   every `checkEveryMs` while it waits) or whose CDP does not answer when it is handed out is
- *   released and replaced, never handed out.
+ *   every `checkEveryMs` while it waits) or whose CDP does not answer when it is taken is released and
+ *   replaced, never handed out (with the task page it began opening).
  * - **Failed starts**: a spare that could not start fails the run that would have got it, with the
  *   start's own error (DESKTOP_ERR_*: an infra error the runner retries, as without a pool).
  * - **How many**: spares (starting or ready) ≤ N, and desktops alive (spares, runs' desktops, those
  *   being stopped) ≤ workers + N and ≤ the provider's capacity: a run whose size has no spare makes
  *   room by stopping the spare needed last.
  */
+import { channel } from 'node:diagnostics_channel';
 import { race } from '../harness/cancel.ts';
 import { cdpAnswers } from '../harness/cdp/page-socket.ts';
 import type { ScreenSize } from '../harness/desktop/size.ts';
@@ -46,7 +47,7 @@ export interface DesktopPoolOptions {
   checkEveryMs?: number;
   /** How long the check before a spare is handed out may take (default 2000 ms). */
   handOutCheckMs?: number;
-  /** The check before a spare is handed out (default: its CDP endpoint answers /json/version). */
+  /** The check before a spare is handed out, made while its task page starts opening (default: its CDP endpoint answers /json/version). */
   answers?: (lease: LeasedDesktop, o: { signal?: AbortSignal; timeoutMs: number }) => Promise<boolean>;
 }
 
@@ -93,6 +94,13 @@ interface Spare {
   /** Its process exited while it waited (LeasedDesktop.exited). */
   dead: boolean;
   checking: boolean;
+}
+
+/** Where the pool publishes each hand-out's steps ({ url, step: take | open | checked, t: performance.now() }) for benches (bench/pool-breakdown.ts). */
+export const POOL_STEPS = channel('vncua:desktop-pool');
+
+function mark(url: string, step: string): void {
+  if (POOL_STEPS.hasSubscribers) POOL_STEPS.publish({ url, step, t: performance.now() });
 }
 
 const sizeKey = (s: ScreenSize) => `${s.width}x${s.height}`;
@@ -258,13 +266,18 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     return { ...lease, pooled, info: { ...lease.info, pooled }, release };
   }
 
-  /** Hand the ready spare `s` out for `req`: opened at the task URL, `ready` when the page is. */
-  function handOut(s: Spare, req: DesktopRequest): LeasedDesktop {
+  /** Open the spare `s` at the task URL for `req`: the run's desktop, `ready` when the page is. */
+  function openSpare(s: Spare, req: DesktopRequest): LeasedDesktop {
     const lease = s.lease!;
-    stats.hits++;
     const { ready: _ready, ...rest } = lease;
     const d = runDesktop(rest, true);
-    const leased = withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+    mark(req.url, 'open');
+    return withPageReady(d, (signal) => lease.open!(req.url, { signal, ...(opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: opts.loadTimeoutMs } : {}) }), req.signal);
+  }
+
+  /** Hand out `leased` (openSpare()); the pool's refill waits for its page (see below). */
+  function handOut(leased: LeasedDesktop): LeasedDesktop {
+    stats.hits++;
     // The next spare starts once this task's page is ready (or after OPENING_HOLD_MS): a desktop
     // booting beside the page load (Xvnc, Chromium: most of a core for ~0.7 s) slows it. take() held
     // the pool's refill (opening++) from the moment it took the spare.
@@ -292,18 +305,24 @@ export function desktopPool(inner: DesktopProvider, opts: DesktopPoolOptions): P
     leased++;
     opening++;
     const lease = s.lease!;
-    let ok = false;
-    try {
-      ok = !s.dead && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }));
-    } finally {
-      if (!ok) opening--;
-    }
-    if (ok) return handOut(s, req);
+    mark(req.url, 'take');
+    // The task page starts opening now, while the check runs (it would add its round trip to every
+    // task); a spare that fails the check is released with the page it began, never handed out.
+    const opened = s.dead ? null : openSpare(s, req);
+    const ok = opened !== null && (await answers(lease, { timeoutMs: opts.handOutCheckMs ?? 2000, ...(req.signal ? { signal: req.signal } : {}) }).catch(() => false));
+    mark(req.url, 'checked');
+    if (ok) return handOut(opened);
+    opening--;
     stats.discarded++;
     stats.dead++;
-    await lease.release().catch(() => {});
-    leased--;
-    refill();
+    if (opened) {
+      // Its release() stops the page wait, releases the desktop, then leased-- and refill() (runDesktop).
+      await opened.release();
+    } else {
+      await lease.release().catch(() => {});
+      leased--;
+      refill();
+    }
     if (req.signal?.aborted) throw req.signal.reason;
     return null;
   }

@@ -8,6 +8,8 @@ import type { Writable } from 'node:stream';
 /** What one worker is doing. */
 export interface WorkerStatus {
   worker: number;
+  /** Its name when it is not a local worker (a queue worker's `host:pid #slot`); shown instead of its number. */
+  name?: string;
   state: 'idle' | 'starting desktop' | 'running agent' | 'checking desktop' | 'stopping desktop' | 'done';
   /** `taskId@WxH` of its current run. */
   job?: string;
@@ -35,6 +37,8 @@ export interface ProgressSnapshot {
   /** Estimated ms until every remaining run is done (null until one finished). */
   etaMs: number | null;
   workers: WorkerStatus[];
+  /** The queue the workers take runs from (`vncua eval --queue`; its URL without password), when queued. */
+  queue?: string;
 }
 
 /** What the runner reports. */
@@ -90,14 +94,17 @@ export function summaryLine(s: ProgressSnapshot): string {
 /** One line per worker. */
 export function workerLine(w: WorkerStatus, now = Date.now()): string {
   const what = w.job ? ` ${w.job}${w.attempt && w.attempt > 1 ? ` (attempt ${w.attempt})` : ''}` : '';
-  return `  worker ${w.worker + 1}: ${w.state}${what}${w.state === 'idle' || w.state === 'done' ? '' : ` ${formatDuration(now - w.since)}`}`;
+  return `  worker ${w.name ?? w.worker + 1}: ${w.state}${what}${w.state === 'idle' || w.state === 'done' ? '' : ` ${formatDuration(now - w.since)}`}`;
 }
 
 /** Plain lines: one per finished run, retry and the end. */
 export function plainProgress(out: Writable): ProgressRenderer {
   return {
     listener(e, s) {
-      if (e.type === 'start') out.write(`eval: ${s.total} runs, ${s.skipped} already done, ${s.workers.length} worker${s.workers.length === 1 ? '' : 's'}\n`);
+      if (e.type === 'start')
+        out.write(
+          `eval: ${s.total} runs, ${s.skipped} already done, ${s.queue ? `workers from the queue at ${s.queue}` : `${s.workers.length} worker${s.workers.length === 1 ? '' : 's'}`}\n`,
+        );
       else if (e.type === 'retry') out.write(`eval: ${e.job}: infra failure on attempt ${e.attempt} (${e.error.code}: ${e.error.message.split('\n')[0]}); retrying\n`);
       else if (e.type === 'done') {
         const ok = e.success === true ? 'success' : e.success === false ? 'no success' : 'success unknown';

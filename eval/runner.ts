@@ -18,6 +18,10 @@
  * with status `infra_error`. A configuration error (infra.ts CONFIG_ERROR_CODES: a wrong API key, an
  * unknown model, an agent that cannot be built) stops the suite like a cancellation: no new run
  * starts, the running ones are cancelled, and `configError` says why (the CLI exits non-zero).
+ * Cost caps: `maxCostUsd` is every run's own (the Agent's maxCostUsd); `maxSuiteCostUsd` is shared through one
+ * CostBudget (harness/agent/cost-budget.ts) that counts what finished runs found on disk cost and every model call
+ * of this invocation: once reached, the running runs end with status cost_cap before their next model call, and no
+ * further run starts (`notStarted` in the summary; they run on a later invocation, like cancelled ones).
  *
  * Before anything is written: `out` is checked (harness/trace/out-dir.ts: a file, a pseudo-filesystem,
  * not writable, or itself a single run's directory are refused) and so is every task directory's layout
@@ -26,40 +30,35 @@
  * eval/ does not import agents/ or byom/: the caller passes the agent as `{ name, build(ctx) }`.
  * Cancelling `signal` stops taking runs, cancels the running agents and tears their desktops down;
  * the cancelled runs' directories are removed, so a rerun redoes exactly those.
+ *
+ * One attempt of one run is eval/attempt.ts runAttempt(), which the queue's workers use too (eval/queue/).
  */
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Agent } from '../harness/agent/agent.ts';
-import type { AgentContext } from '../harness/agent/context.ts';
+import { CostBudget } from '../harness/agent/cost-budget.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
-import { VncuaError, errorInfo } from '../harness/errors.ts';
+import { VncuaError } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { now, roundMs } from '../harness/trace/clock.ts';
-import { readTrace } from '../harness/trace/reader.ts';
 import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
-import { infraErrorOf, isConfigErrorCode, isInfraErrorCode } from './infra.ts';
+import { runAttempt, writeInfraError, type AttemptOptions, type InfraRecord, type JudgeVerdicts, type SuiteAgent } from './attempt.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { desktopPool } from './desktop-pool.ts';
 import { runWorkers } from './pool.ts';
-import { firstSuccess } from './score.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
 import { dockerProvider } from './providers/docker.ts';
 import { localProvider } from './providers/local.ts';
 import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
-import type { DesktopProvider, LeasedDesktop } from './providers/types.ts';
-import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
+import type { DesktopProvider } from './providers/types.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
-import { allowStartPage, mergeDomainLists } from '../harness/guard/patterns.ts';
+import type { PriceFn } from './judges/llm.ts';
+import type { JudgeSpec } from './judges/spec.ts';
 
-/** The agent under evaluation: its name (the results directory) and how to build one per run. */
-export interface SuiteAgent {
-  name: string;
-  build(ctx: AgentContext): Agent | Promise<Agent>;
-}
+export type { SuiteAgent } from './attempt.ts';
 
 /** Options of runSuite(). */
 export interface RunSuiteOptions {
@@ -109,6 +108,16 @@ export interface RunSuiteOptions {
   successGraceMs?: number;
   /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
+  /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
+  judges?: readonly JudgeSpec[];
+  /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
+  judgePrice?: PriceFn;
+  /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
+  maxCostUsd?: number;
+  /** The suite's cost cap in USD (--max-suite-cost): see the file comment. */
+  maxSuiteCostUsd?: number;
+  /** The Agent's needsHuman for every run (--needs-human). */
+  needsHuman?: 'end' | 'ask';
   /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
@@ -141,6 +150,8 @@ export interface RunOutcome {
   desktopOverheadMs?: number | null;
   /** The last attempt's desktop came from the pool. */
   pooled?: boolean;
+  /** Each judge's verdict (judges.json), when the run was judged; `error` is the code of a judge that could not decide. */
+  judges?: JudgeVerdicts;
 }
 
 /** A configuration error that stopped the suite, and the run that met it (`taskId@WxH`). */
@@ -164,12 +175,14 @@ export interface SuiteSummary {
   cancelled: boolean;
   /** Set when a configuration error stopped the suite (the unfinished runs are left to a later invocation). */
   configError?: ConfigError;
+  /** Runs not started because the suite's cost cap (maxSuiteCostUsd) was reached (left to a later invocation). */
+  notStarted: number;
+  /** With maxSuiteCostUsd: what the suite's model calls cost (the finished runs found on disk included), and the cap. */
+  suiteCost?: { spentUsd: number; limitUsd: number; reached: boolean };
   outcomes: RunOutcome[];
 }
 
 const DEFAULTS = { workers: 1, maxSteps: DEFAULT_MAX_STEPS, retries: 2, repeat: 1, pool: 0 };
-/** How long the after-run desktop check may take. */
-const HEALTH_TIMEOUT_MS = 3000;
 
 function badOption(field: string, value: unknown, why: string): VncuaError {
   return new VncuaError('EVAL_ERR_BAD_OPTIONS', `runSuite option ${field}: ${why}.`, { details: { field, value } });
@@ -193,18 +206,6 @@ export function resolveProvider(o: Pick<RunSuiteOptions, 'provider' | 'endpoints
   throw badOption('provider', p, "expected 'local', 'docker', 'remote' or a provider object");
 }
 
-/** Whether a finished run's trace shows the agent's own success (not a person's, during a takeover); null when there is no readable trace. */
-async function traceSuccess(dir: string): Promise<boolean | null> {
-  try {
-    const t = await readTrace(dir);
-    // The agent's own success: one a person's takeover brought about is not counted (eval/score.ts).
-    const first = firstSuccess(t.entries);
-    return first !== null && !first.assisted;
-  } catch {
-    return null;
-  }
-}
-
 /** Run the suite (see the file comment). Rejects only on bad options or an unusable provider; otherwise resolves with every run's outcome. */
 export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   const workers = opts.workers ?? DEFAULTS.workers;
@@ -217,6 +218,13 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   checkInt('maxSteps', maxSteps, 1);
   checkInt('retries', retries, 0);
   checkInt('repeat', repeat, 1);
+  for (const [field, usd] of [
+    ['maxCostUsd', opts.maxCostUsd],
+    ['maxSuiteCostUsd', opts.maxSuiteCostUsd],
+  ] as const) {
+    if (usd !== undefined && !(typeof usd === 'number' && Number.isFinite(usd) && usd > 0)) throw badOption(field, usd, 'expected a positive number of USD');
+  }
+  const budget = opts.maxSuiteCostUsd === undefined ? null : new CostBudget(opts.maxSuiteCostUsd);
   if (!TASK_ID_PATTERN.test(opts.agent.name)) throw badOption('agent.name', opts.agent.name, `must match ${TASK_ID_PATTERN} (it names the results directory)`);
   const resolutions = opts.resolutions && opts.resolutions.length > 0 ? opts.resolutions : [DEFAULT_SCREEN_SIZE];
   if (opts.tasks.length === 0) throw badOption('tasks', [], 'no task to run');
@@ -294,6 +302,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     const dir = jobDir(out, opts.agent.name, job);
     const state = await readDirState(dir);
     if (state.state === 'finished' && !opts.rerun) {
+      // What a finished run cost counts against the suite's cap (a resumed suite spends only what is left).
+      if (state.result.cost_usd !== undefined) budget?.add(state.result.cost_usd);
       await completeTaskJson(dir, state.result);
       snapshot.skipped++;
       skipped.push(job);
@@ -316,12 +326,38 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     while (firstUnasked < todo.length && asked.has(todo[firstUnasked]!)) firstUnasked++;
     provider.plan([job.size, ...todo.slice(firstUnasked).flatMap((j) => (asked.has(j) ? [] : [j.size]))]);
   };
-  const ctx = { opts, out, maxSteps, retries, provider, signal, setWorker, emit, replace, stopSuite, plan };
+  const attempt: AttemptOptions = {
+    agent: opts.agent,
+    ...(opts.taskFile ? { taskFile: opts.taskFile } : {}),
+    maxSteps,
+    provider,
+    ...(opts.desktopTimeoutMs ? { desktopTimeoutMs: opts.desktopTimeoutMs } : {}),
+    script: opts.script,
+    args: opts.args ?? [],
+    ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
+    ...(opts.live !== undefined ? { live: opts.live } : {}),
+    ...(opts.judges ? { judges: opts.judges } : {}),
+    ...(opts.judgePrice ? { judgePrice: opts.judgePrice } : {}),
+    ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
+    ...(budget ? { costBudget: budget } : {}),
+    ...(opts.needsHuman !== undefined ? { needsHuman: opts.needsHuman } : {}),
+    ...(opts.allowedDomains ? { allowedDomains: opts.allowedDomains } : {}),
+    ...(opts.blockedDomains ? { blockedDomains: opts.blockedDomains } : {}),
+    ...(opts.secretsFile ? { secretsFile: opts.secretsFile } : {}),
+    signal,
+  };
+  const ctx: JobContext = { opts, out, retries, attempt, signal, setWorker, emit, replace, stopSuite, plan };
+  let notStarted = 0;
   try {
     await runWorkers(
       todo,
       nWorkers,
       async (job, w) => {
+        // The suite's cost cap reached: no new run (the running ones stop before their next model call).
+        if (budget?.reached) {
+          notStarted++;
+          return;
+        }
         const o = await runJob(ctx, job, w);
         setWorker(w, 'idle');
         if (o.status === 'cancelled') return;
@@ -365,6 +401,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     infraErrors: snapshot.infraErrors,
     cancelled,
     ...(configError ? { configError } : {}),
+    notStarted,
+    ...(budget ? { suiteCost: { spentUsd: budget.spentUsd, limitUsd: budget.limitUsd, reached: budget.reached } } : {}),
     outcomes,
   };
 }
@@ -377,9 +415,9 @@ function jobDir(out: string, agent: string, job: EvalJob): string {
 interface JobContext {
   opts: RunSuiteOptions;
   out: string;
-  maxSteps: number;
   retries: number;
-  provider: DesktopProvider;
+  /** What every attempt shares (eval/attempt.ts). */
+  attempt: AttemptOptions;
   signal: AbortSignal | undefined;
   setWorker(w: number, state: WorkerStatus['state'], job?: EvalJob, attempt?: number): void;
   emit(e: ProgressEvent): void;
@@ -391,51 +429,13 @@ interface JobContext {
   plan(job: EvalJob): void;
 }
 
-/** One infra failure of one attempt (kept in task.json). */
-interface InfraRecord {
-  attempt: number;
-  code: string;
-  message: string;
-  /** The agent's own result, when the agent ran. */
-  agent_result?: RunResult;
-}
-
-/** task.json: the task as run, and the attempt. */
-function taskJson(c: JobContext, job: EvalJob, attempt: number, startedAt: number, infra: InfraRecord[], extra: Record<string, unknown> = {}): string {
-  const t = job.task;
-  return `${JSON.stringify(
-    {
-      id: t.id,
-      goal: t.goal,
-      url: t.url,
-      success: t.success,
-      maxSteps: t.maxSteps ?? c.maxSteps,
-      hint: t.hint,
-      group: t.group,
-      ...(c.opts.taskFile ? { task_file: c.opts.taskFile } : {}),
-      agent: c.opts.agent.name,
-      resolution: resolutionLabel(job.size),
-      repeat: job.repeat,
-      repeats: job.repeats,
-      attempt,
-      started_at: startedAt,
-      provider: c.provider.name,
-      infra_errors: infra,
-      ...extra,
-    },
-    null,
-    2,
-  )}\n`;
-}
-
-/** Run one job: attempts until a non-infra outcome, cancellation, or retries run out. */
+/** Run one job: attempts (eval/attempt.ts) until a non-infra outcome, cancellation, or retries run out. */
 async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcome> {
   const { opts, signal } = c;
   const dir = jobDir(c.out, opts.agent.name, job);
   // --rerun of a finished run: keep it, moved aside to <dir>~N (the runner only ever deletes its own leftovers).
   const movedAside = c.replace.has(job) ? await moveAside(dir, MOVED_ASIDE_SEP) : undefined;
   const label = { taskId: job.task.id, resolution: resolutionLabel(job.size), repeat: job.repeat, dir, ...(movedAside ? { movedAside } : {}) };
-  const maxSteps = job.task.maxSteps ?? c.maxSteps;
   const infra: InfraRecord[] = [];
   const t0 = performance.now();
   const cancelled = async (attempts: number): Promise<RunOutcome> => {
@@ -446,139 +446,40 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
   let lastStartedAt = now();
   for (let attempt = 1; attempt <= c.retries + 1; attempt++) {
     if (signal?.aborted) return cancelled(attempt - 1);
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    const startedAt = now();
-    lastStartedAt = startedAt;
-    // The desktop overhead: from here until the desktop is ready for the agent (started, task page ready).
-    const tStart = performance.now();
-    await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra));
-    c.setWorker(w, 'starting desktop', job, attempt);
-    let desktop: LeasedDesktop;
-    try {
-      c.plan(job);
-      desktop = await c.provider.acquire({
-        size: job.size,
-        url: job.task.url,
-        signal,
-        ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}),
-      });
-    } catch (e) {
-      if (signal?.aborted) return cancelled(attempt);
-      const err = errorInfo(e, 'DESKTOP_ERR_START_FAILED');
-      infra.push({ attempt, ...err });
-      if (attempt <= c.retries) c.emit({ type: 'retry', job: jobLabel(job), attempt, error: err });
+    const a = await runAttempt({ ...c.attempt, onState: (state) => c.setWorker(w, state, job, attempt), plan: () => c.plan(job) }, job, { attempt, infra: [...infra], dir });
+    if (a.kind === 'cancelled') return cancelled(attempt);
+    if (a.kind === 'config') {
+      c.stopSuite({ ...a.error, job: jobLabel(job) });
+      return cancelled(attempt);
+    }
+    if (a.kind === 'infra') {
+      lastStartedAt = a.startedAt;
+      if (a.steps !== undefined) lastSteps = a.steps;
+      infra.push(a.record);
+      if (attempt <= c.retries) c.emit({ type: 'retry', job: jobLabel(job), attempt, error: { code: a.record.code, message: a.record.message } });
       continue;
     }
-    let overheadMs: number | null = null;
-    const acquiredMs = performance.now() - tStart;
-    if (desktop.ready)
-      void desktop.ready.then(
-        () => (overheadMs = roundMs(performance.now() - tStart)),
-        () => {},
-      );
-    else overheadMs = roundMs(acquiredMs);
-    const desktopInfo = () => ({
-      desktop: desktop.info,
-      desktop_acquire_ms: roundMs(acquiredMs),
-      desktop_overhead_ms: overheadMs,
-    });
-    let result: RunResult | undefined;
-    let problem: { code: string; message: string } | null = null;
-    try {
-      await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { desktop: desktop.info }));
-      c.setWorker(w, 'running agent', job, attempt);
-      const ctx: AgentContext = {
-        task: job.task.goal,
-        outputDir: dir,
-        vncUrl: desktop.vncUrl,
-        cdpUrl: desktop.cdpUrl,
-        url: job.task.url,
-        maxSteps,
-        script: opts.script,
-        args: opts.args ?? [],
-        agentOptions: {
-          task: job.task.goal,
-          outputDir: dir,
-          vncUrl: desktop.vncUrl,
-          cdpUrl: desktop.cdpUrl,
-          successCheck: job.task.success,
-          ...(desktop.password !== undefined ? { password: desktop.password } : {}),
-          ...(opts.successGraceMs !== undefined ? { successGraceMs: opts.successGraceMs } : {}),
-          ...(opts.live !== undefined ? { live: opts.live } : {}),
-          ...runDomains(opts, job.task),
-          ...(job.task.auth ? { auth: job.task.auth } : {}),
-          ...(job.task.secrets ? { secrets: job.task.secrets } : {}),
-          ...(opts.secretsFile ? { secretsFile: opts.secretsFile } : {}),
-          // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
-          recorder: recordingProxyRecorder,
-        },
-        taskId: job.task.id,
-        ...(opts.taskFile ? { taskFile: opts.taskFile } : {}),
-        resolution: { width: desktop.width, height: desktop.height },
-      };
-      let agent: Agent | undefined;
-      try {
-        agent = await opts.agent.build(ctx);
-      } catch (e) {
-        const err = errorInfo(e, 'CLI_ERR_BAD_AGENT');
-        // Only a coded error says the configuration is wrong (anything else may be this task's).
-        if (e instanceof VncuaError && isConfigErrorCode(err.code)) {
-          c.stopSuite({ ...err, job: jobLabel(job) });
-          return cancelled(attempt);
-        }
-        if (isInfraErrorCode(err.code)) problem = err;
-        else result = { status: 'error', steps: 0, durationMs: 0, error: err };
-        if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
-      }
-      if (agent) {
-        result = await agent.run({ maxSteps, signal, ready: desktop.ready });
-        lastSteps = result.steps;
-        if (result.status === 'error' && isConfigErrorCode(result.error?.code)) {
-          c.stopSuite({ ...result.error!, job: jobLabel(job) });
-          return cancelled(attempt);
-        }
-        if (signal?.aborted && result.status === 'cancelled') return cancelled(attempt);
-        problem = infraErrorOf(result);
-        if (!problem) {
-          c.setWorker(w, 'checking desktop', job, attempt);
-          problem = await desktop.health({ timeoutMs: HEALTH_TIMEOUT_MS, signal });
-          if (problem && signal?.aborted) return cancelled(attempt);
-        }
-      }
-    } finally {
-      c.setWorker(w, 'stopping desktop', job, attempt);
-      await desktop.release();
-    }
-    if (problem) {
-      infra.push({ attempt, ...problem, ...(result ? { agent_result: result } : {}) });
-      if (attempt <= c.retries) c.emit({ type: 'retry', job: jobLabel(job), attempt, error: problem });
-      continue;
-    }
-    const r = result!;
-    await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, attempt, startedAt, infra, { ...desktopInfo(), ended_at: now(), status: r.status }));
     return {
       ...label,
-      status: r.status,
-      success: await traceSuccess(dir),
+      status: a.result.status,
+      success: a.success,
       attempts: attempt,
       durationMs: roundMs(performance.now() - t0),
-      ...(r.error ? { error: r.error } : {}),
-      desktopOverheadMs: overheadMs,
-      pooled: desktop.pooled === true,
+      ...(a.result.error ? { error: a.result.error } : {}),
+      desktopOverheadMs: a.desktopOverheadMs,
+      pooled: a.pooled,
+      ...(a.judges ? { judges: a.judges } : {}),
     };
   }
   // Every attempt hit an infra failure: the task is infra_error, never an agent failure.
   const last = infra[infra.length - 1]!;
-  const result: RunResult = {
-    status: 'infra_error',
+  const result = await writeInfraError(c.attempt, job, dir, {
+    attempts: c.retries + 1,
+    infra,
+    startedAt: lastStartedAt,
     steps: lastSteps,
     durationMs: roundMs(performance.now() - t0),
-    error: { code: last.code, message: `${c.retries + 1} attempt${c.retries === 0 ? '' : 's'} failed on infrastructure; the last: ${last.message}` },
-  };
-  await mkdir(dir, { recursive: true });
-  await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(c, job, c.retries + 1, lastStartedAt, infra, { ended_at: now(), status: 'infra_error' }));
-  await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
+  });
   return { ...label, status: 'infra_error', success: null, attempts: c.retries + 1, durationMs: result.durationMs, error: { code: last.code, message: last.message } };
 }
 
@@ -588,7 +489,7 @@ async function runJob(c: JobContext, job: EvalJob, w: number): Promise<RunOutcom
  * `ended_at` from result.json's modification time, so task.json says how the run ended. Anything else
  * (no task.json, not JSON, already complete) is left as it is: scoring reports what it cannot read.
  */
-async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>): Promise<void> {
+export async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>): Promise<void> {
   const path = `${dir}/${TASK_FILE}`;
   try {
     const task = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
@@ -598,11 +499,4 @@ async function completeTaskJson(dir: string, result: Pick<RunResult, 'status'>):
   } catch {
     // unreadable: left for scoring to report
   }
-}
-
-/** The guard lists of one run: the suite's (CLI) and the task's, layered; the task page's origin allowed (harness/guard/patterns.ts). */
-function runDomains(opts: Pick<RunSuiteOptions, 'allowedDomains' | 'blockedDomains'>, task: EvalTask): { allowedDomains?: string[][]; blockedDomains?: string[] } {
-  const lists = allowStartPage(mergeDomainLists(opts, task), task.url);
-  if (lists.allowedDomains.length === 0 && lists.blockedDomains.length === 0) return {};
-  return lists;
 }

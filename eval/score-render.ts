@@ -40,6 +40,13 @@ function evidenceText(run: RunScore): string {
   return `first success at step ${ev.entry_index} (${ev.phase} check, ${ev.rule} ${JSON.stringify(ev.pattern)}): ${ev.snippet} on ${ev.url}`;
 }
 
+/** `sentinel pass, llm fail` — a run's verdicts per judge. */
+function verdictList(v: Record<string, string>): string {
+  return Object.entries(v)
+    .map(([j, x]) => `${j} ${x}`)
+    .join(', ');
+}
+
 /** `, +1 assisted` when a person's takeover completed some runs' tasks (not counted as successes), else ''. */
 export function assistedText(a: Pick<Aggregate, 'assisted_successes'>): string {
   return a.assisted_successes > 0 ? `, +${a.assisted_successes} assisted` : '';
@@ -52,7 +59,7 @@ export function usd(x: number | null): string {
   return x >= 1 ? `$${x.toFixed(2)}` : `$${x.toPrecision(3).replace(/\.?0+$/, '')}`;
 }
 
-const AGG_COLS = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'infra errors', 'invalid', 'tasks', 'k', 'pass@1', 'pass@k', 'pass^k'];
+const AGG_COLS = ['runs', 'success', 'proper stop', 'complete', 'avg steps', 'avg time', 'stop statuses', 'infra errors', 'invalid', 'tasks', 'k', 'pass@1', 'pass@k', 'pass^k'];
 /** The cost columns, shown when some agent's runs were priced (model agents: byom/README.md's cost section). */
 const COST_COLS = ['cost', 'cost / run', 'cost / success'];
 const withCost = (r: ScoreReport) => r.by_agent.some((a) => a.cost_usd !== null);
@@ -73,6 +80,7 @@ const baseCells = (a: AggregateRow) => [
   pct(a.complete_rate),
   num(a.avg_steps),
   secs(a.avg_duration_ms),
+  stoppedText(a),
   String(a.infra_errors),
   String(a.invalid),
   String(a.tasks),
@@ -81,6 +89,13 @@ const baseCells = (a: AggregateRow) => [
   pct(a.pass_at_k),
   pct(a.pass_hat_k),
 ];
+
+/** The runs counted apart: `0`, or `3 (needs_human 2, cost_cap 1)`. */
+function stoppedText(a: AggregateRow): string {
+  const parts = Object.entries(a.stopped).filter(([, n]) => n > 0);
+  const total = parts.reduce((s, [, n]) => s + n, 0);
+  return total === 0 ? '0' : `${total} (${parts.map(([k, n]) => `${k} ${n}`).join(', ')})`;
+}
 
 /** `1, 3` */
 const list = (ns: readonly number[]) => (ns.length === 0 ? '–' : ns.join(', '));
@@ -109,6 +124,7 @@ function taskRows(r: ScoreReport): TaskRow[] {
 function runText(run: RunScore): string {
   if (run.invalid) return 'invalid';
   if (run.infra_error) return 'infra error';
+  if (run.stopped) return `■ ${run.stopped}${run.reason ? `: ${clip(run.reason)}` : ''}`;
   const mark = run.success ? '✓' : '✗';
   const extra = run.status === 'finished' || run.status === 'unknown' ? '' : ` (${run.status})`;
   return `${mark} ${run.steps_performed} step${run.steps_performed === 1 ? '' : 's'}${run.proper_stop ? ', stopped' : ''}${extra}`;
@@ -129,8 +145,14 @@ function mdRuns(runs: readonly RunScore[]): string {
   return runs.map((run) => `#${run.repeat} ${one(run)}`).join('<br>');
 }
 
+/** The first line of `s`, at most 80 characters. */
+function clip(s: string): string {
+  const line = s.split('\n')[0]!;
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
 const SUMMARY =
-  'Infra errors and invalid runs are listed apart and excluded from the rates. pass@1: mean per-task success share over its repeats; pass@k / pass^k: share of tasks with k counted repeats that succeeded at least once / every time.';
+  'Runs the agent stopped for a reason (ambiguity, needs_human, sensitive_action, problem) or a cost cap stopped (cost_cap) are counted apart ("stopped", ■): neither successes nor failures, not in the rates; their cost is in the cost columns. Infra errors and invalid runs are listed apart and excluded from the rates. pass@1: mean per-task success share over its repeats; pass@k / pass^k: share of tasks with k counted repeats that succeeded at least once / every time.';
 
 /** scores.md. */
 export function renderScoresMarkdown(r: ScoreReport): string {
@@ -181,6 +203,27 @@ export function renderScoresMarkdown(r: ScoreReport): string {
     ),
     '',
   );
+  if (r.judges.length > 0) {
+    out.push('## Judges', '', 'Pass rate: pass / (pass + fail) over the runs the judge decided; unknown: it could not tell; skipped: not asked (its `when`).', '');
+    out.push(
+      mdTable(
+        ['agent', 'judge', 'type', 'pass rate', 'pass', 'fail', 'unknown', 'skipped', 'cost'],
+        r.judges.map((j) => [j.agent, j.judge, j.type, pct(j.pass_rate), String(j.pass), String(j.fail), String(j.unknown), String(j.skipped), usd(j.cost_usd)]),
+      ),
+      '',
+      '## Runs where judges disagree',
+      '',
+    );
+    if (r.disagreements.length === 0) out.push('None.', '');
+    else
+      out.push(
+        mdTable(
+          ['agent', 'resolution', 'task', 'repeat', 'verdicts', 'run'],
+          r.disagreements.map((d) => [d.agent, d.resolution, d.task_id, String(d.repeat), verdictList(d.verdicts), d.link ? `[${d.dir}](${href(d.link)})` : d.dir]),
+        ),
+        '',
+      );
+  }
   out.push('## Flaky tasks', '');
   if (r.flaky.length === 0) out.push('None.', '');
   else
@@ -188,6 +231,16 @@ export function renderScoresMarkdown(r: ScoreReport): string {
       mdTable(
         ['agent', 'resolution', 'task', 'succeeded (repeats)', 'failed (repeats)', 'not counted'],
         r.flaky.map((f) => [f.agent, f.resolution, f.task_id, list(f.succeeded), list(f.failed), list(f.not_counted)]),
+      ),
+      '',
+    );
+  out.push('## Stopped runs (counted apart)', '');
+  if (r.stopped.length === 0) out.push('None.', '');
+  else
+    out.push(
+      mdTable(
+        ['agent', 'resolution', 'task', 'repeat', 'status', 'reason'],
+        r.stopped.map((e) => [e.agent, e.resolution, e.link ? `[${e.task_id}](${href(e.link)})` : e.task_id, String(e.repeat), e.status, stopWhy(e)]),
       ),
       '',
     );
@@ -222,7 +275,7 @@ table{border-collapse:collapse;margin:4px 0 8px}
 th,td{border:1px solid #d5d5d9;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f6;font-weight:600;position:sticky;top:0}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-td.ok{background:#e7f6ea}td.fail{background:#fdecec}td.infra{background:#fff4d6}td.none{background:#fafafa}td.invalid{background:#ece7f6}td.flaky{background:#f6f2dc}
+td.ok{background:#e7f6ea}td.fail{background:#fdecec}td.infra{background:#fff4d6}td.none{background:#fafafa}td.invalid{background:#ece7f6}td.flaky{background:#f6f2dc}td.stopped{background:#e8eef8}
 td span.run{display:inline-block;margin-right:6px}
 td a{color:inherit}
 td a.first{font-size:12px;color:#1c6b3a}
@@ -238,7 +291,13 @@ function htmlTable(header: string[], rows: string[][], numeric: Set<number> = ne
 
 /** The cell class of one run. */
 function runClass(run: RunScore): string {
-  return run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.success ? 'ok' : 'fail';
+  return run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.stopped ? 'stopped' : run.success ? 'ok' : 'fail';
+}
+
+/** A stopped run's reason, else its error (`CODE: message`), first line. */
+function stopWhy(e: { reason: string | null; error: { code: string; message: string } | null }): string {
+  if (e.reason) return e.reason.split('\n')[0]!;
+  return e.error ? `${e.error.code}: ${e.error.message.split('\n')[0]}` : '';
 }
 
 /** Hover text of one run. */
@@ -249,7 +308,8 @@ function runTitle(run: RunScore): string {
       ? ''
       : `; ${run.model_calls} model calls${run.input_tokens === null ? '' : `, ${run.input_tokens} in / ${run.output_tokens} out tokens`}${run.cost_usd === null ? '' : `, ${usd(run.cost_usd)}`}`;
   const blocked = run.domain_blocked === null ? '' : `; DOMAIN_BLOCKED ${run.domain_blocked}`;
-  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}`;
+  const judges = run.judges === null ? '' : `; judges: ${run.judges.map((j) => `${j.judge} ${j.skipped ? 'skipped' : j.verdict}`).join(', ')}`;
+  return `${run.dir}: status ${run.status}${run.error ? `, ${run.error.code}` : ''}; success_index ${run.success_index ?? '–'}, finish_index ${run.finish_index ?? '–'}, complete ${run.complete}${model}${blocked}${judges}`;
 }
 
 function runCell(run: RunScore | undefined): string {
@@ -269,11 +329,11 @@ function firstSuccess(run: RunScore): string {
 function runsCell(runs: readonly RunScore[] | undefined): string {
   if (!runs || runs.length === 0) return '<td class="none"></td>';
   if (runs.length === 1 && runs[0]!.repeat === 1) return runCell(runs[0]);
-  const counted = runs.filter((x) => !x.invalid && !x.infra_error);
+  const counted = runs.filter((x) => !x.invalid && !x.infra_error && !x.stopped);
   const ok = counted.filter((x) => x.success).length;
   const cls = counted.length === 0 ? runClass(runs[0]!) : ok === counted.length ? 'ok' : ok === 0 ? 'fail' : 'flaky';
   const parts = runs.map((run) => {
-    const mark = run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.success ? '✓' : '✗';
+    const mark = run.invalid ? 'invalid' : run.infra_error ? 'infra' : run.stopped ? `■ ${run.stopped}` : run.success ? '✓' : '✗';
     const text = esc(`#${run.repeat} ${mark}`);
     const body = run.link ? `<a href="${esc(href(run.link))}">${text}</a>` : text;
     return `<span class="run" title="${esc(runTitle(run))}">${body}${firstSuccess(run)}</span>`;
@@ -307,7 +367,10 @@ export function renderScoresHtml(r: ScoreReport): string {
         ...r.agents.map((a) => {
           const agg = k.find(a);
           if (!agg) return '';
-          const apart = [agg.infra_errors ? `${agg.infra_errors} infra` : '', agg.invalid ? `${agg.invalid} invalid` : ''].filter(Boolean).join(', ');
+          const stopped = Object.values(agg.stopped).reduce((s, n) => s + n, 0);
+          const apart = [stopped ? `${stopped} stopped` : '', agg.infra_errors ? `${agg.infra_errors} infra` : '', agg.invalid ? `${agg.invalid} invalid` : '']
+            .filter(Boolean)
+            .join(', ');
           const repeats =
             agg.k > 1 ? `<br><small>pass@1 ${esc(pct(agg.pass_at_1))}, pass@${agg.k} ${esc(pct(agg.pass_at_k))}, pass^${agg.k} ${esc(pct(agg.pass_hat_k))}</small>` : '';
           return `${esc(pct(agg.success_rate))} <small>(${agg.successes}/${agg.runs}${esc(assistedText(agg))}${apart ? `, ${apart}` : ''})</small>${repeats}`;
@@ -343,10 +406,36 @@ export function renderScoresHtml(r: ScoreReport): string {
     body.push(`<tr><td>${esc(row.task)}</td><td>${esc(row.resolution)}</td>${r.agents.map((a) => runsCell(row.cells.get(a))).join('')}</tr>`);
   }
   parts.push(
-    '<h2>Per task</h2><p class="meta">✓ success, ✗ no success; "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace; "step N" links to the first successful step in the report (hover it for what the success check saw).</p>',
+    '<h2>Per task</h2><p class="meta">✓ success, ✗ no success, ■ stopped for a reason (the status; counted apart); "stopped": finish was called once the task was complete; #n: the n-th repeat. Each cell links to the run\'s step report, or to its trace; "step N" links to the first successful step in the report (hover it for what the success check saw).</p>',
   );
   parts.push(`<table>\n${head}\n<tbody>\n${body.join('\n')}\n</tbody>\n</table>`);
   const taskLink = (e: { task_id: string; link: string | null }) => (e.link ? `<a href="${esc(href(e.link))}">${esc(e.task_id)}</a>` : esc(e.task_id));
+  if (r.judges.length > 0) {
+    parts.push(
+      '<h2>Judges</h2><p class="meta">Pass rate: pass / (pass + fail) over the runs the judge decided; unknown: it could not tell; skipped: not asked (its <code>when</code>). Each run\'s verdicts and evidence are in its judges.json.</p>',
+      htmlTable(
+        ['agent', 'judge', 'type', 'pass rate', 'pass', 'fail', 'unknown', 'skipped', 'cost'],
+        r.judges.map((j) => [esc(j.agent), esc(j.judge), esc(j.type), pct(j.pass_rate), String(j.pass), String(j.fail), String(j.unknown), String(j.skipped), usd(j.cost_usd)]),
+        new Set([3, 4, 5, 6, 7, 8]),
+      ),
+      '<h2>Runs where judges disagree</h2>',
+    );
+    if (r.disagreements.length === 0) parts.push('<p>None.</p>');
+    else
+      parts.push(
+        htmlTable(
+          ['agent', 'resolution', 'task', 'repeat', 'verdicts', 'run'],
+          r.disagreements.map((d) => [
+            esc(d.agent),
+            esc(d.resolution),
+            taskLink(d),
+            String(d.repeat),
+            esc(verdictList(d.verdicts)),
+            `<a class="judged-run" href="${esc(href(d.link ?? d.dir))}"><code>${esc(d.dir)}</code></a>`,
+          ]),
+        ),
+      );
+  }
   parts.push('<h2>Flaky tasks</h2>');
   if (r.flaky.length === 0) parts.push('<p>None.</p>');
   else {
@@ -354,6 +443,16 @@ export function renderScoresHtml(r: ScoreReport): string {
       htmlTable(
         ['agent', 'resolution', 'task', 'succeeded (repeats)', 'failed (repeats)', 'not counted'],
         r.flaky.map((f) => [esc(f.agent), esc(f.resolution), esc(f.task_id), esc(list(f.succeeded)), esc(list(f.failed)), esc(list(f.not_counted))]),
+      ),
+    );
+  }
+  parts.push('<h2>Stopped runs (counted apart)</h2>');
+  if (r.stopped.length === 0) parts.push('<p>None.</p>');
+  else {
+    parts.push(
+      htmlTable(
+        ['agent', 'resolution', 'task', 'repeat', 'status', 'reason'],
+        r.stopped.map((e) => [esc(e.agent), esc(e.resolution), taskLink(e), String(e.repeat), `<code>${esc(e.status)}</code>`, esc(stopWhy(e))]),
       ),
     );
   }

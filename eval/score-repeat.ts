@@ -2,7 +2,8 @@
  * Repeats (`vncua eval --repeat K`): pass@1, pass@k, pass^k over tasks, and the flaky tasks.
  *
  * A task is one (agent, resolution, task id); its runs are the repeats found on disk (one in the
- * single-run layout). A run *counts* unless it is an infra error or invalid. For a task with n
+ * single-run layout). A run *counts* unless it is an infra error, invalid, or ended with a status counted apart
+ * (eval/score.ts APART_STATUSES: the agent said why it stopped, or a cost cap stopped it). For a task with n
  * counted runs, c of them successes, and a set of tasks whose largest number of runs is k:
  *
  *   pass@1 = mean over tasks with n >= 1 of c / n        (the chance one run succeeds)
@@ -25,6 +26,8 @@ export interface RepeatRun {
   success: boolean;
   infra_error: boolean;
   invalid: unknown;
+  /** A status counted apart (eval/score.ts APART_STATUSES: the agent's stop statuses, cost_cap): the run does not count. */
+  stopped?: string | null;
 }
 
 /** One task's runs. */
@@ -77,7 +80,7 @@ export function taskOutcomes(runs: readonly RepeatRun[]): TaskOutcome[] {
     let t = tasks.get(key);
     if (!t) tasks.set(key, (t = { agent: r.agent, resolution: r.resolution, task_id: r.task_id, group: r.group, repeats: [], counted: [], succeeded: [] }));
     t.repeats.push(r.repeat);
-    if (r.infra_error || r.invalid) continue;
+    if (r.infra_error || r.invalid || (r.stopped ?? null) !== null) continue;
     t.counted.push(r.repeat);
     if (r.success) t.succeeded.push(r.repeat);
   }

@@ -7,9 +7,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActionName, RunResult } from '../harness/trace/schema.ts';
+import type { ActionName, RunResult, RunStatus } from '../harness/trace/schema.ts';
 import { uitaskClick, uitaskExecutionJson, uitaskFinish } from '../harness/trace/test-fixtures/uitask.ts';
 import { TraceWriter } from '../harness/trace/writer.ts';
+import { taskOutcomes } from './score-repeat.ts';
 import { aggregate, scoreRun, writeScores, type RunInput, type ScoreReport } from './score.ts';
 
 type E = RunInput['entries'][number];
@@ -31,6 +32,8 @@ describe('scoreRun: the metrics of one run', () => {
       duration_ms: 1500,
       actions_by_type: { mouse_click: 2, finish: 1 },
       infra_error: false,
+      stopped: null,
+      reason: null,
       model_calls: null,
       input_tokens: null,
       output_tokens: null,
@@ -132,6 +135,7 @@ describe('scoreRun: the metrics of one run', () => {
       complete_rate: 1,
       avg_steps: 1.5,
       avg_duration_ms: 2000,
+      stopped: { ambiguity: 0, needs_human: 0, sensitive_action: 0, problem: 0, cost_cap: 0 },
       cost_usd: null,
       avg_cost_usd: null,
       cost_per_success: null,
@@ -141,6 +145,37 @@ describe('scoreRun: the metrics of one run', () => {
       domain_blocked_runs: 0,
     });
     expect(aggregate([]).success_rate).toBeNull();
+  });
+
+  it('runs ended with a stop status or cost_cap are counted apart per status: not in runs, not successes, their cost summed', () => {
+    const priced = (status: RunStatus, cost: number, reason?: string) => ({ status, durationMs: 100, model_calls: 1, cost_usd: cost, ...(reason ? { reason } : {}) });
+    const runs = [
+      scoreRun({ entries: [e('mouse_click', true), e('finish', true)], partial: false, result: priced('finished', 0.1) }),
+      scoreRun({ entries: [e('mouse_click', false)], partial: false, result: priced('max_steps', 0.1) }),
+      scoreRun({ entries: [e('finish', false)], partial: false, result: priced('needs_human', 0.05, 'a CAPTCHA') }),
+      scoreRun({ entries: [e('finish', false)], partial: false, result: priced('needs_human', 0.05) }),
+      scoreRun({ entries: [e('finish', false)], partial: false, result: priced('ambiguity', 0.05, 'Which one?') }),
+      scoreRun({ entries: [e('finish', false)], partial: false, result: priced('sensitive_action', 0.05) }),
+      scoreRun({ entries: [e('finish', false)], partial: false, result: priced('problem', 0.05) }),
+      // A run that reached its cap, even with the page complete, is not the agent's success.
+      scoreRun({ entries: [e('mouse_click', true)], partial: false, result: priced('cost_cap', 0.2) }),
+    ];
+    expect(runs[2]).toMatchObject({ stopped: 'needs_human', reason: 'a CAPTCHA' });
+    expect(runs[0]).toMatchObject({ stopped: null, reason: null });
+    const agg = aggregate(runs);
+    expect(agg).toMatchObject({
+      runs: 2,
+      successes: 1,
+      success_rate: 0.5,
+      infra_errors: 0,
+      stopped: { ambiguity: 1, needs_human: 2, sensitive_action: 1, problem: 1, cost_cap: 1 },
+      cost_usd: 0.65,
+      cost_per_success: 0.65,
+    });
+    expect(agg.avg_cost_usd).toBeCloseTo(0.65 / 8, 12);
+    // pass@k: a stopped run does not count for its task.
+    const outcomes = taskOutcomes(runs.map((m, i) => ({ ...m, agent: 'a', resolution: '1x1', task_id: `t${i}`, group: 'g', repeat: 1, invalid: null })));
+    expect(outcomes.filter((o) => o.counted.length > 0)).toHaveLength(2);
   });
 });
 
@@ -359,6 +394,41 @@ describe('scoring with success evidence', () => {
       expect(html.match(/class="first"/g)?.length).toBe(1);
       const md = await readFile(join(root, 'scores.md'), 'utf8');
       expect(md).toContain('([step 1](agent/1280_800/late-1/action_screenshots.html#step-1))');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('scoring runs that stopped for a reason', () => {
+  it('scores.json lists them with status and reason; scores.md and scores.html show the per-status counts and a "Stopped runs" table', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'vncua-score-stop-'));
+    try {
+      const write = async (id: string, result: RunResult) => {
+        const dir = join(root, 'model', '1280_800', id);
+        const w = new TraceWriter(dir);
+        await w.open();
+        await w.append({ action: 'finish', params: {}, task_marked_complete: id === 'done-1', started_at: 1, ended_at: 2 } as never);
+        await w.finalize();
+        await w.writeResult(result);
+      };
+      await write('done-1', { status: 'finished', steps: 1, durationMs: 10 });
+      await write('login-1', { status: 'needs_human', steps: 1, durationMs: 10, reason: 'A login wall: the site asks for a password.' });
+      await write('buy-1', { status: 'cost_cap', steps: 1, durationMs: 10, error: { code: 'AGENT_ERR_COST_CAP', message: 'The run cost $0.5.' } });
+      const { report } = await writeScores(root);
+      expect(report.by_agent[0]).toMatchObject({ runs: 1, successes: 1, success_rate: 1, stopped: { needs_human: 1, cost_cap: 1, ambiguity: 0 } });
+      expect(report.stopped.map((s) => [s.task_id, s.status, s.reason, s.error?.code ?? null])).toEqual([
+        ['buy-1', 'cost_cap', null, 'AGENT_ERR_COST_CAP'],
+        ['login-1', 'needs_human', 'A login wall: the site asks for a password.', null],
+      ]);
+      const md = await readFile(join(root, 'scores.md'), 'utf8');
+      const html = await readFile(join(root, 'scores.html'), 'utf8');
+      expect(md).toContain('2 (needs_human 1, cost_cap 1)');
+      expect(md).toContain('## Stopped runs (counted apart)');
+      expect(md).toContain('| needs_human | A login wall: the site asks for a password. |');
+      expect(md).toContain('| cost_cap | AGENT_ERR_COST_CAP: The run cost $0.5. |');
+      expect(html).toContain('<td class="stopped"');
+      expect(html).toContain('■ needs_human: A login wall');
     } finally {
       await rm(root, { recursive: true, force: true });
     }

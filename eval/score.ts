@@ -11,14 +11,29 @@ import { VncuaError } from '../harness/errors.ts';
 import { writeFileAtomic } from '../harness/trace/atomic.ts';
 import { roundUsd } from '../harness/trace/model-calls.ts';
 import { readTrace } from '../harness/trace/reader.ts';
-import { runResultSchema, type RunEvidence, type RunResult, type RunStatus, type TraceEntry } from '../harness/trace/schema.ts';
+import { STOP_STATUSES, runResultSchema, type RunEvidence, type RunResult, type RunStatus, type StopStatus, type TraceEntry } from '../harness/trace/schema.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
 import { infraErrorOf } from './infra.ts';
 import { TASK_FILE, isMovedAsideName } from './layout.ts';
 import { readJsonFile, runReadProblem, type InvalidReason } from './score-invalid.ts';
 import { renderScoresHtml, renderScoresMarkdown } from './score-render.ts';
+import { judgeDisagreements, judgeRates, runJudges, type Disagreement, type JudgeRate, type RunJudgeVerdict } from './score-judges.ts';
 import { flakyTasks, passAtK, taskOutcomes, type FlakyTask, type PassAtK } from './score-repeat.ts';
 import { taskGroup } from './tasks.ts';
+
+/**
+ * Statuses counted apart, like infra errors: neither a success nor a failure of the agent's skill. The stop statuses
+ * (the agent said why it stopped: ambiguity, needs_human, sensitive_action, problem) and cost_cap (a cost cap stopped it).
+ */
+export const APART_STATUSES = [...STOP_STATUSES, 'cost_cap'] as const;
+
+/** One of APART_STATUSES. */
+export type ApartStatus = StopStatus | 'cost_cap';
+
+/** Whether `status` is counted apart (APART_STATUSES). */
+export function isApartStatus(status: unknown): status is ApartStatus {
+  return (APART_STATUSES as readonly unknown[]).includes(status);
+}
 
 /** The per-run metrics. */
 export interface RunMetrics {
@@ -44,6 +59,10 @@ export interface RunMetrics {
   actions_by_type: Record<string, number>;
   /** The run ended infra_error (or with an infra error code): excluded from rates. */
   infra_error: boolean;
+  /** The run ended with a status counted apart (APART_STATUSES: the agent's stop statuses, cost_cap): excluded from rates, counted per status; null otherwise. */
+  stopped: ApartStatus | null;
+  /** result.json's reason (why the agent stopped, in its words or the model's refusal); null without one. */
+  reason: string | null;
   /** result.json's model_calls: calls a model agent made; null when none were recorded (no model agent, or an older result.json). */
   model_calls: number | null;
   /** result.json's input_tokens (every call's prompt, cache included); null when not every call reported usage. */
@@ -80,6 +99,10 @@ export interface RunScore extends RunMetrics {
   success_at: number | null;
   /** result.json's evidence of that success: rule, pattern, matching snippet, URL, time, entry and phase (immediate, grace or final). */
   evidence: RunEvidence | null;
+  /** Each judge's verdict from judges.json (eval/judges/); null when the run was not judged. */
+  judges: RunJudgeVerdict[] | null;
+  /** Why judges.json could not be read (the run is scored without its judges); null when it could, or there is none. */
+  judges_problem: string | null;
 }
 
 /** Aggregated metrics of a set of runs (infra errors and invalid runs excluded from everything but their counts). */
@@ -102,9 +125,11 @@ export interface Aggregate {
   avg_steps: number | null;
   /** Mean duration_ms over runs that have one. */
   avg_duration_ms: number | null;
-  /** USD over the runs (a run that made no model calls counts 0); null when no run made model calls, or some run's calls were not all priced. */
+  /** Runs counted apart per status (APART_STATUSES; every status present, 0 when none): not in `runs`, not successes, not failures. */
+  stopped: Record<ApartStatus, number>;
+  /** USD over the runs, those counted apart included (a run that made no model calls counts 0); null when no run made model calls, or some run's calls were not all priced. */
   cost_usd: number | null;
-  /** cost_usd / runs. */
+  /** cost_usd / (runs + the runs counted apart). */
   avg_cost_usd: number | null;
   /** cost_usd / successes (null without a success). */
   cost_per_success: number | null;
@@ -129,6 +154,8 @@ export interface ScoreReport {
   resolutions: string[];
   runs: RunScore[];
   infra_errors: Array<Pick<RunScore, 'agent' | 'resolution' | 'task_id' | 'repeat' | 'dir' | 'error' | 'link'>>;
+  /** Runs counted apart (APART_STATUSES), with their status and reason. */
+  stopped: Array<Pick<RunScore, 'agent' | 'resolution' | 'task_id' | 'repeat' | 'dir' | 'status' | 'reason' | 'error' | 'link'>>;
   /** Runs that could not be read, with the reason (excluded from every rate). */
   invalid: Array<Pick<RunScore, 'agent' | 'resolution' | 'task_id' | 'repeat' | 'dir' | 'link'> & { reason: InvalidReason }>;
   /** Tasks whose counted repeats disagree (some succeeded, some did not). */
@@ -136,6 +163,10 @@ export interface ScoreReport {
   by_agent: Array<{ agent: string } & AggregateRow>;
   by_resolution: Array<{ agent: string; resolution: string } & AggregateRow>;
   by_group: Array<{ agent: string; resolution: string; group: string } & AggregateRow>;
+  /** Each judge's pass rate per agent (judges.json; empty when no run was judged). */
+  judges: JudgeRate[];
+  /** Runs whose judges disagree (some pass, some fail), with links. */
+  disagreements: Disagreement[];
 }
 
 /** What scoreRun() takes: a trace's entries, whether it was partial, and result.json when there is one. */
@@ -143,7 +174,7 @@ export interface RunInput {
   entries: ReadonlyArray<Pick<TraceEntry, 'action' | 'task_marked_complete'> & { started_at?: number; ended_at?: number; actor?: 'human' }>;
   /** True when only partial_execution.json exists (or no trace at all). */
   partial: boolean;
-  result: Pick<RunResult, 'status' | 'durationMs' | 'error' | 'model_calls' | 'input_tokens' | 'output_tokens' | 'cost_usd' | 'domain_blocked'> | null;
+  result: Pick<RunResult, 'status' | 'durationMs' | 'error' | 'model_calls' | 'input_tokens' | 'output_tokens' | 'cost_usd' | 'reason' | 'domain_blocked'> | null;
   /** True when the directory holds no trace file at all (with no result.json either, the run never started: counted as infra). */
   noTrace?: boolean;
 }
@@ -187,6 +218,8 @@ export function scoreRun(r: RunInput): RunMetrics {
     duration_ms: duration,
     actions_by_type: actions,
     infra_error: infra,
+    stopped: !infra && isApartStatus(r.result?.status) ? r.result.status : null,
+    reason: r.result?.reason ?? null,
     model_calls: r.result?.model_calls ?? null,
     input_tokens: r.result?.input_tokens ?? null,
     output_tokens: r.result?.output_tokens ?? null,
@@ -195,10 +228,12 @@ export function scoreRun(r: RunInput): RunMetrics {
   };
 }
 
-/** Aggregate runs (infra errors and invalid runs counted apart). */
+/** Aggregate runs (infra errors, invalid runs and the APART_STATUSES counted apart). */
 export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidReason | null }>): Aggregate {
   const invalid = runs.filter((r) => r.invalid).length;
-  const counted = runs.filter((r) => !r.infra_error && !r.invalid);
+  const apart = runs.filter((r) => !r.infra_error && !r.invalid && r.stopped !== null);
+  const counted = runs.filter((r) => !r.infra_error && !r.invalid && r.stopped === null);
+  const stopped = Object.fromEntries(APART_STATUSES.map((s) => [s, apart.filter((r) => r.stopped === s).length])) as Record<ApartStatus, number>;
   const n = counted.length;
   const count = (f: (r: RunMetrics) => boolean) => counted.filter(f).length;
   const rate = (k: number) => (n === 0 ? null : k / n);
@@ -207,7 +242,8 @@ export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidRe
   const proper = count((r) => r.proper_stop);
   const completes = count((r) => r.complete);
   // Cost: only when some run made model calls and every run that made any was priced (a run without calls cost nothing).
-  const withCalls = counted.filter((r) => r.model_calls !== null && r.model_calls > 0);
+  // Runs counted apart spent money too: their cost is in the sums (not in the per-run and per-success means' denominators).
+  const withCalls = [...counted, ...apart].filter((r) => r.model_calls !== null && r.model_calls > 0);
   const cost = withCalls.length > 0 && withCalls.every((r) => r.cost_usd !== null) ? roundUsd(withCalls.reduce((s, r) => s + r.cost_usd!, 0)) : null;
   return {
     runs: n,
@@ -221,12 +257,14 @@ export function aggregate(runs: ReadonlyArray<RunMetrics & { invalid?: InvalidRe
     complete_rate: rate(completes),
     avg_steps: n === 0 ? null : counted.reduce((s, r) => s + r.steps_performed, 0) / n,
     avg_duration_ms: durations.length === 0 ? null : durations.reduce((s, d) => s + d, 0) / durations.length,
+    stopped,
     cost_usd: cost,
-    avg_cost_usd: cost === null || n === 0 ? null : cost / n,
+    avg_cost_usd: cost === null || n + apart.length === 0 ? null : cost / (n + apart.length),
     cost_per_success: cost === null || successes === 0 ? null : cost / successes,
-    infra_errors: runs.length - n - invalid,
-    domain_blocked: counted.some((r) => r.domain_blocked !== null) ? counted.reduce((s, r) => s + (r.domain_blocked ?? 0), 0) : null,
-    domain_blocked_runs: count((r) => (r.domain_blocked ?? 0) > 0),
+    infra_errors: runs.length - n - invalid - apart.length,
+    // Blocked requests over every run that was not an infra error or invalid (those counted apart included).
+    domain_blocked: [...counted, ...apart].some((r) => r.domain_blocked !== null) ? [...counted, ...apart].reduce((s, r) => s + (r.domain_blocked ?? 0), 0) : null,
+    domain_blocked_runs: [...counted, ...apart].filter((r) => (r.domain_blocked ?? 0) > 0).length,
     invalid,
   };
 }
@@ -314,6 +352,7 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
   const report = join(dir, 'action_screenshots.html');
   const hasReport = await exists(report);
   const linkFile = hasReport ? report : (traceFile ?? ((await exists(join(dir, TRACE_FILES.result))) ? join(dir, TRACE_FILES.result) : null));
+  const judged = await runJudges(dir);
   return {
     agent: task?.agent ?? at.agent,
     resolution: task?.resolution ?? at.resolution ?? 'unknown',
@@ -330,6 +369,8 @@ export async function scoreRunDir(root: string, dir: string): Promise<RunScore> 
     success_link: hasReport && m.success_index !== null ? `${rel(report)}#step-${m.success_index}` : null,
     success_at: result?.success_at ?? null,
     evidence: result?.evidence ?? null,
+    judges: judged.judges,
+    judges_problem: judged.problem,
     ...m,
   };
 }
@@ -390,11 +431,16 @@ export async function scoreRoot(rootDir: string, opts: { signal?: AbortSignal } 
     resolutions,
     runs,
     infra_errors: runs.filter((r) => r.infra_error).map(({ agent, resolution, task_id, repeat, dir, error, link }) => ({ agent, resolution, task_id, repeat, dir, error, link })),
+    stopped: runs
+      .filter((r) => r.stopped !== null && !r.invalid)
+      .map(({ agent, resolution, task_id, repeat, dir, status, reason, error, link }) => ({ agent, resolution, task_id, repeat, dir, status, reason, error, link })),
     invalid: runs.flatMap(({ agent, resolution, task_id, repeat, dir, link, invalid }) => (invalid ? [{ agent, resolution, task_id, repeat, dir, link, reason: invalid }] : [])),
     flaky: flakyTasks(taskOutcomes(runs)),
     by_agent,
     by_resolution,
     by_group,
+    judges: judgeRates(runs),
+    disagreements: judgeDisagreements(runs),
   };
 }
 

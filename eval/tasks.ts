@@ -1,6 +1,6 @@
 /**
  * Task files: our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group?,
- * allowedDomains?, blockedDomains? }`,
+ * allowedDomains?, blockedDomains?, judges? }`,
  * validated with zod) and the Python uitask harness's (a JSON array of `{ web_name, id, ques, ux_hint, web }`),
  * detected automatically and normalized to `EvalTask`.
  *
@@ -21,6 +21,7 @@ import { VncuaError } from '../harness/errors.ts';
 import { parseDomainPattern } from '../harness/guard/patterns.ts';
 import { issueField } from '../harness/trace/parse.ts';
 import { checkTaskSecrets } from '../harness/secrets/run-secrets.ts';
+import { judgeListSchema, judgeSpecProblem, type JudgeSpec } from './judges/spec.ts';
 
 /** A task as the runner runs it (both formats normalize to this). */
 export interface EvalTask {
@@ -40,6 +41,8 @@ export interface EvalTask {
   hint?: string;
   /** Task group for aggregation (given, uitask's web_name, or the id without its trailing -N / --N). */
   group: string;
+  /** The judges of this task's runs (eval/judges/spec.ts), instead of the suite's (--judge); the sentinel's verdict is always kept beside them. */
+  judges?: JudgeSpec[];
   /** The navigation guard's allow list for this task: it narrows --allowed-domains (a URL must pass both). */
   allowedDomains?: string[];
   /** Hosts blocked for this task, besides --blocked-domains. */
@@ -95,6 +98,7 @@ export const taskSchema = z.strictObject({
     .optional(),
   hint: z.string().optional(),
   group: nonEmpty.optional(),
+  judges: judgeListSchema.optional(),
   allowedDomains: z.array(z.string()).optional(),
   blockedDomains: z.array(z.string()).optional(),
   // Checked by checkTaskSecrets (harness/secrets), for codes naming the binding or the entry.
@@ -142,7 +146,7 @@ function badTasks(source: string, issues: TaskIssue[]): VncuaError {
   const lines = issues.map((i) => `  ${i.index < 0 ? 'file' : `entry ${i.index}`}${i.field ? `, field "${i.field}"` : ''}: ${i.problem}`);
   return new VncuaError(
     'EVAL_ERR_BAD_TASKS',
-    `${source}: ${issues.length} bad ${issues.length === 1 ? 'entry' : 'entries'}. A task file is a JSON array of { "id", "goal", "url", "success": { "sentinel" | "selector" | "expression" } } (optional maxSteps, resolution, hint, group), or uitask's [{ "web_name", "id", "ques", "ux_hint", "web" }]:\n${lines.join('\n')}`,
+    `${source}: ${issues.length} bad ${issues.length === 1 ? 'entry' : 'entries'}. A task file is a JSON array of { "id", "goal", "url", "success": { "sentinel" | "selector" | "expression" } } (optional maxSteps, resolution, hint, group, allowedDomains, blockedDomains, judges), or uitask's [{ "web_name", "id", "ques", "ux_hint", "web" }]:\n${lines.join('\n')}`,
     { details: { source, issues } },
   );
 }
@@ -155,6 +159,12 @@ function check<T>(schema: z.ZodType<T>, raw: unknown, index: number): { ok: T } 
   const issue = r.error.issues[0]!;
   const field = issueField(issue);
   let problem = issue.message;
+  // A bad judge: name its own field ("judges.1.regex"), not the union's.
+  const judges = (raw as { judges?: unknown }).judges;
+  if (issue.path[0] === 'judges' && typeof issue.path[1] === 'number' && Array.isArray(judges)) {
+    const p = judgeSpecProblem(judges[issue.path[1]]);
+    if (p) return { issue: { index, field: `judges.${issue.path[1]}${p.field ? `.${p.field}` : ''}`, problem: p.problem } };
+  }
   if (issue.code === 'unrecognized_keys') problem = 'unknown field';
   else if (issue.code === 'invalid_union' && field === 'success') problem = 'expected exactly one of { "sentinel": "..." }, { "selector": "..." } or { "expression": "..." }';
   else if ((issue.code === 'invalid_type' || issue.code === 'invalid_union') && valueAt(raw, issue.path) === undefined) problem = 'missing';
@@ -213,6 +223,7 @@ function fromOurs(t: z.infer<typeof taskSchema>, index: number, issues: TaskIssu
   if (t.maxSteps !== undefined) task.maxSteps = t.maxSteps;
   if (resolution) task.resolution = resolution;
   if (t.hint !== undefined) task.hint = t.hint;
+  if (t.judges !== undefined) task.judges = t.judges;
   return task;
 }
 

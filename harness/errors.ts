@@ -60,6 +60,10 @@ export const ERROR_CODES = {
   AGENT_ERR_ILLEGAL_STATE: 'An Agent method was called at the wrong time (an action outside run(), or run() while a run is in progress).',
   AGENT_ERR_STUCK: 'A model adapter ended the run as stuck: the same action repeated, or the same screen seen, N times in a row (status stuck).',
   AGENT_ERR_BUDGET_EXCEEDED: 'A model adapter ran past its wall-clock budget (budgetMs); the run ended with status timeout.',
+  AGENT_ERR_COST_CAP:
+    "The run's model calls reached its cost cap (maxCostUsd, --max-cost); the run ended with status cost_cap before its next model call (the message gives what was spent).",
+  AGENT_ERR_COST_UNKNOWN:
+    'A cost cap is set (maxCostUsd, --max-cost, --max-suite-cost) but a model call of the run had no price, so the cap cannot be kept; give the model a price (the prices option, -- --prices FILE). The run ended with status error.',
   RECORDER_ERR_NOT_STARTED: 'The recording proxy could not be started for a run with recording on (details say why); pass record: false to run without it.',
   // CDP success check (harness/cdp)
   CDP_ERR_BAD_SENTINEL: 'The success sentinel is malformed, or the page rejected it (invalid selector, an expression that threw or returned a non-boolean).',
@@ -97,6 +101,8 @@ export const ERROR_CODES = {
   EVAL_ERR_BAD_TASKS: 'A task file could not be read, or has bad entries (details.issues lists one { index, field, problem } per bad entry).',
   EVAL_ERR_BAD_ENDPOINTS: 'The --endpoints file of the remote provider could not be read, or has bad entries (details.issues: index and field).',
   EVAL_ERR_BAD_OPTIONS: 'An eval runner option is invalid (workers, retries, resolutions, shard i/n, a task URL that needs --base-url; details name the field).',
+  EVAL_ERR_SUITE_COST_CAP:
+    "The suite's model calls reached its cost cap (--max-suite-cost, runSuite's maxSuiteCostUsd): the runs going on ended with status cost_cap before their next model call, and no further run was started (the summary counts them as not started).",
   EVAL_ERR_PROVIDER_UNAVAILABLE: 'The desktop provider cannot work here (docker not installed or its daemon not reachable, no remote endpoint fits).',
   EVAL_ERR_DESKTOP_LOST: 'The desktop died or stopped answering during a task (Chromium crashed, CDP gone): an infra error, retried, never counted against the agent.',
   EVAL_ERR_NO_RUNS: 'vncua score found no task run directories (task.json / result.json / execution.json) under the given directory.',
@@ -107,6 +113,22 @@ export const ERROR_CODES = {
     'A task directory holds both a single run (--repeat 1: OUT/<agent>/<W>_<H>/<task id>/) and numbered attempts (--repeat K: <task id>/<n>/); nothing was run: use the --repeat it was run with, or another --out (details: dirs).',
   EVAL_ERR_INVALID_RUNS:
     'vncua score found runs whose trace, result or task.json cannot be read (not JSON, fails the schema, unreadable); they are listed in the scores and excluded from the rates; --allow-invalid accepts them.',
+  // The Redis job queue (eval/queue/: vncua eval --queue, vncua worker)
+  QUEUE_ERR_BAD_URL:
+    'The --queue URL is not redis://[[user]:password@]HOST:PORT[/N] (or rediss://): no host or port, another scheme, a database that is not a number (the message never repeats the password).',
+  QUEUE_ERR_UNREACHABLE:
+    'Redis at the --queue URL does not answer within a few seconds (refused, no route, not a Redis server): nothing was queued or run; check that redis-server runs there (details: url, reason).',
+  QUEUE_ERR_AUTH: 'Redis at the --queue URL refused the password (WRONGPASS), or wants one and none was given (NOAUTH): give redis://:PASSWORD@HOST:PORT/N.',
+  QUEUE_ERR_VERSION:
+    "The queue, or a suite's manifest in it, was written by a vncua with another queue format or version: run the coordinator and every worker from the same vncua version, or use another Redis database (details: format, expected, version).",
+  QUEUE_ERR_MISMATCH:
+    "A worker's task file or agent module differs from the coordinator's (their sha256 differ): the worker takes no job of that suite and exits; give it the same files (details: what, file, ours, theirs).",
+  QUEUE_ERR_SHARD_ENV:
+    'vncua worker --shard-from-env: JOB_COMPLETION_INDEX or JOB_COMPLETIONS is missing or not a whole number (index 0 <= i < completions), as a Kubernetes Indexed Job sets them (details: index, completions).',
+  QUEUE_ERR_SUITE_COST:
+    "vncua eval --queue with --max-suite-cost: the suite cost cap is not shared across queue workers (each worker would count only its own spend); nothing was queued: drop --max-suite-cost (--max-cost, each run's own cap, works with --queue), or run the suite locally.",
+  QUEUE_ERR_JOB_FAILED:
+    "A queued run's job failed for a reason that is not the run's own (a worker error outside the attempt, a commit that failed) after its attempts: counted as an infra error in the progress; the run is left unfinished, and the same command runs it again.",
   // HTML step report (recorder/report)
   REPORT_ERR_NOT_FOUND: 'No action_screenshots.json exists in the run directory given to the step report (run `vncua process` first).',
   REPORT_ERR_INVALID: 'action_screenshots.json is not valid JSON or does not match its schema (details name the field of the first bad part).',
@@ -196,18 +218,18 @@ export const ERROR_CODES = {
   EXPORT_ERR_WRITE: 'An export output (the JSONL, a PNG, export.json) could not be written (directory not writable, disk full).',
   // The job queue's results upload (eval/queue/upload/): workers that do not see the results root
   QUEUE_ERR_RESULTS_UNWRITABLE:
-    "The suite's results root cannot be written by this process (a file in the way, permissions, a read-only or pseudo filesystem; details: out, cause): give an --out this machine can write.",
+    "The suite's results root cannot be written by this process (a file in the way, permissions, a read-only or pseudo filesystem; details: out, cause): give an --out this machine can write. For a queue worker: the results root the manifest names is not visible here (no marker file of that suite) or not writable, and the coordinator offers no upload; the worker takes no job of that suite and exits (details: out, reason).",
   QUEUE_ERR_UPLOAD:
     "A finished run could not be uploaded to the coordinator's results receiver (wrong token: HTTP 401; receiver unreachable; a file that kept failing its size or sha256 check after the retries; the receiver's disk full; cancelled); the message says which file and step, the run's staging dir is kept (details: url, status, receiverCode, file).",
   QUEUE_ERR_ALREADY_FINISHED:
-    "The run's directory in the results root already holds a finished run (result.json of a finished run), so the upload was not committed over it (HTTP 409): another attempt of the same job finished first; nothing there was touched.",
+    "The run's directory in the results root already holds a finished run (result.json of a finished run), so the attempt was not committed over it (an upload: HTTP 409; a shared filesystem: the rename refused): another attempt of the same job finished first (e.g. after a stall); the attempt is dropped, nothing there was touched.",
   QUEUE_ERR_BAD_PATH:
     'A path given to the results receiver is refused (HTTP 400): absolute, with an empty, `.` or `..` segment, a control character or backslash, a run directory starting with `.` (scoring ignores those), or one that leaves the results root through a symlink (details: path, why).',
   QUEUE_ERR_LISTEN:
     'The results receiver could not start: its token is shorter than 16 characters, or it could not listen on the given host and port (details: host, port, cause).',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
-    'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status safety_check; the message lists each check: id, code, message).',
+    'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status sensitive_action, safety_check before it existed; the message lists each check: id, code, message).',
   MODEL_ERR_AUTH:
     'The model API rejected the credentials (HTTP 401 or 403): set the API key (e.g. OPENAI_API_KEY) or fix its permissions (a configuration error: vncua eval stops the suite).',
   MODEL_ERR_RATE_LIMITED: "The model API still answered 429 (rate limit or quota) after the client's retries.",
@@ -222,7 +244,7 @@ export const ERROR_CODES = {
   AGENT_ERR_PARSE:
     "A model adapter could not turn the model's reply into an action, also after re-asking with the validation error (status parse_error; the message holds the last error and the start of the last reply).",
   MODEL_ERR_REFUSAL:
-    'The model declined to continue (Anthropic stop_reason "refusal"); the run ended with status safety_check (the message holds the refusal category and explanation, when given, and the model\'s text).',
+    'The model declined to continue (Anthropic stop_reason "refusal", an OpenAI refusal content part or chat message.refusal); the run ended with status sensitive_action (safety_check before it existed; the message and result.json\'s reason hold the refusal text, and for Anthropic its category and explanation when given).',
   MODEL_ERR_MAX_TOKENS:
     'The model\'s reply was cut off at its output token limit (stop_reason "max_tokens"), so its last action may be incomplete; raise the adapter\'s maxTokens option.',
   MODEL_ERR_CONTEXT_WINDOW:
@@ -250,7 +272,7 @@ export const ERROR_CODES = {
   SECRET_ERR_MISSING: 'A secrets entry names an environment variable that is set neither in the environment nor in the secrets file (details: name, env).',
   SECRET_ERR_BAD_NAME: 'A secrets entry has a name other than letters, digits, _, . and -, or is not { "env": "VARIABLE" }.',
   SECRET_ERR_FILE:
-    'The secrets file (secretsFile, --secrets-file) could not be read or is malformed: not a JSON object of strings, or a dotenv line that is not NAME=value (the line number is given, never its value).',
+    'The secrets file (secretsFile, --secrets-file) could not be read or is malformed: not a JSON object of strings, or a dotenv line that is not NAME=value (the line number is given, never its value). A queue worker whose own copy at the path in the manifest fails so stops before taking a run.',
   SECRET_ERR_UNKNOWN: 'Typed text holds {{secret:NAME}} for a name the run has no secret for (the message lists the known names).',
   // The rate limit of model calls (harness/agent/rate-gate.ts, eval/queue/rate-limit.ts)
   QUEUE_ERR_BAD_RATE_LIMIT:
@@ -259,6 +281,18 @@ export const ERROR_CODES = {
     "A model call waited longer than its timeout for the rate limit (--rate-limit) or a 429's backoff; the call was not made (details: adapter, model, timeoutMs).",
   QUEUE_ERR_RATE_GATE:
     'The Redis rate gate got an error from Redis itself (not a lost connection, which it waits out), or its connection was closed: the model call was not made; an infra error, so the run is retried (details: status, cause).',
+  // Judges beside the success sentinel (eval/judges/): verdicts stored in judges.json
+  JUDGE_ERR_BAD_SPEC:
+    "A judge spec (a task file's `judges`, --judge) is malformed: an unknown type, a missing or bad field (a URL regex that does not compile, a sample fraction outside 0..1); the message names the judge and the field.",
+  JUDGE_ERR_BAD_ANSWER:
+    "The LLM judge's model answered something that is not the verdict JSON ({ verdict: pass|fail, reason }): the run's verdict for that judge is unknown, never guessed (details: judge, the answer cut short).",
+  JUDGE_ERR_MODEL: "The LLM judge's model call failed: HTTP 5xx or 4xx after the retries, a refused connection, a wrong key (details: judge, status); that verdict is unknown.",
+  JUDGE_ERR_TIMEOUT: "The LLM judge's model call did not answer within its timeoutMs (after the retries); that verdict is unknown.",
+  JUDGE_ERR_NO_KEY: 'The LLM judge found no API key in the environment variable its spec names (apiKeyEnv, default OPENAI_API_KEY); that verdict is unknown and no call was made.',
+  JUDGE_ERR_NEEDS_PAGE:
+    'A page judge (expression, selector) was asked again by vncua score --judge, but the page is gone and the run holds no verdict of that judge from its end: that verdict is unknown (give the judge to vncua eval).',
+  JUDGE_ERR_PAGE: 'A page judge could not read the final page over CDP (no answer, or the expression threw); that verdict is unknown (details: judge).',
+  JUDGE_ERR_WRITE: 'judges.json could not be written into the run directory (not writable, disk full).',
 } as const;
 
 /** A stable error code string. */

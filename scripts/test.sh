@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The Docker engine, the desktop image (eval/providers/docker.desktop.test.ts) and the worker image
-# (docker/worker/worker-image.desktop.test.ts; scripts/build-worker-image.sh sets up the other two
+# (cli/worker-image.desktop.test.ts; scripts/build-worker-image.sh sets up the other two
 # first), beside the type check and the linter. Where none can be had, the docker tests are skipped and print why;
 # VNCUA_TEST_DOCKER=0 skips the setup (the tests then say the engine or image is missing).
 docker_log=$(mktemp)

@@ -153,10 +153,11 @@ export class RunCatalog {
   }
 }
 
-/** success / failure / error / partial / invalid: the status filter's values. */
-export function statusOf(r: Pick<RunScore, 'status' | 'success' | 'infra_error' | 'invalid'>): string {
+/** success / failure / error / partial / invalid, or the stop status (needs_human, cost_cap…: eval/score.ts APART_STATUSES): the status filter's values. */
+export function statusOf(r: Pick<RunScore, 'status' | 'success' | 'infra_error' | 'invalid'> & { stopped?: string | null }): string {
   if (r.invalid) return 'invalid';
   if (r.infra_error) return 'infra_error';
+  if (r.stopped) return r.stopped;
   if (r.success) return 'success';
   if (r.status === 'partial') return 'partial';
   return 'failure';

@@ -276,7 +276,7 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
     expect(server.requests).toHaveLength(4);
   });
 
-  it('stop_reason refusal ends the run with status safety_check; max_tokens with an error; pause_turn goes on', async () => {
+  it('stop_reason refusal ends the run with status sensitive_action (the explanation its reason); max_tokens with an error; pause_turn goes on', async () => {
     {
       const { agent, dir } = await setup([
         { reply: [toolUse({ action: 'left_click', coordinate: [10, 10] })] },
@@ -294,7 +294,8 @@ describe('AnthropicCuaAgent on a 1920x1080 desktop', () => {
         },
       ]);
       const r = await agent.run({ maxSteps: 10 });
-      expect(r.status).toBe('safety_check');
+      expect(r.status).toBe('sensitive_action');
+      expect(r.reason).toBe('policy');
       expect(r.error?.code).toBe('MODEL_ERR_REFUSAL');
       expect(await readResult(dir)).toEqual(r);
       const { entries, partial } = await readTrace(dir);

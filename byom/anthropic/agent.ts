@@ -18,7 +18,8 @@
  *    with the message, and the tool_uses after it in the same reply are answered as skipped. A
  *    model whose every tool_use failed `maxFailedTurns` replies in a row ends the run with status
  *    `parse_error` (AGENT_ERR_PARSE).
- * stop_reason: `refusal` ends the run with status `safety_check` (MODEL_ERR_REFUSAL); `max_tokens`
+ * stop_reason: `refusal` ends the run with status `sensitive_action` (MODEL_ERR_REFUSAL; result.json's reason: the
+ * stop_details explanation, else the model's text, else the category); `max_tokens`
  * (MODEL_ERR_MAX_TOKENS) and `model_context_window_exceeded` (MODEL_ERR_CONTEXT_WINDOW) end it with
  * status `error`; `pause_turn` sends the conversation back as it is on the next step.
  * Each call's latency, usage (cache tokens included, as the API reports them), message id, model
@@ -218,12 +219,16 @@ export class AnthropicCuaAgent extends ModelAgent<z.output<typeof anthropicCuaOp
     switch (resp.stop_reason) {
       case 'refusal': {
         const d = resp.stop_details;
-        this.endRun('safety_check', {
-          code: 'MODEL_ERR_REFUSAL',
-          message:
-            `The model refused to go on (message ${resp.id}${d?.category ? `, category ${d.category}` : ''})${d?.explanation ? `: ${d.explanation}` : ''}.` +
-            (text ? ` It said: ${JSON.stringify(text.slice(0, 500))}` : ''),
-        });
+        this.endRun(
+          'sensitive_action',
+          {
+            code: 'MODEL_ERR_REFUSAL',
+            message:
+              `The model refused to go on (message ${resp.id}${d?.category ? `, category ${d.category}` : ''})${d?.explanation ? `: ${d.explanation}` : ''}.` +
+              (text ? ` It said: ${JSON.stringify(text.slice(0, 500))}` : ''),
+          },
+          d?.explanation || text || `The model refused (${d?.category ?? 'no category given'}).`,
+        );
         return false;
       }
       case 'max_tokens':

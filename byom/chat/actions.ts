@@ -14,8 +14,10 @@
  * {"action": "keys",         "keys": "ctrl+a"}            // one key or chord: Enter, Tab, Escape, BackSpace, ctrl+shift+p, alt+Left
  * {"action": "navigate",     "direction": "back" | "forward"}
  * {"action": "wait",         "seconds": 0..60}
- * {"action": "finish",       "answer"?: "..."}
+ * {"action": "finish",       "answer"?: "...", "status"?: "finished" | "ambiguity" | "needs_human" | "sensitive_action" | "problem", "reason"?: "..."}
  * ```
+ * `finish` with a status other than "finished" stops the run without the task done, for the reason given
+ * (Agent.finish: result.json's status and reason).
  * Every action may also carry `"thought": "..."` (kept in the trace entry's meta). Other keys are
  * rejected, as are coordinates outside the coordinate space (see coordinates.ts), unknown key
  * names and text that cannot be typed; the error text goes back to the model.
@@ -23,6 +25,7 @@
 import { z } from 'zod';
 import type { ActionStep } from '../../harness/agent/index.ts';
 import { MAX_SCROLL_REPEAT } from '../../harness/agent/index.ts';
+import { FINISH_STATUSES } from '../../harness/trace/schema.ts';
 import { parseKeys, planTypeText } from '../../harness/keys/index.ts';
 import { coordinateProblem, toScreen, type CoordinateFrame } from './coordinates.ts';
 
@@ -56,7 +59,7 @@ export const chatActionSchema = z.discriminatedUnion('action', [
   z.strictObject({ action: z.literal('keys'), keys: z.string().min(1), thought }),
   z.strictObject({ action: z.literal('navigate'), direction: z.enum(['back', 'forward']), thought }),
   z.strictObject({ action: z.literal('wait'), seconds: z.number().min(0).max(MAX_CHAT_WAIT_SECONDS), thought }),
-  z.strictObject({ action: z.literal('finish'), answer: z.string().optional(), thought }),
+  z.strictObject({ action: z.literal('finish'), answer: z.string().optional(), status: z.enum(FINISH_STATUSES).optional(), reason: z.string().optional(), thought }),
 ]);
 
 /** One validated reply. */
@@ -134,6 +137,13 @@ function toStep(a: ChatAction, at: (field: string, c: readonly [number, number])
     case 'wait':
       return { action: 'wait', params: { seconds: a.seconds } };
     case 'finish':
-      return { action: 'finish', params: a.answer !== undefined ? { answer: a.answer } : {} };
+      return {
+        action: 'finish',
+        params: {
+          ...(a.answer !== undefined ? { answer: a.answer } : {}),
+          ...(a.status !== undefined ? { status: a.status } : {}),
+          ...(a.reason !== undefined ? { reason: a.reason } : {}),
+        },
+      };
   }
 }

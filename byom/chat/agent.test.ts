@@ -18,7 +18,7 @@ import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import { CHAT_ACTIONS } from './actions.ts';
 import { ChatAgent, reaskText, type ChatAgentOptions } from './agent.ts';
 import { omittedScreenshot } from './history.ts';
-import { images, startChatServer, texts, usageFor, type ChatReply, type ChatServer } from './test-helpers/chat-server.ts';
+import { images, refusalCompletion, startChatServer, texts, usageFor, type ChatReply, type ChatServer } from './test-helpers/chat-server.ts';
 
 const t = useFakeRuns();
 async function chatServer(script: (body: ChatCompletionCreateParamsNonStreaming, n: number) => ChatReply | Promise<ChatReply>): Promise<ChatServer> {
@@ -261,6 +261,30 @@ describe('ChatAgent on the fake desktop', () => {
     const trace = await readTrace(a.options.outputDir);
     expect(trace.partial).toBe(false);
     expect(trace.entries.map((e) => e.action)).toEqual(['wait']);
+  });
+
+  it('message.refusal ends the run with status sensitive_action, the refusal its reason; finish with a status ends with that status', async () => {
+    const s = await chatServer((b, n) => (n === 1 ? json({ action: 'wait', seconds: 0 }) : { body: refusalCompletion('I cannot help with that request.', n, b.model) }));
+    const a = await agent(s);
+    const r = await a.run({ maxSteps: 10 });
+    expect(r).toMatchObject({ status: 'sensitive_action', reason: 'I cannot help with that request.', steps: 2, model_calls: 2 });
+    expect(await readResult(a.options.outputDir)).toEqual(r);
+    expect((await readTrace(a.options.outputDir)).entries.map((e) => [e.action, e.params])).toEqual([
+      ['wait', { seconds: 0 }],
+      ['finish', { status: 'sensitive_action', reason: 'I cannot help with that request.' }],
+    ]);
+
+    const s2 = await chatServer(() => json({ thought: 'A login form.', action: 'finish', status: 'needs_human', reason: 'The site asks for a password I do not have.' }));
+    const a2 = await agent(s2);
+    const r2 = await a2.run({ maxSteps: 10 });
+    expect(r2).toMatchObject({ status: 'needs_human', reason: 'The site asks for a password I do not have.', steps: 1 });
+    // The prompt tells the model about the stop statuses.
+    expect(texts(s2.bodies[0]!.messages[0]!.content).join('\n')).toContain('"status": "needs_human"');
+    // An unknown status is a validation error sent back to the model (a re-ask), not a stop.
+    const s3 = await chatServer((_b, n) => (n === 1 ? json({ action: 'finish', status: 'gave_up' }) : json({ action: 'finish', status: 'ambiguity', reason: 'Which item?' })));
+    const a3 = await agent(s3);
+    expect(await a3.run({ maxSteps: 10 })).toMatchObject({ status: 'ambiguity', reason: 'Which item?' });
+    expect(s3.bodies).toHaveLength(2);
   });
 
   describe('API errors end the run with a clear code and a valid trace', () => {

@@ -8,6 +8,8 @@
  * (coordinates.ts) and perform it. A reply that cannot be used is answered with the validation
  * error and asked again, up to `maxReasks` (2) times; then the run ends with status
  * `parse_error` (AGENT_ERR_PARSE). Each call's latency and usage go into the trace (meta.model_calls).
+ * A reply with `message.refusal` (the model refused) ends the run with status `sensitive_action` and the refusal as
+ * result.json's reason; `{"action": "finish", "status": "...", "reason": "..."}` ends it with that stop status.
  */
 import OpenAI from 'openai';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
@@ -163,7 +165,12 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
     let lastReply = '';
     for (let attempt = 0; attempt <= this.chat.maxReasks; attempt++) {
       if (attempt > 0) conversation.addUser(reaskText(lastError));
-      const reply = await this.#complete(conversation);
+      const { text: reply, refusal } = await this.#complete(conversation);
+      if (refusal !== null) {
+        // The model refused (message.refusal): the run stops as sensitive_action, with the refusal as the reason.
+        await this.finish({ status: 'sensitive_action', reason: refusal });
+        return true;
+      }
       conversation.addAssistant(reply);
       lastReply = reply;
       const found = extractJsonObject(reply);
@@ -193,8 +200,8 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
     return defaultSystemPrompt(inputs);
   }
 
-  /** One chat completion call through callModel (its latency and usage go to the trace). Returns the reply text. */
-  #complete(conversation: Conversation): Promise<string> {
+  /** One chat completion call through callModel (its latency and usage go to the trace). Returns the reply text, and the refusal when the model refused (message.refusal). */
+  #complete(conversation: Conversation): Promise<{ text: string; refusal: string | null }> {
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = { model: this.settings.model, messages: conversation.messages() };
     if (this.chat.temperature !== undefined) body.temperature = this.chat.temperature;
     if (this.chat.maxTokens !== undefined) body.max_tokens = this.chat.maxTokens;
@@ -212,9 +219,10 @@ export class ChatAgent extends ModelAgent<z.output<typeof chatAgentOptionsSchema
             },
           );
         }
-        const text = typeof message.content === 'string' ? message.content : typeof message.refusal === 'string' ? message.refusal : '';
+        const text = typeof message.content === 'string' ? message.content : '';
+        const refusal = typeof message.refusal === 'string' && message.refusal !== '' ? message.refusal : null;
         return {
-          value: text,
+          value: { text, refusal },
           usage: completion.usage ?? undefined,
           responseId: typeof completion.id === 'string' ? completion.id : undefined,
           model: typeof completion.model === 'string' ? completion.model : undefined,

@@ -43,6 +43,7 @@ export function defaultSystemPrompt(inputs: PromptInputs): string {
     '- {"action": "navigate", "direction": "back"}  (browser history: "back" or "forward")',
     `- {"action": "wait", "seconds": 1}  (0..${MAX_CHAT_WAIT_SECONDS}; for content that loads late)`,
     '- {"action": "finish", "answer": "..."}  (the task is done; answer is optional)',
+    '- {"action": "finish", "status": "needs_human", "reason": "..."}  (stop without doing the task, and say why: status "ambiguity" (the task cannot be done as stated), "needs_human" (a login, a CAPTCHA, a confirmation only a person may give), "sensitive_action" (you will not do it without approval) or "problem" (the page or computer is broken))',
     '',
     `Key names: ${KEY_NAMES_SUMMARY}.`,
     'If a reply cannot be used you are told why; answer again with a corrected JSON object.',

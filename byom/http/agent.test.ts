@@ -137,6 +137,34 @@ describe('HttpPlannerAgent on the fake desktop', () => {
     expect(await readResult(a.options.outputDir)).toEqual(r);
   });
 
+  it('FINISH with a status and reason ends the run with that stop status; an unknown status is a bad response', async () => {
+    const s = await planner((_req, n) =>
+      n === 1 ? actions({ type: 'WAIT', seconds: 0 }) : actions({ type: 'FINISH', status: 'problem', reason: 'The page shows a 502 error.', description: 'broken' }),
+    );
+    const a = await agent(s);
+    const r = await a.run({ maxSteps: 5 });
+    expect(r).toMatchObject({ status: 'problem', reason: 'The page shows a 502 error.', steps: 2 });
+    expect(await readResult(a.options.outputDir)).toEqual(r);
+    expect((await readTrace(a.options.outputDir)).entries.map((e) => [e.action, e.params])).toEqual([
+      ['wait', { seconds: 0 }],
+      ['finish', { status: 'problem', reason: 'The page shows a 502 error.' }],
+    ]);
+    const bad = await planner(() => ({ body: { actions: [{ type: 'FINISH', status: 'gave_up' }] } }));
+    const r2 = await (await agent(bad)).run({ maxSteps: 5 });
+    expect(r2).toMatchObject({ status: 'error', error: { code: 'MODEL_ERR_BAD_RESPONSE' } });
+  });
+
+  it('maxCostUsd reached mid-run: the run ends cost_cap before the next plan request', async () => {
+    const usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
+    const s = await planner(() => ({ body: { actions: [{ type: 'WAIT', seconds: 0 }], usage } }));
+    // $10 / $20 per 1M tokens: 0.012 a plan; the cap of 0.03 is reached by the third.
+    const a = await agent(s, { model: 'my-planner', prices: { 'my-planner': { input: 10, output: 20 } }, maxCostUsd: 0.03 });
+    const r = await a.run({ maxSteps: 10 });
+    expect(r).toMatchObject({ status: 'cost_cap', steps: 3, model_calls: 3, error: { code: 'AGENT_ERR_COST_CAP' } });
+    expect(r.cost_usd).toBeCloseTo(0.036, 12);
+    expect(s.requests).toHaveLength(3);
+  });
+
   it('with screenshotSize, sends the scaled size as resolution and maps its pixels back exactly', async () => {
     const s = await planner((_req, n) =>
       n === 1 ? actions({ type: 'CLICK', x: 0, y: 0 }, { type: 'CLICK', x: 1023, y: 639 }, { type: 'CLICK', x: 512, y: 320, button: 'middle' }) : actions({ type: 'FINISH' }),

@@ -18,14 +18,16 @@
  * { "type": "TYPE_INTO",  "text": "…", "x"?: 10, "y"?: 20, "clear"?: false }   // click at x,y first if given; clear = select all first
  * { "type": "KEY_PRESS",  "keys": "ctrl+a" | ["ctrl", "a"] }                     // one key or chord (vncua key names)
  * { "type": "WAIT",       "seconds": 1.5 }                                        // 0..3600
- * { "type": "FINISH",     "success"?: true, "message"?: "…" }
+ * { "type": "FINISH",     "success"?: true, "message"?: "…", "status"?: "finished"|"ambiguity"|"needs_human"|"sensitive_action"|"problem", "reason"?: "…" }
  * ```
+ * A FINISH with a `status` other than "finished" stops the run without the task done, for `reason` (Agent.finish).
  * Coordinates are pixels of the screenshot sent (its size is `resolution`), 0..width-1 / 0..height-1.
  */
 import { z } from 'zod';
 import type { ActionStep } from '../../harness/agent/index.ts';
 import { MAX_SCROLL_REPEAT, MAX_WAIT_SECONDS } from '../../harness/agent/index.ts';
 import { parseKeys, planTypeText } from '../../harness/keys/index.ts';
+import { FINISH_STATUSES } from '../../harness/trace/schema.ts';
 import { formatIssues } from '../chat/actions.ts';
 import { coordinateProblem, toScreen, type CoordinateFrame } from '../chat/coordinates.ts';
 
@@ -55,7 +57,14 @@ export const plannerActionSchema = z.discriminatedUnion('type', [
     .refine((a) => (a.x === undefined) === (a.y === undefined), { message: 'give both x and y, or neither', path: ['x'] }),
   z.strictObject({ type: z.literal('KEY_PRESS'), keys: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]), description }),
   z.strictObject({ type: z.literal('WAIT'), seconds: z.number().min(0).max(MAX_WAIT_SECONDS), description }),
-  z.strictObject({ type: z.literal('FINISH'), success: z.boolean().optional(), message: z.string().optional(), description }),
+  z.strictObject({
+    type: z.literal('FINISH'),
+    success: z.boolean().optional(),
+    message: z.string().optional(),
+    status: z.enum(FINISH_STATUSES).optional(),
+    reason: z.string().optional(),
+    description,
+  }),
 ]);
 
 /** One planner action. */
@@ -144,6 +153,8 @@ export function plannerActionSteps(a: PlannerAction, frame: CoordinateFrame): Ac
       const params: Record<string, unknown> = {};
       if (a.success !== undefined) params.success = a.success;
       if (a.message !== undefined) params.message = a.message;
+      if (a.status !== undefined) params.status = a.status;
+      if (a.reason !== undefined) params.reason = a.reason;
       return [{ action: 'finish', params }];
     }
   }

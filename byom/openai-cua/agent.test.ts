@@ -23,6 +23,7 @@ import {
   imagesIn,
   message,
   reasoning,
+  refusalMessage,
   safetyCheck,
   startFakeResponses,
   type FakeResponsesServer,
@@ -178,14 +179,15 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
     expect(keyDowns(desktop.events)).toEqual([0x61, 0x62, 0xffe3, 0x61, 0xff08, 0x63, 0x64]);
   });
 
-  it('a pending safety check the policy does not acknowledge ends the run with status safety_check before acting; result.json and execution.json are valid', async () => {
+  it('a pending safety check the policy does not acknowledge ends the run with status sensitive_action before acting; result.json and execution.json are valid', async () => {
     const check = safetyCheck('malicious_instructions', 'The page may contain instructions.');
     const server = await serve([{ reply: [computerCall({ action: { type: 'click', button: 'left', x: 100, y: 100 }, checks: [check] })] }]);
     const dir = await out();
     const r = await agent(server, dir, { acknowledgeSafetyChecks: ['irrelevant_domain'] }).run({ maxSteps: 5 });
-    expect(r.status).toBe('safety_check');
+    expect(r.status).toBe('sensitive_action');
     expect(r.error?.code).toBe('AGENT_ERR_SAFETY_CHECK');
     expect(r.error?.message).toContain(check.id);
+    expect(r.reason).toContain('malicious_instructions');
     expect(await readResult(dir)).toEqual(r);
     const { entries, partial } = await readTrace(dir);
     expect(partial).toBe(false);
@@ -223,8 +225,41 @@ describe('OpenAICuaAgent on the fake desktop with a scripted Responses API', () 
     ]);
     const dir2 = await out();
     const r2 = await agent(server2, dir2, { acknowledgeSafetyChecks: ['sensitive_domain'] }).run({ maxSteps: 5 });
-    expect(r2.status).toBe('safety_check');
+    expect(r2.status).toBe('sensitive_action');
     expect((await readTrace(dir2)).entries).toEqual([]);
+  });
+
+  it('maxCostUsd reached by the first call: the run ends cost_cap before the second call (one request on the wire), trace valid', async () => {
+    const server = await serve([
+      { reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] },
+      { reply: [computerCall({ action: { type: 'move', x: 40, y: 50 } })] },
+      { reply: [message('done')] },
+    ]);
+    const dir = await out();
+    // $1 per 1M tokens both ways: the first call's usage (a screenshot: >85 input tokens) costs more than $0.00001.
+    const r = await agent(server, dir, { model: 'priced-model', prices: { 'priced-model': { input: 1, output: 1 } }, maxCostUsd: 0.00001 }).run({ maxSteps: 5 });
+    expect(r).toMatchObject({ status: 'cost_cap', steps: 1, model_calls: 1, error: { code: 'AGENT_ERR_COST_CAP' } });
+    expect(r.cost_usd).toBeGreaterThanOrEqual(0.00001);
+    expect(server.requests).toHaveLength(1);
+    expect(await readResult(dir)).toEqual(r);
+    const { entries, partial } = await readTrace(dir);
+    expect(partial).toBe(false);
+    expect(entries.map((e) => e.action)).toEqual(['mouse_move']);
+    expect(entries[0]!.meta!.model_calls).toHaveLength(1);
+  });
+
+  it('a message with a refusal content part ends the run with status sensitive_action, the refusal as its reason, the call accounted', async () => {
+    const server = await serve([{ reply: [computerCall({ action: { type: 'move', x: 20, y: 30 } })] }, { reply: [refusalMessage("I can't help with purchasing that.")] }]);
+    const dir = await out();
+    const r = await agent(server, dir).run({ maxSteps: 5 });
+    expect(r).toMatchObject({ status: 'sensitive_action', reason: "I can't help with purchasing that.", steps: 2, model_calls: 2 });
+    expect(r.error).toBeUndefined();
+    expect(await readResult(dir)).toEqual(r);
+    const { entries } = await readTrace(dir);
+    expect(entries.map((e) => [e.action, e.params])).toEqual([
+      ['mouse_move', { position: { x: 20, y: 30 } }],
+      ['finish', { message: "I can't help with purchasing that.", status: 'sensitive_action', reason: "I can't help with purchasing that." }],
+    ]);
   });
 
   const errorCases: Array<{ name: string; script: Script; options?: Partial<OpenAICuaOptions>; code: string; requests: number }> = [

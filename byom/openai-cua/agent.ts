@@ -7,9 +7,10 @@
  *    `computer_call_output` per pending computer call, with the screenshot as a data URL, the page's
  *    `current_url` (from CDP) and the safety checks the policy acknowledged; chained to the last
  *    response by `previous_response_id`;
- * 3. a response with no computer call ends the run: `finish` with the model's text as `message`;
+ * 3. a response with no computer call ends the run: `finish` with the model's text as `message`; when its
+ *    message holds a `refusal` content part, `finish({ status: 'sensitive_action', reason })` with the refusal;
  * 4. otherwise: safety checks the policy does not acknowledge end the run with status
- *    `safety_check`; else each action (one with the preview tool, several with the batched
+ *    `sensitive_action` (AGENT_ERR_SAFETY_CHECK, the checks as result.json's reason); else each action (one with the preview tool, several with the batched
  *    `computer` tool) is mapped to vncua primitives (see actions.ts) and performed.
  * Each call's latency, usage, response id and attempts go into `meta.model_calls` of the next trace
  * entry (and the request's size in bytes into `meta.request_bytes`).
@@ -131,6 +132,16 @@ function responseText(resp: Response): string {
     }
   }
   return parts.join('');
+}
+
+/** The text of the refusal content parts of a response's messages, or null when there is none. */
+function responseRefusal(resp: Response): string | null {
+  const parts: string[] = [];
+  for (const item of resp.output) {
+    if (item.type !== 'message') continue;
+    for (const c of item.content) if (c.type === 'refusal' && typeof c.refusal === 'string') parts.push(c.refusal);
+  }
+  return parts.length === 0 ? null : parts.join('\n');
 }
 
 /** Reasoning summaries in a response, if the model gave any. */
@@ -264,7 +275,9 @@ export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsS
     const calls = resp.output.filter((o): o is ResponseComputerToolCall => o.type === 'computer_call');
     const text = responseText(resp);
     if (calls.length === 0) {
-      await this.finish({ message: text });
+      const refusal = responseRefusal(resp);
+      // A refusal content part: the model will not go on; the run stops as sensitive_action, the refusal its reason.
+      await this.finish(refusal === null ? { message: text } : { message: text, status: 'sensitive_action', reason: refusal });
       return true;
     }
     if (text) this.attachMeta({ model_text: text });
@@ -278,10 +291,15 @@ export class OpenAICuaAgent extends ModelAgent<z.output<typeof openAICuaOptionsS
     }
     if (refused.length > 0) {
       const list = refused.map((c) => `${c.id} (${c.code ?? 'no code'}: ${c.message ?? 'no message'})`).join('; ');
-      this.endRun('safety_check', {
-        code: 'AGENT_ERR_SAFETY_CHECK',
-        message: `The model raised safety checks that acknowledgeSafetyChecks does not cover: ${list}. Acknowledge these codes to continue past them.`,
-      });
+      // A check asks a person to approve the next action: the agent does not act without that approval.
+      this.endRun(
+        'sensitive_action',
+        {
+          code: 'AGENT_ERR_SAFETY_CHECK',
+          message: `The model raised safety checks that acknowledgeSafetyChecks does not cover: ${list}. Acknowledge these codes to continue past them.`,
+        },
+        `Safety checks need a person's approval: ${list}`,
+      );
       return false;
     }
     const acknowledged = this.#pending.flatMap((p) => p.acknowledged);

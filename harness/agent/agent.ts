@@ -62,7 +62,7 @@ import { VncuaError, isVncuaError } from '../errors.ts';
 import { isPause, parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
 import { roundMs } from '../trace/clock.ts';
 import { ModelUsageTally } from '../trace/model-calls.ts';
-import type { ActionName, RunResult, RunStatus } from '../trace/schema.ts';
+import { FINISH_STATUSES, type ActionName, type FinishStatus, type RunResult, type RunStatus, type StopStatus } from '../trace/schema.ts';
 import { finishedRunFiles, moveAside, runExistsError } from '../trace/out-dir.ts';
 import { TraceWriter } from '../trace/writer.ts';
 import {
@@ -144,15 +144,24 @@ export interface AgentScreenshotOptions {
   cursor?: boolean;
 }
 
-/** Statuses an adapter may end a run with (endRun). */
-export type EndRunStatus = 'safety_check' | 'stuck' | 'parse_error' | 'timeout';
+/** Statuses an adapter may end a run with (endRun): its guards', a stop status (a refusal or safety check mapped), the cost cap. */
+export type EndRunStatus = 'safety_check' | 'stuck' | 'parse_error' | 'timeout' | StopStatus | 'cost_cap';
 
-/** The abort reason endRun() uses: the run ends with `status` (and `error`, if given). */
+/** The abort reason endRun() uses: the run ends with `status` (and `error` and `reason`, if given). */
 class EndRun {
   constructor(
     readonly status: EndRunStatus,
     readonly error: { code: string; message: string } | undefined,
+    readonly reason?: string,
   ) {}
+}
+
+/** What finish() takes: `status` (default 'finished') and `reason` end the run with that status; other keys are recorded as given. */
+export interface FinishParams extends Record<string, unknown> {
+  /** 'finished' (the task is done), or why the agent stops without doing it: ambiguity, needs_human, sensitive_action, problem. */
+  status?: FinishStatus;
+  /** Why, in the agent's words (result.json's `reason`). */
+  reason?: string;
 }
 
 /** Options of captureScreen(). */
@@ -207,6 +216,12 @@ interface RunState {
   takeover: HumanTakeover | null;
   /** Entries a person made (actor "human"). */
   humanSteps: number;
+  /** The status and reason finish() was given (null: none, or plain 'finished'). */
+  stop: { status: FinishStatus; reason: string | undefined } | null;
+  /** finish({ status: 'needs_human' }) asked for help instead of ending (needsHuman 'ask'): act()'s `true` is not the end. */
+  helpAsked: boolean;
+  /** The live endpoint serves this run (a person can answer a help request). */
+  served: boolean;
   /** The navigation guard (allowedDomains / blockedDomains), or null. */
   guard: RunDomainGuard | null;
   /** The auth bindings applied in the browser, or null. */
@@ -316,6 +331,9 @@ export abstract class Agent implements LiveControl {
       finished: false,
       takeover: null,
       humanSteps: 0,
+      stop: null,
+      helpAsked: false,
+      served: false,
       guard: null,
       auth: null,
     };
@@ -343,6 +361,7 @@ export abstract class Agent implements LiveControl {
     let status: RunStatus = 'error';
     let error: unknown;
     let endError: { code: string; message: string } | undefined;
+    let endReason: string | undefined;
     let steps = 0;
     let opened = false;
     let recording: RecordingHandle | null = null;
@@ -399,6 +418,7 @@ export abstract class Agent implements LiveControl {
           .then(
             (e) => {
               endpoint = e;
+              state.served = true;
             },
             (e) => {
               // The run goes on without a live view; result.json says why (not when the run itself stopped it).
@@ -448,15 +468,26 @@ export abstract class Agent implements LiveControl {
       while (!done && steps < run.maxSteps && !controller.signal.aborted) {
         // A pause (pause(), askForHelp(), a takeover) happens here, between steps; cancelling ends it.
         await this.#live.gate(controller.signal);
+        // A cost cap reached by the last step's model calls: stop before the next act() (and its model call).
+        const capped = this.#costCap(state);
+        if (capped) {
+          controller.abort(capped);
+          break;
+        }
         this.#live.stepStarted();
         if (state.guard) state.guard.step = steps + 1;
         if (state.auth) state.auth.step = steps + 1;
         done = await this.#step(controller);
         steps++;
         done ||= state.finished;
+        // needs_human with needsHuman 'ask': the step asked for help (the gate pauses); the run goes on after it.
+        if (state.helpAsked && !state.finished) done = false;
+        state.helpAsked = false;
       }
-      if (done) status = 'finished';
-      else if (controller.signal.aborted) throw controller.signal.reason;
+      if (done) {
+        status = state.stop?.status ?? 'finished';
+        endReason = state.stop?.reason;
+      } else if (controller.signal.aborted) throw controller.signal.reason;
       else status = 'max_steps';
     } catch (e) {
       const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
@@ -464,6 +495,7 @@ export abstract class Agent implements LiveControl {
       else if (reason instanceof EndRun) {
         status = reason.status;
         endError = reason.error;
+        endReason = reason.reason;
       } else {
         status = 'error';
         error = reason ?? e;
@@ -474,7 +506,7 @@ export abstract class Agent implements LiveControl {
     }
     await liveStarting;
     try {
-      return await this.#endRun({ state, writer, verdict, status, error, endError, steps, opened, recording, connecting, user, liveError, t0 });
+      return await this.#endRun({ state, writer, verdict, status, error, endError, endReason, steps, opened, recording, connecting, user, liveError, t0 });
     } finally {
       try {
         await endpoint?.close();
@@ -492,6 +524,7 @@ export abstract class Agent implements LiveControl {
     status: RunStatus;
     error: unknown;
     endError: { code: string; message: string } | undefined;
+    endReason: string | undefined;
     steps: number;
     opened: boolean;
     recording: RecordingHandle | null;
@@ -535,6 +568,7 @@ export abstract class Agent implements LiveControl {
     const result: AgentRunResult = { status, steps, durationMs: roundMs(performance.now() - t0) };
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
+    if (r.endReason !== undefined && status !== 'error') result.reason = r.endReason;
     Object.assign(result, verdict.result(), state.usage.totals());
     // Present only when there is something to say (a run that never paused reads as before).
     if (this.#live.pausedMs > 0) result.paused_ms = roundMs(this.#live.pausedMs);
@@ -866,15 +900,32 @@ export abstract class Agent implements LiveControl {
     );
   }
 
-  /** Declare the task done (the run ends 'finished' after this act()); `params` are recorded as given. Recorded as finish. */
-  finish(params: Record<string, unknown> = {}): Promise<void> {
+  /**
+   * End the run after this act(): the task is done (`status` 'finished', the default), or the agent stops without doing
+   * it and says why: `{ status: 'ambiguity' | 'needs_human' | 'sensitive_action' | 'problem', reason }` (result.json's
+   * status and `reason`; scores count these apart). Any other key is recorded as given. A status not among these, or a
+   * reason that is not a string, is ACTION_ERR_BAD_ARGUMENT. With the needsHuman option 'ask' and the run served live,
+   * `needs_human` asks for help (askForHelp(reason)) instead: the run pauses after this step and goes on once a person
+   * hands back (the entry's meta says `help_requested: true`). Recorded as finish.
+   */
+  finish(params: FinishParams = {}): Promise<void> {
     return this.#action(
       'finish',
       () => jsonSafe(params) as Record<string, unknown>,
       () => params,
       async () => {
-        checkObject('params', params, Object.keys(params ?? {}));
-        this.#run!.finished = true;
+        const p = checkObject('params', params, Object.keys(params ?? {}));
+        const status = p.status === undefined ? 'finished' : checkChoice('status', p.status, FINISH_STATUSES);
+        const reason = p.reason === undefined ? undefined : checkString('reason', p.reason);
+        const run = this.#run!;
+        if (status === 'needs_human' && this.options.needsHuman === 'ask' && run.served) {
+          this.askForHelp(reason ?? 'The agent needs a person (finish with status needs_human).');
+          run.helpAsked = true;
+          this.attachMeta({ help_requested: true });
+          return;
+        }
+        run.stop = status === 'finished' && reason === undefined ? null : { status, reason };
+        run.finished = true;
       },
     );
   }
@@ -948,10 +999,52 @@ export abstract class Agent implements LiveControl {
    * loop, replies that cannot be parsed, a spent budget). result.json gets the status and `error`; the trace keeps
    * every entry. act() in progress is abandoned, as on cancellation. Does nothing outside a run.
    */
-  protected endRun(status: EndRunStatus, error?: { code: string; message: string }): void {
+  protected endRun(status: EndRunStatus, error?: { code: string; message: string }, reason?: string): void {
     const run = this.#run;
     if (!run || run.controller.signal.aborted) return;
-    run.controller.abort(new EndRun(status, error));
+    run.controller.abort(new EndRun(status, error, reason));
+  }
+
+  /**
+   * Before a model call: when the run's cost cap (maxCostUsd) or the shared one (costBudget) is reached, end the run with
+   * status `cost_cap` and return true (the caller makes no call; act() is abandoned as on cancellation). Throws
+   * AGENT_ERR_COST_UNKNOWN when a cap is set and some call of the run had no price. False outside a run.
+   */
+  protected stopAtCostCap(): boolean {
+    const run = this.#run;
+    if (!run || run.controller.signal.aborted) return false;
+    const capped = this.#costCap(run);
+    if (!capped) return false;
+    run.controller.abort(capped);
+    return true;
+  }
+
+  /** The EndRun of a reached cost cap, or null; AGENT_ERR_COST_UNKNOWN when a cap is set and a call had no price. */
+  #costCap(run: RunState): EndRun | null {
+    const cap = this.options.maxCostUsd;
+    const budget = this.options.costBudget;
+    if (cap === null && budget === null) return null;
+    if (run.usage.hasUnpriced) {
+      throw new VncuaError(
+        'AGENT_ERR_COST_UNKNOWN',
+        'A cost cap is set (maxCostUsd, --max-cost or --max-suite-cost) but a model call of this run has no price (no cost_usd), so the cap cannot be kept: give the model a price (the prices option or -- --prices FILE).',
+        { details: { maxCostUsd: cap, suiteLimitUsd: budget?.limitUsd ?? null } },
+      );
+    }
+    const spent = run.usage.pricedUsd;
+    if (cap !== null && spent >= cap) {
+      return new EndRun('cost_cap', {
+        code: 'AGENT_ERR_COST_CAP',
+        message: `The run's model calls cost $${spent}, reaching its cap of $${cap} (maxCostUsd / --max-cost); it stopped before the next model call.`,
+      });
+    }
+    if (budget?.reached) {
+      return new EndRun('cost_cap', {
+        code: 'EVAL_ERR_SUITE_COST_CAP',
+        message: `The suite's model calls cost $${budget.spentUsd}, reaching its cap of $${budget.limitUsd} (--max-suite-cost); this run stopped before its next model call (its own calls: $${spent}).`,
+      });
+    }
+    return null;
   }
 
   /**
@@ -968,7 +1061,9 @@ export abstract class Agent implements LiveControl {
     if (!run) return;
     const merged: Record<string, unknown> = { ...(run.meta ?? {}) };
     const safe = jsonSafe(meta) as Record<string, unknown>;
+    const before = run.usage.pricedUsd;
     run.usage.addMeta(safe);
+    this.options.costBudget?.add(run.usage.pricedUsd - before);
     for (const [k, v] of Object.entries(safe)) {
       const prev = merged[k];
       merged[k] = Array.isArray(prev) && Array.isArray(v) ? [...prev, ...v] : v;

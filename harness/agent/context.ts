@@ -4,6 +4,7 @@
  */
 import type { Sentinel } from '../cdp/sentinel.ts';
 import type { Agent } from './agent.ts';
+import type { CostBudget } from './cost-budget.ts';
 import type { RateGate } from './rate-gate.ts';
 import type { RecorderFactory } from './recording.ts';
 
@@ -30,7 +31,8 @@ export interface AgentContext {
    * successCheck set by `vncua eval`; password when the desktop needs VNC Authentication; successGraceMs by
    * --success-grace-ms; live: false by --no-live; recorder: the recording proxy, so the run is recorded whichever
    * Agent class it builds; rateGate: the gate of model calls by --rate-limit, shared by every run of the suite, or
-   * of every worker of a queue).
+   * of every worker of a queue; maxCostUsd by --max-cost, costBudget by vncua eval --max-suite-cost; needsHuman by
+   * --needs-human).
    */
   agentOptions: {
     task?: string;
@@ -47,6 +49,12 @@ export interface AgentContext {
     /** The navigation guard's blocked patterns (--blocked-domains and a task's, united). */
     blockedDomains?: string[];
     rateGate?: RateGate | null;
+    /** --max-cost. */
+    maxCostUsd?: number;
+    /** The suite's cost cap (--max-suite-cost), shared by every run of the suite. */
+    costBudget?: CostBudget | null;
+    /** --needs-human. */
+    needsHuman?: 'end' | 'ask';
   };
   /** The task's id (`vncua eval` only). */
   taskId?: string;

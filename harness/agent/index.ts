@@ -5,6 +5,7 @@ export type {
   AgentScreenshotOptions,
   CaptureScreenOptions,
   EndRunStatus,
+  FinishParams,
   MouseClickOptions,
   MouseDragOptions,
   MouseScrollOptions,
@@ -20,3 +21,4 @@ export { reenact, REENACT_FILES, type ReenactOptions, type ReenactResult } from 
 export type { AgentBuilder, AgentContext } from './context.ts';
 export { DEFAULT_BACKOFF_MS, LocalRateGate, parseRateLimit, parseRateLimits } from './rate-gate.ts';
 export type { AcquireOptions, RateBackoff, RateBackoffEvent, RateCall, RateGate, RateGrant, RateRule } from './rate-gate.ts';
+export { CostBudget } from './cost-budget.ts';

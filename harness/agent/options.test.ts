@@ -6,6 +6,7 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VncuaError } from '../errors.ts';
 import { Agent } from './agent.ts';
+import { CostBudget } from './cost-budget.ts';
 import { resolveAgentOptions } from './options.ts';
 import { LocalRateGate } from './rate-gate.ts';
 import { tempOutputDir } from '../test-helpers/files.ts';
@@ -44,6 +45,9 @@ describe('resolveAgentOptions', () => {
       blockedDomains: [],
       domainPolicy: null,
       rateGate: null,
+      maxCostUsd: null,
+      costBudget: null,
+      needsHuman: 'end',
     });
     expect(resolveAgentOptions({ ...base, live: false }).live).toBe(false);
   });
@@ -60,6 +64,31 @@ describe('resolveAgentOptions', () => {
     expect(() => resolveAgentOptions({ ...cdp, auth: [{ domain: 'x.test', type: 'bearer', tokenEnv: 'VNCUA_UNSET_VAR_X' }] })).toThrow(
       expect.objectContaining({ code: 'AUTH_ERR_SECRET_MISSING', details: { binding: 'auth[0] bearer x.test', field: 'tokenEnv', env: 'VNCUA_UNSET_VAR_X' } }),
     );
+  });
+
+  it('takes maxCostUsd (a positive finite number), a CostBudget and needsHuman end|ask; anything else is refused naming the field', () => {
+    const budget = new CostBudget(2);
+    const o = resolveAgentOptions({ ...base, maxCostUsd: 0.5, costBudget: budget, needsHuman: 'ask' });
+    expect([o.maxCostUsd, o.costBudget, o.needsHuman]).toEqual([0.5, budget, 'ask']);
+    expect(badField({ ...base, maxCostUsd: 0 })).toBe('maxCostUsd');
+    expect(badField({ ...base, maxCostUsd: Infinity })).toBe('maxCostUsd');
+    expect(badField({ ...base, maxCostUsd: '1' })).toBe('maxCostUsd');
+    expect(badField({ ...base, costBudget: { limitUsd: 1 } })).toBe('costBudget');
+    expect(badField({ ...base, needsHuman: 'wait' })).toBe('needsHuman');
+    expect(() => new CostBudget(0)).toThrow(expect.objectContaining({ code: 'AGENT_ERR_BAD_OPTIONS' }));
+  });
+
+  it('CostBudget sums what is added (ignoring what is not a positive number) and is reached at its limit', () => {
+    const b = new CostBudget(0.3);
+    b.add(0.1);
+    b.add(0.1);
+    b.add(-5);
+    b.add(Number.NaN);
+    expect(b.spentUsd).toBe(0.2);
+    expect(b.reached).toBe(false);
+    b.add(0.1);
+    expect(b.spentUsd).toBe(0.3);
+    expect(b.reached).toBe(true);
   });
 
   it('compiles allowedDomains / blockedDomains (a list, or layers); a bad pattern is GUARD_ERR_BAD_PATTERN; a guard needs CDP', () => {

@@ -9,6 +9,7 @@ import { VncuaError } from '../errors.ts';
 import { allowLayers, compileDomainPolicy, type AllowedDomains, type DomainPolicy } from '../guard/patterns.ts';
 import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
+import { CostBudget } from './cost-budget.ts';
 import type { RateGate } from './rate-gate.ts';
 import { resolveRunSecrets, type RunSecrets } from '../secrets/run-secrets.ts';
 import type { AuthBindingInput } from '../secrets/auth-bindings.ts';
@@ -91,6 +92,20 @@ export interface AgentOptions {
   secrets?: Readonly<Record<string, SecretRef>>;
   /** A .json or dotenv file the named variables are looked up in first (harness/secrets/sources.ts). */
   secretsFile?: string;
+  /**
+   * Cost cap of one run in USD (`--max-cost`): once the model calls recorded in the run (meta.model_calls[].cost_usd)
+   * reach it, the run stops before its next model call (and before its next act()) with status `cost_cap`
+   * (AGENT_ERR_COST_CAP). A call without a price with a cap set ends the run `error` (AGENT_ERR_COST_UNKNOWN). Default none.
+   */
+  maxCostUsd?: number;
+  /** A cap shared by several runs (harness/agent/cost-budget.ts; `vncua eval --max-suite-cost`): reached, the run stops the same way (EVAL_ERR_SUITE_COST_CAP). */
+  costBudget?: CostBudget | null;
+  /**
+   * What `finish({ status: 'needs_human' })` does: 'end' (default) ends the run with status needs_human; 'ask', while the
+   * run is served live, asks for help instead (askForHelp(reason): the run pauses after the step until a person hands
+   * back or resumes, then the agent goes on). Without a live endpoint 'ask' ends the run as 'end' does.
+   */
+  needsHuman?: 'end' | 'ask';
 }
 
 /** The options after validation, with the endpoints resolved. */
@@ -118,6 +133,12 @@ export interface ResolvedAgentOptions {
   rateGate: RateGate | null;
   /** The run's secrets and auth bindings (values kept out of `options`: the Agent holds this privately). */
   secrets: RunSecrets;
+  /** The run's cost cap in USD (null: none). */
+  maxCostUsd: number | null;
+  /** The shared cost cap (null: none). */
+  costBudget: CostBudget | null;
+  /** What finish({ status: 'needs_human' }) does. */
+  needsHuman: 'end' | 'ask';
 }
 
 /** What run() takes. */
@@ -180,6 +201,12 @@ export const agentOptionsSchema = z.strictObject({
   auth: z.array(z.unknown()).optional(),
   secrets: z.record(z.string(), z.unknown()).optional(),
   secretsFile: z.string().min(1).optional(),
+  maxCostUsd: z.number().positive().refine(Number.isFinite, 'must be a finite number').optional(),
+  costBudget: z
+    .custom<CostBudget>((v) => v instanceof CostBudget, 'must be a CostBudget (harness/agent/cost-budget.ts), or null')
+    .nullable()
+    .optional(),
+  needsHuman: z.enum(['end', 'ask']).optional(),
 });
 
 /** Schema of run()'s options. */
@@ -293,6 +320,9 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     domainPolicy,
     rateGate: o.rateGate ?? null,
     secrets,
+    maxCostUsd: o.maxCostUsd ?? null,
+    costBudget: o.costBudget ?? null,
+    needsHuman: o.needsHuman ?? 'end',
   };
 }
 

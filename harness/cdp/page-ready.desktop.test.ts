@@ -3,14 +3,15 @@
  * and `vncua run` start them) and real servers on 127.0.0.1: a page that renders late, 404 and an empty
  * 500, a refused port, an unresolvable host, TLS to a plain-HTTP port, a server that takes the
  * connection and never answers, a page that mutates its DOM forever, an alert, and cancellation; and
- * a pooled desktop's path: ready at about:blank, then navigated with its history cleared.
+ * a pooled desktop's path: ready at about:blank, then navigated with its history cleared, also from a
+ * page prepared ahead (preparePage: the wait starts at Page.navigate, with the same rule and errors).
  */
 import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchDesktop, type Desktop } from '../desktop/index.ts';
 import { isVncuaError, type ErrorCode } from '../errors.ts';
-import { waitForPageReady, type PageReadyOptions } from './page-ready.ts';
+import { openPage, preparePage, waitForPageReady, type PageReadyOptions, type PreparedPage } from './page-ready.ts';
 import { PageSocket, pageTargets } from './page-socket.ts';
 import { SuccessChecker } from './success.ts';
 import { cdpEvaluate } from '../desktop/test-helpers.ts';
@@ -197,6 +198,52 @@ describe('a pooled desktop: started at about:blank, opened at the task page late
         s.close();
       }
       expect(await cdpEvaluate(d.cdpUrl, 'typeof globalThis.__vncuaLastMutation')).toBe('undefined');
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('prepared ahead (preparePage), the wait starts at Page.navigate, with the same quiet rule, errors, history and no trace left', async () => {
+    const d = await launchDesktop({ size: '800x600', timeoutMs: 45_000 });
+    /** A prepared page whose commands sent from now on are noted in `sent`. */
+    const prepare = async (sent: string[]): Promise<PreparedPage> => {
+      const signal = AbortSignal.timeout(20_000);
+      const p = await preparePage(await openPage(d.cdpUrl, 'about:blank', true, signal), signal);
+      const send = p.socket.send.bind(p.socket);
+      p.socket.send = ((method: string, params: Record<string, unknown>, s: AbortSignal) => {
+        sent.push(method);
+        return send(method, params, s);
+      }) as typeof p.socket.send;
+      return p;
+    };
+    try {
+      await waitForPageReady(d.cdpUrl, { url: 'about:blank', loadTimeoutMs: 10_000 });
+      // A burst of changes: ready only once the DOM has been quiet for quietMs since its last change.
+      const sent: string[] = [];
+      const ready = await waitForPageReady(d.cdpUrl, { url: `${base}/burst`, navigate: true, resetHistory: true, prepared: await prepare(sent) });
+      expect(sent[0]).toBe('Page.navigate');
+      expect(ready.href).toBe(`${base}/burst`);
+      expect(await cdpEvaluate(d.cdpUrl, 'document.getElementById("n").textContent')).toBe('10');
+      expect(await cdpEvaluate(d.cdpUrl, 'performance.now() - window.lastChange >= 100')).toBe(true);
+      expect(await cdpEvaluate(d.cdpUrl, "typeof globalThis.__vncuaLastMutation + ' ' + typeof globalThis.__vncuaMutationClock")).toBe('undefined undefined');
+      // The history holds only the task page.
+      const [target] = await pageTargets(d.cdpUrl);
+      const s = await PageSocket.open(target!.webSocketDebuggerUrl!, AbortSignal.timeout(10_000));
+      try {
+        const h = await s.send<{ entries: Array<{ url: string }> }>('Page.getNavigationHistory', {}, AbortSignal.timeout(10_000));
+        expect(h.entries.map((e) => e.url)).toEqual([`${base}/burst`]);
+        // A later navigation (the agent's) gets no clock.
+        await s.send('Page.enable', {}, AbortSignal.timeout(10_000));
+        const loaded = new Promise<void>((r) => s.on('Page.loadEventFired', () => r()));
+        await s.send('Page.navigate', { url: `${base}/ok` }, AbortSignal.timeout(10_000));
+        await loaded;
+      } finally {
+        s.close();
+      }
+      expect(await cdpEvaluate(d.cdpUrl, 'typeof globalThis.__vncuaLastMutation')).toBe('undefined');
+      // The main document's status is read as before (the Network domain was turned on ahead).
+      const e = await rejection(waitForPageReady(d.cdpUrl, { url: `${base}/no-such-route`, navigate: true, prepared: await prepare([]) }), 'PAGE_ERR_HTTP_STATUS');
+      expect(e.details).toEqual({ url: `${base}/no-such-route`, status: 404 });
     } finally {
       await d.close();
     }

@@ -20,6 +20,7 @@
  * (an infra error, retried; seen on a loaded machine with a page that calls alert() as it loads).
  * The page-verdict.ts rules decide; this file only drives CDP.
  */
+import { channel } from 'node:diagnostics_channel';
 import { VncuaError, isVncuaError } from '../errors.ts';
 import { race, sleep, timeoutSignal } from '../cancel.ts';
 import { checkPositiveMs } from './budget.ts';
@@ -40,10 +41,11 @@ export interface PageReadyOptions {
    */
   resetHistory?: boolean;
   /**
-   * With `navigate`: the page's socket, opened ahead (openPageSocket(); a pool's spare), used instead
-   * of looking the page up and connecting now; closed at the end like one opened here. Ignored when closed.
+   * With `navigate`: the page's socket, opened and prepared ahead (preparePage(); a pool's spare),
+   * used instead of looking the page up, connecting and preparing it now: the wait starts at
+   * Page.navigate. Closed at the end like a socket opened here. Ignored when its socket is closed.
    */
-  socket?: PageSocket;
+  prepared?: PreparedPage;
   signal?: AbortSignal;
   /** Time for the document to load and show something (default 20 000 ms; PAGE_ERR_BLANK after it). */
   loadTimeoutMs?: number;
@@ -51,6 +53,13 @@ export interface PageReadyOptions {
   settleTimeoutMs?: number;
   /** How long without a DOM mutation counts as quiet (default 100 ms). */
   quietMs?: number;
+}
+
+/** A page's socket made ready for a navigation ahead of it (preparePage()). */
+export interface PreparedPage {
+  socket: PageSocket;
+  /** The mutation clock's script (Page.addScriptToEvaluateOnNewDocument), removed once the page is ready; undefined if it could not be installed. */
+  clockId: string | undefined;
 }
 
 /** A ready page. */
@@ -112,9 +121,13 @@ const MUTATION_CLOCK = `(() => {
 function settleScript(quietMs: number, maxMs: number): string {
   return `new Promise((resolve) => {
   const last = globalThis.${CLOCK};
-  const initial = typeof last === 'number' ? Math.max(0, ${quietMs} - (performance.now() - last)) : ${quietMs};
+  const t0 = performance.now();
+  // How long the DOM has been quiet already (-1: no clock).
+  const age = typeof last === 'number' ? t0 - last : -1;
+  const initial = typeof last === 'number' ? Math.max(0, ${quietMs} - (t0 - last)) : ${quietMs};
   // Animation frames since the last mutation (the clock's count; a mutation seen here starts it again).
   let frames = typeof last === 'number' ? globalThis.${FRAMES} ?? 0 : 0;
+  const frames0 = frames;
   const count = () => { if (ended) return; frames++; requestAnimationFrame(count); };
   try { globalThis.${CLOCK_OBSERVER}?.disconnect(); delete globalThis.${CLOCK_OBSERVER}; delete globalThis.${CLOCK}; delete globalThis.${FRAMES}; } catch {}
   let timer = 0;
@@ -128,9 +141,12 @@ function settleScript(quietMs: number, maxMs: number): string {
     clearTimeout(timer);
     clearTimeout(cap);
     const probe = ${PAGE_PROBE.replace(/\n\s*/g, ' ')};
-    const done = () => { clearTimeout(fallback); resolve({ quiet, content: probe.content }); };
+    // The wait's own account (bench/pool-breakdown.ts): quiet so far when it began, what was left of the window, frames run, ms until quiet and until painted.
+    const quietAt = performance.now() - t0;
+    const account = { age, initial, frames0, quietAt };
+    const done = () => { clearTimeout(fallback); resolve({ quiet, content: probe.content, ...account, paintedAt: performance.now() - t0 }); };
     // Two animation frames: the quiet DOM has been painted (a hidden page gets no frames: 100 ms at most).
-    if (quiet && frames >= 2) return resolve({ quiet, content: probe.content });
+    if (quiet && frames >= 2) return resolve({ quiet, content: probe.content, ...account, paintedAt: quietAt });
     const fallback = setTimeout(done, 100);
     requestAnimationFrame(() => requestAnimationFrame(done));
   }
@@ -138,6 +154,24 @@ function settleScript(quietMs: number, maxMs: number): string {
   requestAnimationFrame(count);
   timer = setTimeout(() => finish(true), initial);
 })`;
+}
+
+/** One step of waitForPageReady, as published on PAGE_READY_STEPS. */
+export interface PageReadyStep {
+  url: string;
+  /** socket, page-enable, clock, navigate, probe, history, settle-sent, settled. */
+  step: string;
+  /** performance.now() when the step was done. */
+  t: number;
+  /** probe: the verdict; settled: the settle wait's own account of the page (settleScript). */
+  detail?: Record<string, unknown>;
+}
+
+/** Where waitForPageReady publishes its steps (for benches: bench/pool-breakdown.ts); nothing is built when nobody subscribes. */
+export const PAGE_READY_STEPS = channel('vncua:page-ready');
+
+function mark(url: string, step: string, detail?: Record<string, unknown>): void {
+  if (PAGE_READY_STEPS.hasSubscribers) PAGE_READY_STEPS.publish({ url, step, t: performance.now(), ...(detail ? { detail } : {}) } satisfies PageReadyStep);
 }
 
 /** The target to watch: with `navigate`, the first page; else the one listing `url`, else one that left about:blank, else the first. */
@@ -196,14 +230,14 @@ function isNavigation(e: unknown): boolean {
  * Navigate to `url` with the Network domain on: Chromium's `errorText` for a failed navigation and
  * the main document's HTTP status, if a response came.
  */
-async function navigate(s: PageSocket, url: string, signal: AbortSignal): Promise<{ netError: string | null; status: number | null }> {
+async function navigate(s: PageSocket, url: string, signal: AbortSignal, networkOn = false): Promise<{ netError: string | null; status: number | null }> {
   let status: number | null = null;
   const off = s.on('Network.responseReceived', (p) => {
     const response = p.response as { status?: number } | undefined;
     if (p.type === 'Document' && typeof response?.status === 'number') status = response.status;
   });
   try {
-    await s.send('Network.enable', {}, signal);
+    if (!networkOn) await s.send('Network.enable', {}, signal);
     const r = await s.send<{ errorText?: string }>('Page.navigate', { url }, signal);
     return { netError: r.errorText ? r.errorText : null, status };
   } finally {
@@ -212,6 +246,25 @@ async function navigate(s: PageSocket, url: string, signal: AbortSignal): Promis
     // renderer's network agent), and nothing here needs it; the status was read above.
     void s.send('Network.disable', {}, signal).catch(() => {});
   }
+}
+
+/** Bring the page to front and install the mutation clock for its next document; the clock's identifier, undefined if it could not be installed. */
+async function beforeNavigate(s: PageSocket, signal: AbortSignal): Promise<string | undefined> {
+  await s.send('Page.bringToFront', {}, signal).catch(() => {});
+  return (await s.send<{ identifier: string }>('Page.addScriptToEvaluateOnNewDocument', { source: MUTATION_CLOCK }, signal).catch(() => null))?.identifier;
+}
+
+/**
+ * Do ahead, on a page's socket (a pool's spare while it waits), what a navigating waitForPageReady
+ * does before Page.navigate: the Page and Network domains on, the page brought to front, the
+ * mutation clock installed for its next document. The wait given the result (`prepared`) then
+ * starts at Page.navigate. The page's next document must be the task's (navigate nowhere else).
+ */
+export async function preparePage(socket: PageSocket, signal: AbortSignal): Promise<PreparedPage> {
+  await socket.send('Page.enable', {}, signal);
+  const clockId = await beforeNavigate(socket, signal);
+  await socket.send('Network.enable', {}, signal);
+  return { socket, clockId };
 }
 
 /** The URL Chromium's error page stands for (Page.getFrameTree's unreachableUrl), else `url`. */
@@ -249,18 +302,22 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
   let resetTries = 0;
   const dialogSeen = new AbortController();
   try {
-    s = opts.navigate && opts.socket && !opts.socket.closed ? opts.socket : await openPage(cdpUrl, url, opts.navigate === true, loadSignal);
+    const prepared = opts.navigate && opts.prepared && !opts.prepared.socket.closed ? opts.prepared : undefined;
+    s = prepared?.socket ?? (await openPage(cdpUrl, url, opts.navigate === true, loadSignal));
     const page = s;
+    mark(url, 'socket');
     page.on('Page.javascriptDialogOpening', () => {
       dialog = true;
       dialogSeen.abort();
     });
-    await page.send('Page.enable', {}, loadSignal);
+    if (!prepared) await page.send('Page.enable', {}, loadSignal);
+    mark(url, 'page-enable');
     if (opts.navigate) {
-      await page.send('Page.bringToFront', {}, loadSignal).catch(() => {});
       // The mutation clock for the document we are about to load (removed again in finally).
-      clockId = (await page.send<{ identifier: string }>('Page.addScriptToEvaluateOnNewDocument', { source: MUTATION_CLOCK }, loadSignal).catch(() => null))?.identifier;
-      throwIfFailed(url, await navigate(page, url, AbortSignal.any([loadSignal, dialogSeen.signal])));
+      clockId = prepared ? prepared.clockId : await beforeNavigate(page, loadSignal);
+      mark(url, 'clock');
+      throwIfFailed(url, await navigate(page, url, AbortSignal.any([loadSignal, dialogSeen.signal]), prepared !== undefined));
+      mark(url, 'navigate');
     }
     for (;;) {
       const step = AbortSignal.any([loadSignal, dialogSeen.signal]);
@@ -276,6 +333,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       }
       last = probe;
       const verdict = judgePage(probe, url, opts.navigate === true);
+      mark(url, 'probe', { verdict: verdict.kind });
       if (verdict.kind === 'http-status') throw httpStatusError(url, verdict.status);
       if (verdict.kind === 'error-page') {
         wake.cancel();
@@ -292,6 +350,7 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         try {
           await page.send('Page.resetNavigationHistory', {}, step);
           historyReset = true;
+          mark(url, 'history');
         } catch (e) {
           if (step.aborted) throw e;
           await wake.promise;
@@ -304,7 +363,9 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
       const settleSignal = AbortSignal.any([timeoutSignal(user, settleTimeoutMs + SETTLE_SLACK_MS), dialogSeen.signal]);
       let settled: { quiet: boolean; content: boolean };
       try {
+        mark(url, 'settle-sent');
         settled = await evaluate(page, settleScript(quietMs, settleTimeoutMs), settleSignal, true);
+        mark(url, 'settled', settled);
       } catch (e) {
         if (isNavigation(e)) continue;
         if (settleSignal.aborted && !user?.aborted && !dialog) throw notSettledError(url, settleTimeoutMs, quietMs);
@@ -342,6 +403,6 @@ export async function waitForPageReady(cdpUrl: string, opts: PageReadyOptions): 
         .catch(() => {})
         .finally(() => sock.close());
     } else sock?.close();
-    if (opts.socket !== sock) opts.socket?.close();
+    if (opts.prepared && opts.prepared.socket !== sock) opts.prepared.socket.close();
   }
 }

@@ -92,6 +92,16 @@ export class ModelUsageTally {
     else this.#allPriced = false;
   }
 
+  /** USD over the calls counted that were priced. */
+  get pricedUsd(): number {
+    return roundUsd(this.#cost);
+  }
+
+  /** Some counted call had no cost_usd. */
+  get hasUnpriced(): boolean {
+    return !this.#allPriced;
+  }
+
   /** The totals, or null when no call was counted. */
   totals(): ModelUsageTotals | null {
     if (this.#calls === 0) return null;

@@ -96,7 +96,8 @@ describe('run result schema', () => {
     expect(fields({ status: 'done', steps: 0, durationMs: 0 })).toEqual(['status']);
     expect(fields({ status: 'finished', steps: -1, durationMs: 0 })).toEqual(['steps']);
     expect(fields({ status: 'finished', steps: 1.5, durationMs: 0 })).toEqual(['steps']);
-    expect(fields({ status: 'finished', steps: 1, durationMs: 0, reason: 'x' })).toEqual(['reason']);
+    expect(fields({ status: 'finished', steps: 1, durationMs: 0, why: 'x' })).toEqual(['why']);
+    expect(fields({ status: 'needs_human', steps: 1, durationMs: 0, reason: 7 })).toEqual(['reason']);
     expect(fields({ status: 'finished', steps: 1 })).toEqual(['durationMs']);
   });
 

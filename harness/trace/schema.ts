@@ -189,8 +189,42 @@ export type TraceEntry = DistributiveOmit<ExecutionEntry, keyof EntryTiming> & P
 /** What `TraceWriter.append` takes: an entry without `index` and `duration_ms` (the writer fills them). */
 export type TraceEntryInput = DistributiveOmit<ExecutionEntry, 'index' | 'duration_ms'>;
 
-/** How a run can end (safety_check, stuck, parse_error and timeout are set by adapters; infra_error by the eval runner). */
-export const RUN_STATUSES = ['finished', 'max_steps', 'cancelled', 'error', 'safety_check', 'stuck', 'parse_error', 'infra_error', 'timeout'] as const;
+/**
+ * Why an agent stopped without finishing the task: given with `finish({ status, reason })` (or mapped by a model adapter from
+ * the model's refusal or safety check). `ambiguity`: the task cannot be done as stated; `needs_human`: a login wall, a CAPTCHA,
+ * a confirmation only a person may give; `sensitive_action`: the agent will not act without approval; `problem`: the
+ * environment is broken. Scores count them apart: neither a success nor a failure of the agent's skill.
+ */
+export const STOP_STATUSES = ['ambiguity', 'needs_human', 'sensitive_action', 'problem'] as const;
+
+/** One of `STOP_STATUSES`. */
+export type StopStatus = (typeof STOP_STATUSES)[number];
+
+/** What `finish({ status })` accepts: `finished` (the default) or a stop status. */
+export const FINISH_STATUSES = ['finished', ...STOP_STATUSES] as const;
+
+/** One of `FINISH_STATUSES`. */
+export type FinishStatus = (typeof FINISH_STATUSES)[number];
+
+/**
+ * How a run can end. stuck, parse_error and timeout are set by adapters; infra_error by the eval runner; cost_cap when the
+ * run's or the suite's cost cap was reached (before the next model call); the STOP_STATUSES by the agent's finish() or an
+ * adapter's mapping of a refusal; safety_check is what adapters before the stop statuses wrote for a safety check or a
+ * refusal (now sensitive_action), still read.
+ */
+export const RUN_STATUSES = [
+  'finished',
+  'max_steps',
+  'cancelled',
+  'error',
+  'safety_check',
+  'stuck',
+  'parse_error',
+  'infra_error',
+  'timeout',
+  ...STOP_STATUSES,
+  'cost_cap',
+] as const;
 
 /** One of `RUN_STATUSES`. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -210,6 +244,12 @@ export const runResultSchema = z
     steps: z.number().int().min(0).describe('Number of act() calls that returned (steps, not primitives: one act() may perform several actions).'),
     durationMs: z.number().min(0).describe('Wall time of the run in milliseconds.'),
     error: traceErrorSchema.optional(),
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        "Why the agent stopped, in its own words: finish({ status, reason })'s reason, or the model's refusal text as an adapter read it; present with a stop status when one was given.",
+      ),
     success: z
       .boolean()
       .nullable()

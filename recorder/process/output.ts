@@ -49,6 +49,16 @@ export interface ActionShot {
   after_shows_at: number | null;
   width: number | null;
   height: number | null;
+  /** The model calls recorded on this entry (meta.model_calls, harness/trace/model-calls.ts): count, tokens and cost (null when a call did not report them); absent when none. */
+  model?: StepModelUsage;
+}
+
+/** A step's (or a run's) model calls: how many, their tokens and cost; a sum is null unless every call had it. */
+export interface StepModelUsage {
+  calls: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
 }
 
 /** The run's first successful step and what its success check saw, with the frame of that moment. */
@@ -73,7 +83,18 @@ export interface ActionScreenshotsFile {
   source: 'vncua' | 'uitask';
   alignment: 'timestamps' | 'inferred';
   task: string | null;
-  outcome: { status: string; steps: number; duration_ms: number; success: boolean | null } | null;
+  outcome: {
+    status: string;
+    steps: number;
+    duration_ms: number;
+    success: boolean | null;
+    /** result.json's reason (why the agent stopped), when given. */
+    reason?: string;
+    /** result.json's error, when the run ended with one (a stop status's code too: AGENT_ERR_COST_CAP, MODEL_ERR_REFUSAL…). */
+    error?: { code: string; message: string };
+    /** result.json's model totals, when the run made model calls. */
+    model?: StepModelUsage;
+  } | null;
   width: number;
   height: number;
   settle_ms: number;

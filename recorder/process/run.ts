@@ -17,6 +17,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
+import { ModelUsageTally } from '../../harness/trace/model-calls.ts';
 import { readResult, readTrace } from '../../harness/trace/reader.ts';
 import type { DistributiveOmit, EntryTiming, RunResult, TraceEntry } from '../../harness/trace/schema.ts';
 import { Replayer, type Frame } from '../replay/replayer.ts';
@@ -31,6 +32,7 @@ import {
   type ActionScreenshotsFile,
   type ActionShot,
   type ShotWarning,
+  type StepModelUsage,
   type SuccessShot,
 } from './output.ts';
 import { PngWriter } from './png.ts';
@@ -153,6 +155,7 @@ export async function processRun(runDir: string, options: ProcessRunOptions = {}
       after_shows_at: null,
       width: null,
       height: null,
+      ...modelOf(e.meta),
     }));
     const missing: string[] = [];
     const stale: string[] = [];
@@ -378,5 +381,24 @@ function successOf(entries: readonly Timed[], result: RunResult | null): Success
 /** Outcome from result.json; success = some action's success check said the task is complete. */
 function outcomeOf(r: RunResult, entries: readonly Timed[]): NonNullable<ActionScreenshotsFile['outcome']> {
   const checks = entries.map((e) => e.task_marked_complete).filter((v): v is boolean => typeof v === 'boolean');
-  return { status: r.status, steps: r.steps, duration_ms: r.durationMs, success: checks.length === 0 ? null : checks.includes(true) };
+  return {
+    status: r.status,
+    steps: r.steps,
+    duration_ms: r.durationMs,
+    success: checks.length === 0 ? null : checks.includes(true),
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    ...(r.error ? { error: { code: r.error.code, message: r.error.message } } : {}),
+    ...(r.model_calls !== undefined
+      ? { model: { calls: r.model_calls, input_tokens: r.input_tokens ?? null, output_tokens: r.output_tokens ?? null, cost_usd: r.cost_usd ?? null } }
+      : {}),
+  };
+}
+
+/** `{ model }` of a step whose meta records model calls (tokens and cost summed; null unless every call had them), else nothing. */
+function modelOf(meta: unknown): { model?: StepModelUsage } {
+  const tally = new ModelUsageTally();
+  tally.addMeta(meta);
+  const t = tally.totals();
+  if (!t) return {};
+  return { model: { calls: t.model_calls, input_tokens: t.input_tokens ?? null, output_tokens: t.output_tokens ?? null, cost_usd: t.cost_usd ?? null } };
 }

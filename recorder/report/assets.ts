@@ -39,7 +39,7 @@ main{padding:12px 20px 40vh}
 .head{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 14px}
 .num{font:600 13px ui-monospace,"DejaVu Sans Mono",monospace;color:var(--muted);text-decoration:none}
 .action{font:600 15px ui-monospace,"DejaVu Sans Mono",monospace}
-.dur,.at{color:var(--muted)}
+.dur,.at,.model{color:var(--muted)}
 .flag{padding:0 6px;border-radius:10px;font-size:12px;background:#eef0f4;color:var(--muted)}
 .flag.yes{background:#e3f5ea;color:var(--ok);font-weight:600}
 .flag.no{background:#f3f4f7}

@@ -70,6 +70,32 @@ describe('renderStepReport', () => {
     expect(html).toContain('src="a/0001_after.png"');
   });
 
+  it("shows each step's model calls (tokens, cost) and the outcome's stop status, reason, error and model totals", () => {
+    const html = renderStepReport({
+      ...minimal([
+        { index: 0, action: 'wait', params: { seconds: 0 }, model: { calls: 1, input_tokens: 1200, output_tokens: 80, cost_usd: 0.0046 } },
+        { index: 1, action: 'wait', params: { seconds: 0 }, model: { calls: 2, input_tokens: null, output_tokens: null, cost_usd: null } },
+        { index: 2, action: 'wait', params: { seconds: 0 } },
+      ]),
+      outcome: {
+        status: 'cost_cap',
+        steps: 3,
+        duration_ms: 50,
+        success: false,
+        reason: 'spent <it>',
+        error: { code: 'AGENT_ERR_COST_CAP', message: 'The run cost $0.01.' },
+        model: { calls: 3, input_tokens: null, output_tokens: null, cost_usd: null },
+      },
+    } as ActionScreenshotsInput);
+    expect(html).toContain('<span class="model" title="model calls recorded on this step: tokens in / out, cost at list prices">1 call · 1200 in / 80 out tokens · $0.0046</span>');
+    expect(html).toContain('>2 calls</span>');
+    expect(html.match(/<span class="model"/g)).toHaveLength(2);
+    expect(html).toContain('<dt>status</dt><dd>cost_cap</dd>');
+    expect(html).toContain('<dt>reason</dt><dd>spent &#60;it&#62;</dd>');
+    expect(html).toContain('<dt>error</dt><dd><code>AGENT_ERR_COST_CAP</code> The run cost $0.01.</dd>');
+    expect(html).toContain('<dt>model</dt><dd>3 calls</dd>');
+  });
+
   it('marks the first successful step with what its check saw (escaped) and the frame of that moment', () => {
     const step = (index: number, tmc: boolean) => ({
       index,

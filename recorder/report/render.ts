@@ -155,6 +155,7 @@ function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: Act
   const cls = ['step', human ? 'human' : '', a.error ? 'err' : '', a.task_marked_complete === true ? 'done' : '', first ? 'first-success' : ''].filter(Boolean).join(' ');
   const who = human ? '<span class="flag person" title="a person did this while they held the run (a takeover), not the agent">by a person</span>' : '';
   const dur = a.duration_ms != null ? `<span class="dur" title="duration">${formatMs(a.duration_ms)}</span>` : '';
+  const model = a.model ? `<span class="model" title="model calls recorded on this step: tokens in / out, cost at list prices">${escapeHtml(modelText(a.model))}</span>` : '';
   const at = t0 != null && a.started_at != null ? `<span class="at" title="time since the first action started">at ${signedMs(a.started_at - t0)}</span>` : '';
   const err = a.error ? `<div class="error"><code>${escapeHtml(a.error.code)}</code> ${escapeHtml(a.error.message)}</div>` : '';
   // The typed text / keys are shown in their own box; the params line shows the rest.
@@ -164,7 +165,7 @@ function stepHtml(a: ReportAction, pos: number, data: ActionScreenshots, mk: Act
   const cap = captions(a, data.settle_ms);
   return (
     `<section class="${cls}" id="step-${pos}" data-index="${a.index}" tabindex="-1">` +
-    `<div class="head"><a class="num" href="#step-${pos}">#${a.index}</a><span class="action">${escapeHtml(a.action)}</span>${who}${dur}${flagHtml(a.task_marked_complete)}${first ? '<span class="flag first" title="the first step after which the success check passed">first success</span>' : ''}${at}</div>` +
+    `<div class="head"><a class="num" href="#step-${pos}">#${a.index}</a><span class="action">${escapeHtml(a.action)}</span>${who}${dur}${model}${flagHtml(a.task_marked_complete)}${first ? '<span class="flag first" title="the first step after which the success check passed">first success</span>' : ''}${at}</div>` +
     err +
     typedHtml(a) +
     params +
@@ -185,8 +186,19 @@ function outcomeHtml(data: ActionScreenshots): string {
     (o.steps != null ? item('steps', String(o.steps)) : '') +
     (o.duration_ms != null ? item('duration', formatMs(o.duration_ms)) : '') +
     item('success', success) +
+    (o.reason ? item('reason', escapeHtml(o.reason)) : '') +
+    (o.error ? item('error', `<code>${escapeHtml(o.error.code)}</code> ${escapeHtml(o.error.message)}`) : '') +
+    (o.model ? item('model', escapeHtml(modelText(o.model))) : '') +
     '</dl>'
   );
+}
+
+/** `2 calls · 1200 in / 80 out tokens · $0.0046` (tokens or cost left out when unknown). */
+function modelText(m: { calls: number; input_tokens?: number | null; output_tokens?: number | null; cost_usd?: number | null }): string {
+  const parts = [`${m.calls} call${m.calls === 1 ? '' : 's'}`];
+  if (m.input_tokens != null && m.output_tokens != null) parts.push(`${m.input_tokens} in / ${m.output_tokens} out tokens`);
+  if (m.cost_usd != null) parts.push(`$${m.cost_usd < 0.01 && m.cost_usd > 0 ? m.cost_usd.toPrecision(2) : m.cost_usd.toFixed(4).replace(/0+$/, '').replace(/\.$/, '')}`);
+  return parts.join(' · ');
 }
 
 function warningsHtml(data: ActionScreenshots): string {

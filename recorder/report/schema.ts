@@ -21,6 +21,14 @@ const epochMs = z.number().min(0);
 /** `{ code, message }` of a warning or a failed action. */
 export const reportIssueSchema = z.looseObject({ code: z.string(), message: z.string() });
 
+/** A step's or a run's model calls: count, tokens and cost (null when some call did not report them). */
+export const reportModelSchema = z.looseObject({
+  calls: z.number().int().min(0),
+  input_tokens: z.number().min(0).nullable().optional(),
+  output_tokens: z.number().min(0).nullable().optional(),
+  cost_usd: z.number().min(0).nullable().optional(),
+});
+
 /** One action of the run with its before/after frames. */
 export const reportActionSchema = z.looseObject({
   index: z.number().int().min(0),
@@ -45,6 +53,7 @@ export const reportActionSchema = z.looseObject({
   after_shows_at: epochMs.nullable().optional(),
   width: size.nullable().optional(),
   height: size.nullable().optional(),
+  model: reportModelSchema.nullable().optional(),
 });
 
 /** The first successful step and what its check saw (see recorder/process/output.ts SuccessShot). */
@@ -71,6 +80,9 @@ export const actionScreenshotsSchema = z.looseObject({
       steps: z.number().int().min(0).nullable().optional(),
       duration_ms: z.number().min(0).nullable().optional(),
       success: z.boolean().nullable().optional(),
+      reason: z.string().nullable().optional(),
+      error: reportIssueSchema.nullable().optional(),
+      model: reportModelSchema.nullable().optional(),
     })
     .nullable()
     .optional(),

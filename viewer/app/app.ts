@@ -26,6 +26,8 @@ interface Row {
   task: string | null;
   infra_error: boolean;
   invalid: unknown;
+  stopped?: string | null;
+  reason?: string | null;
   recorded: boolean;
   model_calls?: number | null;
   input_tokens?: number | null;
@@ -43,7 +45,7 @@ interface Detail {
   row: Row | null;
   entries: Entry[];
   traceError: { code: string; message: string } | null;
-  result: { status?: string; error?: { code: string; message: string }; success_at?: number } | null;
+  result: { status?: string; reason?: string; error?: { code: string; message: string }; success_at?: number } | null;
   recording: { start: number | null; end: number | null; warnings: Array<{ code: string; message: string }>; damage: Damage | null } | null;
   noRecording: { code: string; message: string } | null;
 }
@@ -165,6 +167,8 @@ async function showRun(dir: string): Promise<void> {
   void offerCompare(dir);
   if (d.traceError) say(`<b>${esc(d.traceError.code)}</b>: ${esc(d.traceError.message)}`);
   if (d.noRecording) say(`<b>${esc(d.noRecording.code)}</b>: ${esc(d.noRecording.message)}`);
+  // Why the agent stopped (a stop status, cost_cap): the status and the agent's or the model's reason.
+  if (r?.stopped) say(`stopped: <b class="st-${esc(r.stopped)}">${esc(r.stopped)}</b>${d.result?.reason ? `: ${esc(d.result.reason)}` : ''}`);
   if (d.result?.error) say(`run error <b>${esc(d.result.error.code)}</b>: ${esc(d.result.error.message)}`);
   const times = d.entries.flatMap((e) => [e.started_at, e.ended_at]).filter((x): x is number => typeof x === 'number');
   const start = Math.min(d.recording?.start ?? Infinity, ...times);

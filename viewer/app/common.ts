@@ -12,12 +12,15 @@ export interface StatusFields {
   infra_error: boolean;
   success: boolean;
   status: string;
+  /** The stop status the run ended with (needs_human, cost_cap…), counted apart; null otherwise. */
+  stopped?: string | null;
 }
 
-/** success / failure / infra_error / partial / invalid, as the status filter names them. */
+/** success / failure / infra_error / partial / invalid, or the stop status (needs_human, cost_cap…), as the status filter names them. */
 export function statusOf(r: StatusFields): string {
   if (r.invalid) return 'invalid';
   if (r.infra_error) return 'infra_error';
+  if (r.stopped) return r.stopped;
   if (r.success) return 'success';
   if (r.status === 'partial') return 'partial';
   return 'failure';

@@ -36,6 +36,18 @@ export function completion(content: string, n: number, model = 'test-vlm'): Chat
   };
 }
 
+/** A ChatCompletion in which the model refused: `message.content` null and `message.refusal` the text (call `n`). */
+export function refusalCompletion(refusal: string, n: number, model = 'test-vlm'): ChatCompletion {
+  return {
+    id: `chatcmpl-${n}`,
+    object: 'chat.completion',
+    created: 1_700_000_000 + n,
+    model,
+    choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: null, refusal } }],
+    usage: usageFor(n),
+  };
+}
+
 /** Start a server answering call n (1-based) with `script(body, n)`. */
 export async function startChatServer(script: (body: ChatCompletionCreateParamsNonStreaming, n: number) => ChatReply | Promise<ChatReply>): Promise<ChatServer> {
   const bodies: ChatCompletionCreateParamsNonStreaming[] = [];

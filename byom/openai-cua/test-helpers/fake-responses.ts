@@ -105,6 +105,11 @@ export function message(text: string): ResponseOutputMessage {
   return { id: nextId('msg'), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
 }
 
+/** An assistant message whose content is a refusal part (the Responses API's `{ type: "refusal", refusal }`: the model declined). */
+export function refusalMessage(refusal: string): ResponseOutputMessage {
+  return { id: nextId('msg'), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'refusal', refusal }] };
+}
+
 /** A reasoning item with a summary. */
 export function reasoning(summary: string): ResponseReasoningItem {
   return { id: nextId('rs'), type: 'reasoning', summary: [{ type: 'summary_text', text: summary }] };

@@ -33,7 +33,7 @@ export class HelpAgent extends Agent {
     if (this.#asked || (this.helpWhen === undefined && this.#n > 40)) {
       // Back from the person's takeover (or done pointing about).
       await this.mouseMove({ x: 640, y: 500 });
-      await this.finish({ status: 'success' });
+      await this.finish({ status: 'finished' });
       return true;
     }
     await this.mouseMove({ x: 200 + (this.#n % 20) * 40, y: 450 });

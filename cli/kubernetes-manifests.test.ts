@@ -1,14 +1,16 @@
-// docs/kubernetes.md's manifests: the fields vncua relies on (issue 16 point 5). Not a cluster test:
+// docs/kubernetes.md's manifests (checked with the real parsers of `vncua eval` and `vncua worker`): the fields vncua relies on (issue 16 point 5). Not a cluster test:
 // no Kubernetes runs here; this checks what a cluster would be given.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { parseEvalArgs } from './eval.ts';
+import { parseWorkerArgs } from './worker.ts';
 
 type Obj = Record<string, any>;
 
 /** Every YAML document of every ```yaml block of the page. */
 function manifests(): Obj[] {
-  const md = readFileSync(new URL('./kubernetes.md', import.meta.url), 'utf8');
+  const md = readFileSync(new URL('../docs/kubernetes.md', import.meta.url), 'utf8');
   const blocks = [...md.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
   return blocks.flatMap((b) =>
     parseAllDocuments(b).map((d) => {
@@ -70,6 +72,9 @@ describe('docs/kubernetes.md', () => {
     expect(flagValue(args, '--out')).toBe('/results');
     expect(flagValue(args, '--tasks')).toBeDefined();
     expect(flagValue(args, '--agent')).toBeDefined();
+    // What `vncua worker --shard-from-env` hands to `vncua eval` (cli/worker.ts) parses, as a pod would run it.
+    const rest = args.slice(1).filter((a) => a !== '--shard-from-env');
+    expect(parseEvalArgs([...rest, '--shard', `1/${spec.completions}`])).toMatchObject({ out: '/results', shard: { i: 1, n: spec.completions } });
   });
 
   it('has a Deployment of queue workers that get time to finish their runs on SIGTERM, the queue URL from a Secret', () => {
@@ -84,5 +89,8 @@ describe('docs/kubernetes.md', () => {
     expect(drain).toBeGreaterThan(0);
     expect(dep!.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(drain);
     expect(dep!.spec.selector.matchLabels).toEqual(dep!.spec.template.metadata.labels);
+    // The worker's own parser takes the args (the queue URL as the Secret would give it).
+    const given = args.slice(1).map((a) => (a === '$(VNCUA_QUEUE)' ? 'redis://:pw@redis.example:6379/0' : a));
+    expect(parseWorkerArgs(given)).toMatchObject({ concurrency: 1, graceMs: drain * 1000 });
   });
 });

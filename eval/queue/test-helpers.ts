@@ -1,0 +1,148 @@
+/**
+ * Test-only: a real `redis-server` (Debian's package) on 127.0.0.1 at a free port, its data in a temp
+ * dir with the append-only file on, so that restart() brings it back on the same port with the same
+ * data (a Redis restart in the middle of a suite). Optionally with a password (requirepass).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A running redis-server. */
+export interface TestRedis {
+  port: number;
+  /** `redis://[:password@]127.0.0.1:PORT/0`. */
+  url: string;
+  /** Kill it (SIGKILL: as a crash) and start it again on the same port and data dir (`wipe`: with its data gone). */
+  restart(opts?: { wipe?: boolean }): Promise<void>;
+  /** Kill it (SIGKILL); start() brings it back. */
+  kill(): Promise<void>;
+  /** Start it again after kill(). */
+  start(): Promise<void>;
+  /** Kill it and remove its data. */
+  close(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (redis-server cannot listen on port 0: bind one, read it, let it go). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once 127.0.0.1:port accepts a connection; rejects after `timeoutMs`. */
+async function waitListening(port: number, timeoutMs: number, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const sock = connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve(true);
+      });
+      sock.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}) before listening on ${port}:\n${log()}`);
+    if (Date.now() > deadline) throw new Error(`redis-server did not listen on 127.0.0.1:${port} within ${timeoutMs} ms:\n${log()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Start redis-server (kill it with close() in a finally). */
+export async function startRedis(opts: { password?: string; timeoutMs?: number } = {}): Promise<TestRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'vncua-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let log = '';
+  const start = async () => {
+    log = '';
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir, '--daemonize', 'no'];
+    if (opts.password) args.push('--requirepass', opts.password);
+    const c = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    c.stdout!.on('data', (d) => (log += d));
+    c.stderr!.on('data', (d) => (log += d));
+    await waitListening(port, opts.timeoutMs ?? 15_000, c, () => log);
+  };
+  const kill = async () => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  const auth = opts.password ? `:${encodeURIComponent(opts.password)}@` : '';
+  return {
+    port,
+    url: `redis://${auth}127.0.0.1:${port}/0`,
+    async restart(o = {}) {
+      await kill();
+      if (o.wipe) for (const f of await readdir(dir)) await rm(join(dir, f), { recursive: true, force: true });
+      await start();
+    },
+    kill,
+    start,
+    async close() {
+      try {
+        await kill();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** A `vncua COMMAND ARGS` child (bin/vncua.js from the repository root) whose output is kept. */
+export interface VncuaChild {
+  child: ChildProcess;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** Resolves to the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+  /** Kill it with `signal` (default SIGKILL) unless it already exited; resolves once it has. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const REPO = new URL('../../', import.meta.url);
+
+/** Start `vncua COMMAND ARGS` in a child process (kill it in a finally). */
+export function spawnVncua(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): VncuaChild {
+  const child = spawn(process.execPath, [new URL('bin/vncua.js', REPO).pathname, command, ...args], {
+    cwd: REPO.pathname,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (d) => (text += d));
+  child.stderr!.on('data', (d) => (text += d));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    exited,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Poll `cond` every 50 ms until it holds; after `timeoutMs`, fail with `what` and `context()` (the children's output). */
+export async function waitFor<T>(cond: () => T | Promise<T>, timeoutMs: number, what: string, context: () => string = () => ''): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await cond();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms\n${context()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
