@@ -33,6 +33,7 @@
  * validates them (AGENT_ERR_BAD_OPTIONS naming the field, unknown keys included) and keeps the
  * parsed result in `this.settings`.
  */
+import { registerSecret } from '../harness/secrets/registry.ts';
 import { z } from 'zod';
 import { follow } from '../harness/cancel.ts';
 import {
@@ -138,6 +139,11 @@ export const modelAgentOptionsSchema = agentOptionsSchema.extend({
     .optional(),
 });
 
+/** Settings of model adapters that hold a credential (registered secret: harness/secrets/registry.ts). */
+const SECRET_SETTINGS = ['apiKey', 'token', 'clientSecret'];
+/** Environment variables the shipped adapters read credentials from. */
+const API_KEY_ENV = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'VNCUA_CHAT_API_KEY', 'VNCUA_PLANNER_TOKEN', 'VNCUA_PLANNER_CLIENT_SECRET'];
+
 /** The Agent's keys (handed to `super`) and the ModelAgent's own (kept in `model`). */
 const AGENT_KEYS = Object.keys(agentOptionsSchema.shape);
 const MODEL_KEYS = Object.keys(modelAgentOptionsSchema.shape).filter((k) => !AGENT_KEYS.includes(k));
@@ -184,6 +190,10 @@ export abstract class ModelAgent<S extends ModelOptions = ModelOptions> extends 
     super(pick(settings, AGENT_KEYS) as unknown as AgentOptions);
     this.model = Object.freeze(pick(settings, MODEL_KEYS) as ModelOptions);
     this.settings = Object.freeze(settings);
+    // API keys (the option, or the environment variables the adapters read) are secrets: never written, never printed.
+    const given = settings as Record<string, unknown>;
+    for (const k of SECRET_SETTINGS) if (typeof given[k] === 'string') registerSecret(k, given[k]);
+    for (const k of API_KEY_ENV) if (process.env[k]) registerSecret(k, process.env[k]);
   }
 
   /** run() with the wall-clock budget armed; the guards start afresh each run. */

@@ -65,6 +65,12 @@ export const AGENT_RUN_OPTIONS = {
     value: 'PATTERNS',
     description: "hosts the browser must never reach (same patterns; blocked always wins; united with a task's own list)",
   },
+  'secrets-file': {
+    type: 'string',
+    value: 'FILE',
+    description:
+      'a .json or dotenv file the variables named by auth bindings and secrets (…Env, { "env": NAME }) are looked up in before the environment; its values never reach a file (with vncua eval --queue only the absolute path travels: each worker reads its own copy there)',
+  },
 } as const satisfies OptionTable;
 
 /** A positive amount of USD given as `flag` (CLI_ERR_BAD_ARGS otherwise). */

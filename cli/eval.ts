@@ -188,6 +188,8 @@ export interface EvalCommandOptions {
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
   allowedDomains?: string[];
   blockedDomains?: string[];
+  /** --secrets-file: where tasks' auth bindings and secrets are looked up first. */
+  secretsFile?: string;
   args: string[];
 }
 
@@ -245,6 +247,7 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
     o.resultsListen = parsedValue(v['results-listen'], '--results-listen', parseListen);
   }
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
+  if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
   if (v.queue !== undefined) {
     // The workers' own options: the coordinator runs no desktop.
     for (const [flag, given] of [
@@ -348,6 +351,7 @@ export async function runEvalCommand(o: EvalCommandOptions, io: { signal?: Abort
         ...(o.rateLimits ? { rateGate: new LocalRateGate(o.rateLimits) } : {}),
         allowedDomains: o.allowedDomains,
         blockedDomains: o.blockedDomains,
+        ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
         args: o.args,
         signal: io.signal,
         onProgress: progress.listener,
@@ -451,6 +455,8 @@ async function runQueuedEvalCommand(
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         ...(o.rateLimits ? { rateLimits: o.rateLimits } : {}),
         ...(upload ? { upload } : {}),
+        // The path only (made absolute); each worker reads its own copy there, and no value goes into Redis.
+        ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
         out: o.out,
         rerun: o.rerun,
         ...(io.signal ? { signal: io.signal } : {}),

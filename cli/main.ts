@@ -2,6 +2,7 @@
  * `vncua` command-line entry. Each subcommand lives in its own file and is loaded lazily,
  * so `vncua desktop up` does not pay for loading the evaluation code.
  */
+import { installStdioRedaction } from '../harness/secrets/stdio.ts';
 import { VncuaError } from '../harness/errors.ts';
 
 type Command = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
@@ -36,6 +37,8 @@ function usage(): string {
 
 /** Run the CLI with the given arguments; resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // No secret (auth binding values, secrets, model API keys) is ever printed as plaintext.
+  installStdioRedaction();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage());

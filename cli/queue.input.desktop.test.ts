@@ -135,9 +135,9 @@ describe('options a queue cannot honour', () => {
 
 describe('a worker that cannot run the suite gives its job back and stops', () => {
   /** Start a coordinator for the suite and wait until its jobs are queued. */
-  async function queued(): Promise<{ coordinator: VncuaChild; suiteId: string }> {
+  async function queued(extra: string[] = []): Promise<{ coordinator: VncuaChild; suiteId: string }> {
     redis = await startRedis();
-    const coordinator = spawnVncua('eval', evalArgs(redis.url));
+    const coordinator = spawnVncua('eval', [...evalArgs(redis.url), ...extra]);
     children.push(coordinator);
     const m = await waitFor(
       () => /suite ([0-9a-f]{16}) on .*: 2 runs queued/.exec(coordinator.output()),
@@ -183,6 +183,28 @@ describe('a worker that cannot run the suite gives its job back and stops', () =
     } finally {
       await writeFile(agent, before);
     }
+    await expectUntouchedJobs(suiteId);
+  }, 300_000);
+
+  it('SECRET_ERR_FILE: its own copy of --secrets-file cannot be read; the manifest holds the path, never a value', async () => {
+    const secretsFile = join(dir, 'run-secrets.env');
+    const value = 'queue-secret-value-7f3a9c';
+    await writeFile(secretsFile, `VNCUA_QUEUE_TEST_PW=${value}\n`);
+    const { suiteId } = await queued(['--secrets-file', secretsFile]);
+    const client = new Redis(redisOptions(parseQueueUrl(redis!.url)));
+    try {
+      const manifest = JSON.parse((await client.get(`vncua:suite:${suiteId}`))!) as { options: { secretsFile?: string } };
+      expect(manifest.options.secretsFile).toBe(secretsFile);
+      // No value anywhere in Redis: every string key's content.
+      for (const key of await client.keys('*')) if ((await client.type(key)) === 'string') expect(await client.get(key), key).not.toContain(value);
+    } finally {
+      client.disconnect();
+    }
+    // As on a machine without that file.
+    await rm(secretsFile);
+    const r = await runVncua('worker', ['--queue', redis!.url], { deadlineMs: 60_000 });
+    expectCode(r, 'worker', 'SECRET_ERR_FILE');
+    expect(r.stdout + r.stderr).not.toContain(value);
     await expectUntouchedJobs(suiteId);
   }, 300_000);
 

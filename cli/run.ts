@@ -108,6 +108,8 @@ export interface RunCommandOptions {
   allowedDomains?: string[];
   /** --blocked-domains. */
   blockedDomains?: string[];
+  /** --secrets-file: the Agent's secretsFile (its variables are looked up there first; no binding is given on this command line). */
+  secretsFile?: string;
   args?: string[];
   /** The VNC password (of --vnc, or of the local desktop); read from a file or the environment, never argv. */
   password?: string;
@@ -145,6 +147,7 @@ export function parseRunArgs(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (v['max-cost'] !== undefined) o.maxCostUsd = positiveUsd(v['max-cost'], '--max-cost');
   if (v['needs-human'] !== undefined) o.needsHuman = oneOf(v['needs-human'], '--needs-human', ['end', 'ask']);
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
+  if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
   if (line.rest.length > 0) o.args = line.rest;
   if ((o.vnc === undefined) !== (o.cdp === undefined)) {
     throw badArgs(
@@ -242,6 +245,7 @@ export async function runAgentCommand(o: RunCommandOptions): Promise<RunCommandR
       ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
       ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
       ...(o.allowedDomains || o.blockedDomains ? allowStartPage(mergeDomainLists(o), o.url) : {}),
+      ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
       // Runs record by default (the Agent's record option), whichever Agent class the builder makes.
       recorder: recordingProxyRecorder,
     };

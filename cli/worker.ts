@@ -165,7 +165,11 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 0;
   } catch (e) {
-    return badInputExit('worker', e, new Set([...QUEUE_INPUT_ERROR_CODES, ...OUTPUT_ERROR_CODES, 'CLI_ERR_BAD_AGENT', 'EVAL_ERR_BAD_TASKS', 'EVAL_ERR_BAD_OPTIONS']));
+    return badInputExit(
+      'worker',
+      e,
+      new Set([...QUEUE_INPUT_ERROR_CODES, ...OUTPUT_ERROR_CODES, 'CLI_ERR_BAD_AGENT', 'EVAL_ERR_BAD_TASKS', 'EVAL_ERR_BAD_OPTIONS', 'SECRET_ERR_FILE']),
+    );
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);

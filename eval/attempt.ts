@@ -83,6 +83,8 @@ export interface AttemptOptions {
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
   blockedDomains?: readonly string[];
+  /** The secrets file tasks' auth bindings and secrets are looked up in first (--secrets-file; harness/secrets/sources.ts). */
+  secretsFile?: string;
   signal?: AbortSignal;
   /** The attempt's state, for the progress display. */
   onState?(state: WorkerStatus['state']): void;
@@ -226,6 +228,10 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
         ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
         ...(o.rateGate ? { rateGate: o.rateGate } : {}),
         ...runDomains(o, job.task),
+        // The task's auth bindings and secrets name variables only; the Agent looks them up (secretsFile first, then the environment).
+        ...(job.task.auth ? { auth: job.task.auth } : {}),
+        ...(job.task.secrets ? { secrets: job.task.secrets } : {}),
+        ...(o.secretsFile ? { secretsFile: o.secretsFile } : {}),
         // Every run is recorded (the Agent's record option, on by default), whichever Agent class the builder makes.
         recorder: recordingProxyRecorder,
       },

@@ -125,6 +125,8 @@ export interface RunSuiteOptions {
   allowedDomains?: readonly string[];
   /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
   blockedDomains?: readonly string[];
+  /** The secrets file tasks' auth bindings and secrets are looked up in first (--secrets-file; harness/secrets/sources.ts). */
+  secretsFile?: string;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
@@ -345,6 +347,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
     ...(opts.rateGate ? { rateGate: opts.rateGate } : {}),
     ...(opts.allowedDomains ? { allowedDomains: opts.allowedDomains } : {}),
     ...(opts.blockedDomains ? { blockedDomains: opts.blockedDomains } : {}),
+    ...(opts.secretsFile ? { secretsFile: opts.secretsFile } : {}),
     signal,
   };
   const ctx: JobContext = { opts, out, retries, attempt, signal, setWorker, emit, replace, stopSuite, plan };

@@ -206,6 +206,23 @@ describe('loading files, base URLs, groups, shards', () => {
 });
 
 describe('task files: the navigation guard fields', () => {
+  it('keeps auth and secrets that name variables; a task giving a secret value is refused with SECRET_ERR_INLINE, never repeating it', () => {
+    const { tasks } = parseTasks([{ ...ok, auth: [{ domain: '*.example.com', type: 'bearer', tokenEnv: 'EXAMPLE_TOKEN' }], secrets: { password: { env: 'LOGIN_PASSWORD' } } }]);
+    expect(tasks[0]).toMatchObject({ auth: [{ domain: '*.example.com', type: 'bearer', tokenEnv: 'EXAMPLE_TOKEN' }], secrets: { password: { env: 'LOGIN_PASSWORD' } } });
+    for (const bad of [{ secrets: { password: 'hunter2-in-task' } }, { auth: [{ domain: 'x.com', type: 'bearer', token: 'hunter2-in-task' }] }]) {
+      let err: unknown;
+      try {
+        parseTasks([{ ...ok, ...bad }]);
+      } catch (e) {
+        err = e;
+      }
+      const issue = (err as { details: { issues: Array<{ problem: string }> } }).details.issues[0]!;
+      expect(issue.problem).toMatch(/^SECRET_ERR_INLINE: /);
+      expect((err as Error).message).not.toContain('hunter2');
+    }
+    expect(issuesOf(() => parseTasks([{ ...ok, auth: [{ domain: 'x.com', type: 'nope' }] }]))).toEqual([[0, 'auth']]);
+  });
+
   it('keeps allowedDomains / blockedDomains; a malformed pattern is an issue naming it with GUARD_ERR_BAD_PATTERN', () => {
     const { tasks } = parseTasks([
       { ...ok, allowedDomains: ['*.example.com'], blockedDomains: ['ads.example.com'] },

@@ -20,6 +20,7 @@ import { parseScreenSize, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
 import { parseDomainPattern } from '../harness/guard/patterns.ts';
 import { issueField } from '../harness/trace/parse.ts';
+import { checkTaskSecrets } from '../harness/secrets/run-secrets.ts';
 import { judgeListSchema, judgeSpecProblem, type JudgeSpec } from './judges/spec.ts';
 
 /** A task as the runner runs it (both formats normalize to this). */
@@ -46,6 +47,10 @@ export interface EvalTask {
   allowedDomains?: string[];
   /** Hosts blocked for this task, besides --blocked-domains. */
   blockedDomains?: string[];
+  /** Per-domain auth bindings (harness/secrets/auth-bindings.ts): each value named by an …Env field, never given. */
+  auth?: Array<Record<string, unknown> & { domain: string; type: string }>;
+  /** Secrets the agent types with {{secret:NAME}}: name → { env: VARIABLE } (never a value). */
+  secrets?: Record<string, { env: string }>;
 }
 
 /** Which format a task file was in. */
@@ -96,6 +101,9 @@ export const taskSchema = z.strictObject({
   judges: judgeListSchema.optional(),
   allowedDomains: z.array(z.string()).optional(),
   blockedDomains: z.array(z.string()).optional(),
+  // Checked by checkTaskSecrets (harness/secrets), for codes naming the binding or the entry.
+  auth: z.array(z.looseObject({ domain: z.string(), type: z.string() })).optional(),
+  secrets: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** Schema of one uitask task (extra keys are allowed: uitask files carry their own). */
@@ -202,6 +210,14 @@ function fromOurs(t: z.infer<typeof taskSchema>, index: number, issues: TaskIssu
     }
   }
   const task: EvalTask = { id: t.id, goal: t.goal, url: t.url, success: t.success as EvalTask['success'], group: t.group ?? taskGroup(t.id) };
+  try {
+    // Structure and no inline value now; the variables are looked up when the run's Agent is made.
+    checkTaskSecrets({ auth: t.auth, secrets: t.secrets, where: `Task ${t.id}` });
+    if (t.auth?.length) task.auth = t.auth;
+    if (t.secrets && Object.keys(t.secrets).length) task.secrets = t.secrets as Record<string, { env: string }>;
+  } catch (e) {
+    issues.push({ index, field: t.auth ? 'auth' : 'secrets', problem: `${(e as VncuaError).code}: ${(e as Error).message}` });
+  }
   if (t.allowedDomains?.length) task.allowedDomains = t.allowedDomains;
   if (t.blockedDomains?.length) task.blockedDomains = t.blockedDomains;
   if (t.maxSteps !== undefined) task.maxSteps = t.maxSteps;

@@ -255,6 +255,25 @@ export const ERROR_CODES = {
   GUARD_ERR_NO_CDP: 'allowedDomains or blockedDomains were given but the Agent has no cdpUrl: the guard enforces them in the browser over CDP.',
   GUARD_ERR_LOST: "The navigation guard's CDP connection to the browser dropped during the run; the run was stopped with status error, as its browser was no longer guarded.",
   GUARD_ERR_START: 'The navigation guard could not attach to the browser over CDP (Fetch.enable on the browser target failed or timed out); the run did not start unguarded.',
+  // Auth bindings and secrets (harness/secrets): messages name the binding or the secret, never a value
+  AUTH_ERR_BAD_BINDING:
+    'An auth binding is malformed: unknown type, a missing field, a bad domain pattern or header name (the message names the binding, e.g. auth[0] bearer *.example.com).',
+  AUTH_ERR_SECRET_MISSING:
+    "An auth binding's …Env field names an environment variable that is set neither in the environment nor in the secrets file (details: binding, field, env).",
+  AUTH_ERR_NO_CDP: 'auth bindings were given but the Agent has no cdpUrl: they are applied in the browser over CDP.',
+  AUTH_ERR_START: 'The auth bindings could not attach to the browser over CDP (Fetch.enable on the browser target failed or timed out); the run did not start.',
+  AUTH_ERR_TOKEN_URL:
+    "An OAuth binding's token URL failed: unreachable, an HTTP error status, or an answer without access_token (details: binding, tokenUrl's origin, status); the run ends with status error.",
+  AUTH_ERR_CALLBACK: "A custom auth binding's apply callback threw, or a binding could not be applied to a request (details: binding).",
+  AUTH_ERR_REJECTED:
+    'A page answered 401/403 to a navigation carrying an auth binding, and again after the binding was re-applied once (details: binding, url origin, status); the run ends with status error.',
+  SECRET_ERR_INLINE:
+    'A task file or config gives a secret value itself (a secrets entry as a string, or a binding field such as token or password); name an environment variable instead.',
+  SECRET_ERR_MISSING: 'A secrets entry names an environment variable that is set neither in the environment nor in the secrets file (details: name, env).',
+  SECRET_ERR_BAD_NAME: 'A secrets entry has a name other than letters, digits, _, . and -, or is not { "env": "VARIABLE" }.',
+  SECRET_ERR_FILE:
+    'The secrets file (secretsFile, --secrets-file) could not be read or is malformed: not a JSON object of strings, or a dotenv line that is not NAME=value (the line number is given, never its value). A queue worker whose own copy at the path in the manifest fails so stops before taking a run.',
+  SECRET_ERR_UNKNOWN: 'Typed text holds {{secret:NAME}} for a name the run has no secret for (the message lists the known names).',
   // The rate limit of model calls (harness/agent/rate-gate.ts, eval/queue/rate-limit.ts)
   QUEUE_ERR_BAD_RATE_LIMIT:
     'A --rate-limit rule is malformed: it must be N/s, N/min or N/h (N a whole number 1..1000000), optionally :NAME for one model or adapter (60/min, 10/s, 3600/h, 60/min:gpt-5); the message says what was wrong.',

@@ -89,6 +89,8 @@ export interface CoordinatorOptions {
   maxCostUsd?: number;
   /** The Agent's needsHuman for every run (--needs-human). */
   needsHuman?: 'end' | 'ask';
+  /** --secrets-file: its path goes in the manifest (made absolute), never its values; each worker reads its own copy at that path. */
+  secretsFile?: string;
   /** Results root (every worker sees it, or receives uploads: `upload`). */
   out: string;
   rerun?: boolean;
@@ -147,6 +149,7 @@ async function identity(o: CoordinatorOptions, out: string, resolutions: readonl
       ...(o.judges && o.judges.length > 0 ? { judges: [...o.judges] } : {}),
       ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}),
       ...(o.needsHuman !== undefined ? { needsHuman: o.needsHuman } : {}),
+      ...(o.secretsFile ? { secretsFile: resolve(o.secretsFile) } : {}),
     },
     out,
   };

@@ -91,6 +91,7 @@ describe('suite and job ids', () => {
       { ...identity(), options: { ...identity().options, judges: [{ type: 'url' as const, glob: '*/done' }] } },
       { ...identity(), options: { ...identity().options, maxCostUsd: 0.5 } },
       { ...identity(), options: { ...identity().options, needsHuman: 'ask' as const } },
+      { ...identity(), options: { ...identity().options, secretsFile: '/secrets/run.env' } },
       { ...identity(), out: '/runs/other' },
     ];
     const ids = changed.map(suiteIdOf);
@@ -129,9 +130,14 @@ describe('manifest checks', () => {
     expect(() => checkManifest(m, local, { tasks: '/s/tasks.json', agent: '/x/agent.ts' })).not.toThrow();
   });
 
-  it('the run options that change results travel: judges, the run cost cap, needsHuman', () => {
-    const m = manifest({ options: { ...identity().options, judges: [{ type: 'url', glob: '*/done' }], maxCostUsd: 0.25, needsHuman: 'end' } });
-    expect(parseManifest(JSON.stringify(m), m.suiteId).options).toMatchObject({ judges: [{ type: 'url', glob: '*/done' }], maxCostUsd: 0.25, needsHuman: 'end' });
+  it('the run options that change results travel: judges, the run cost cap, needsHuman, the secrets file path', () => {
+    const m = manifest({ options: { ...identity().options, judges: [{ type: 'url', glob: '*/done' }], maxCostUsd: 0.25, needsHuman: 'end', secretsFile: '/secrets/run.env' } });
+    expect(parseManifest(JSON.stringify(m), m.suiteId).options).toMatchObject({
+      judges: [{ type: 'url', glob: '*/done' }],
+      maxCostUsd: 0.25,
+      needsHuman: 'end',
+      secretsFile: '/secrets/run.env',
+    });
     // A bad judge spec in Redis is not run silently wrong: the manifest is refused.
     expect(code(() => parseManifest(JSON.stringify({ ...m, options: { ...m.options, judges: [{ type: 'nope' }] } }), m.suiteId))).toBe('QUEUE_ERR_VERSION');
   });

@@ -18,8 +18,11 @@ import type { ScreenSize } from '../../harness/desktop/size.ts';
 import { judgeListSchema } from '../judges/spec.ts';
 import { resolutionLabel } from '../layout.ts';
 
-/** The queue's format: bumped on any change a worker of another version would misread (2: judges, maxCostUsd, needsHuman in the options). */
-export const QUEUE_FORMAT = 2;
+/**
+ * The queue's format: bumped on any change a worker of another version would misread (2: judges, maxCostUsd,
+ * needsHuman in the options; 3: secretsFile).
+ */
+export const QUEUE_FORMAT = 3;
 /** The BullMQ queue every suite's jobs go to (jobs carry their suite id). */
 export const QUEUE_NAME = 'vncua-runs';
 /** Redis key holding the format of the queue's first user. */
@@ -68,6 +71,8 @@ const manifestSchema = z.object({
     judges: judgeListSchema.optional(),
     maxCostUsd: z.number().positive().optional(),
     needsHuman: z.enum(['end', 'ask']).optional(),
+    // --secrets-file: the absolute path only; each worker reads its own copy there (no secret value is ever in Redis).
+    secretsFile: z.string().optional(),
   }),
   out: z.string(),
   results: z.object({ marker: z.string(), upload: z.object({ url: z.string(), token: z.string() }).optional() }),

@@ -29,6 +29,7 @@ import { DelayedError, type Job, UnrecoverableError, WaitingError, Worker } from
 import { Redis } from 'ioredis';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../../harness/desktop/size.ts';
 import { VncuaError } from '../../harness/errors.ts';
+import { readSecretsFile } from '../../harness/secrets/sources.ts';
 import { type AttemptOptions, type InfraRecord, type SuiteAgent, runAttempt, writeInfraError } from '../attempt.ts';
 import { desktopPool } from '../desktop-pool.ts';
 import { jobLabel, type EvalJob } from '../jobs.ts';
@@ -57,6 +58,7 @@ export const WORKER_FATAL_CODES: ReadonlySet<string> = new Set([
   'QUEUE_ERR_RESULTS_UNWRITABLE',
   'CLI_ERR_BAD_AGENT',
   'EVAL_ERR_BAD_TASKS',
+  'SECRET_ERR_FILE',
 ]);
 
 /** An agent loaded for a suite, and the module file it came from (none for a built-in). */
@@ -242,6 +244,9 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     const loaded = await o.loadAgent(m.agent.spec, m.agent.module);
     const local = { tasksSha256: await fileSha256(taskFile).catch(() => 'missing'), agentSha256: loaded.file ? await fileSha256(loaded.file) : null };
     checkManifest(m, local, { tasks: taskFile, ...(loaded.file ? { agent: loaded.file } : {}) });
+    // --secrets-file of the coordinator's command: this worker's own copy at that path must be readable
+    // (SECRET_ERR_FILE stops the worker before it takes a run); each run's Agent reads it again.
+    if (m.options.secretsFile !== undefined) readSecretsFile(m.options.secretsFile);
     const file = await loadTaskFile(taskFile, m.tasks.baseUrl !== undefined ? { baseUrl: m.tasks.baseUrl } : {});
     let tasks = file.tasks;
     let server: StaticServer | undefined;
@@ -369,6 +374,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
         ...(m.options.maxCostUsd !== undefined ? { maxCostUsd: m.options.maxCostUsd } : {}),
         ...(m.options.needsHuman !== undefined ? { needsHuman: m.options.needsHuman } : {}),
         ...(suite.rateGate ? { rateGate: suite.rateGate } : {}),
+        ...(m.options.secretsFile !== undefined ? { secretsFile: m.options.secretsFile } : {}),
         ...(signal ? { signal } : {}),
         onState: (state) => report({ kind: 'state', worker: name, slot, state, attempt }),
         plan: () => p.plan?.([data.size, ...Array.from({ length: o.pool ?? 0 }, (_, i) => suite.sizes[i % suite.sizes.length]!)]),

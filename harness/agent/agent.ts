@@ -59,7 +59,7 @@ import { follow, race } from '../cancel.ts';
 import { PageInput } from '../cdp/page-input.ts';
 import { SuccessChecker } from '../cdp/success.ts';
 import { VncuaError, isVncuaError } from '../errors.ts';
-import { parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
+import { isPause, parseKeys, planKeyPress, planTypeText } from '../keys/index.ts';
 import { roundMs } from '../trace/clock.ts';
 import { ModelUsageTally } from '../trace/model-calls.ts';
 import { FINISH_STATUSES, type ActionName, type FinishStatus, type RunResult, type RunStatus, type StopStatus } from '../trace/schema.ts';
@@ -91,6 +91,9 @@ import { startLiveEndpoint } from '../live/endpoint.ts';
 import type { Framebuffer } from '../rfb/framebuffer.ts';
 import { AgentConnection, isConnectError } from './connection.ts';
 import { RunDomainGuard } from './domain-guard.ts';
+import { RunAuth } from './run-auth.ts';
+import { hasSecretPlaceholder } from '../secrets/placeholders.ts';
+import type { RunSecrets } from '../secrets/run-secrets.ts';
 import type { HumanAction } from './human-input.ts';
 import { LiveRunControl } from './live-control.ts';
 import { HumanTakeover } from './takeover.ts';
@@ -221,6 +224,8 @@ interface RunState {
   served: boolean;
   /** The navigation guard (allowedDomains / blockedDomains), or null. */
   guard: RunDomainGuard | null;
+  /** The auth bindings applied in the browser, or null. */
+  auth: RunAuth | null;
 }
 
 const idleSignal = new AbortController().signal;
@@ -241,10 +246,14 @@ export abstract class Agent implements LiveControl {
   static liveEndpoint: LiveEndpointStarter | null = startLiveEndpoint;
 
   /** The validated options, with the VNC and CDP endpoints resolved (the password is kept out of it). */
-  readonly options: Readonly<Omit<ResolvedAgentOptions, 'password'>>;
+  readonly options: Readonly<Omit<ResolvedAgentOptions, 'password' | 'secrets'>>;
+  /** The run's secrets and auth bindings (never in `options`, never written). */
+  readonly #secrets: RunSecrets;
   readonly #connection: AgentConnection;
   #checker: SuccessChecker | null = null;
   #run: RunState | null = null;
+  /** The current run's recording, if any (told to redact a secret's key events). */
+  #recording: RecordingHandle | null = null;
   #signal: AbortSignal = idleSignal;
   /** Settles when the last action called has settled (actions run one at a time). */
   #queue: Promise<void> = Promise.resolve();
@@ -254,8 +263,9 @@ export abstract class Agent implements LiveControl {
 
   /** Validates the options (AGENT_ERR_BAD_OPTIONS naming the field). Connects nothing. */
   constructor(options: AgentOptions) {
-    const { password, ...rest } = resolveAgentOptions(options, (new.target as typeof Agent).defaultRecorder);
+    const { password, secrets, ...rest } = resolveAgentOptions(options, (new.target as typeof Agent).defaultRecorder);
     this.options = Object.freeze(rest);
+    this.#secrets = secrets;
     this.#connection = new AgentConnection({ url: rest.vncUrl, password });
     this.#connection.onChange((client) => {
       const fb = client?.framebuffer ?? null;
@@ -325,6 +335,7 @@ export abstract class Agent implements LiveControl {
       helpAsked: false,
       served: false,
       guard: null,
+      auth: null,
     };
     this.#run = state;
     this.#signal = controller.signal;
@@ -382,6 +393,24 @@ export abstract class Agent implements LiveControl {
         guardStarting = guard.start(controller.signal, GUARD_START_TIMEOUT_MS);
         guardStarting.catch(() => {});
       }
+      // Auth bindings attach after the guard (so the guard judges a request first), before the first step.
+      if (this.#secrets.bindings.length > 0 && this.options.cdpUrl !== null) {
+        const auth = new RunAuth(
+          this.options.cdpUrl,
+          this.#secrets.bindings,
+          (meta) => {
+            if (this.#run === state) this.attachMeta(meta);
+          },
+          (e) => {
+            if (!controller.signal.aborted) controller.abort(e);
+          },
+        );
+        state.auth = auth;
+        const after = guardStarting ?? Promise.resolve();
+        const authStarting = after.then(() => auth.start(controller.signal, GUARD_START_TIMEOUT_MS));
+        authStarting.catch(() => {});
+        guardStarting = authStarting;
+      }
       const starter = this.options.live ? (this.constructor as typeof Agent).liveEndpoint : null;
       if (starter) {
         liveStarting = Promise.resolve()
@@ -416,6 +445,7 @@ export abstract class Agent implements LiveControl {
           );
         }
         this.#connection.redirect(recording.url, recording);
+        this.#recording = recording;
       }
       // Record from the start of the run, not from the first action that needs the screen (a first
       // `wait` would have no "before" frame); with `ready`, connect while the desktop gets ready. A
@@ -446,6 +476,7 @@ export abstract class Agent implements LiveControl {
         }
         this.#live.stepStarted();
         if (state.guard) state.guard.step = steps + 1;
+        if (state.auth) state.auth.step = steps + 1;
         done = await this.#step(controller);
         steps++;
         done ||= state.finished;
@@ -515,6 +546,7 @@ export abstract class Agent implements LiveControl {
     if (recording && status !== 'cancelled') await this.#recordTail();
     if (opened) await verdict.finish(status === 'cancelled' ? AbortSignal.abort() : user);
     await state.guard?.close();
+    await state.auth?.close();
     if (opened) {
       try {
         await writer.finalize();
@@ -532,6 +564,7 @@ export abstract class Agent implements LiveControl {
       }
     }
     this.#connection.redirect(null);
+    this.#recording = null;
     const result: AgentRunResult = { status, steps, durationMs: roundMs(performance.now() - t0) };
     if (status === 'error') result.error = errorInfo(error, 'AGENT_ERR_ACT_FAILED');
     else if (endError) result.error = { code: endError.code, message: endError.message };
@@ -799,7 +832,9 @@ export abstract class Agent implements LiveControl {
   /**
    * Type `text` exactly (any Unicode; "\n" is Return, "\t" is Tab). Recorded as type_text. A character the server
    * may drop (not on a US keymap) is checked over CDP and inserted with Input.insertText if it was dropped (see
-   * type-text.ts; the entry's meta says so).
+   * type-text.ts; the entry's meta says so). `{{secret:NAME}}` types the run's secret NAME (the `secrets` option, an
+   * auth binding's variable): the trace keeps the placeholder, the recording redacts its key events (meta
+   * `secret_spans` names the secrets typed); an unknown name is SECRET_ERR_UNKNOWN.
    */
   typeText(text: string): Promise<void> {
     return this.#action(
@@ -807,10 +842,26 @@ export abstract class Agent implements LiveControl {
       () => ({ text }),
       () => ({ text }),
       async (signal) => {
-        planTypeText(checkString('text', text), { prime: false });
+        checkString('text', text);
+        const parts = hasSecretPlaceholder(text) ? this.#secrets.expand(text) : [{ text, secret: null }];
+        for (const p of parts) planTypeText(p.text, { prime: false });
         const d = await this.#driver(signal);
-        const meta = await typeTextChecked(d, text, () => this.#pageInput(signal), { signal });
-        if (meta) this.attachMeta(meta);
+        const typed: string[] = [];
+        for (const p of parts) {
+          if (p.text === '') continue;
+          if (p.secret === null) {
+            const meta = await typeTextChecked(d, p.text, () => this.#pageInput(signal), { signal });
+            if (meta) this.attachMeta(meta);
+            continue;
+          }
+          // A secret: typed as key events only (no CDP fallback, which would read the field back), each of them
+          // redacted in the recording (the recorder is told how many come, before they are sent).
+          const strokes = planTypeText(p.text, { alreadyMapped: d.mapped });
+          this.#recording?.redactKeyEvents?.(strokes.filter((k) => !isPause(k)) as Array<{ keysym: number; down: boolean }>);
+          await d.keys(strokes, { signal });
+          typed.push(p.secret);
+        }
+        if (typed.length) this.attachMeta({ secret_spans: typed });
       },
     );
   }

@@ -26,7 +26,9 @@ const base = { outputDir: '/tmp/out', vncUrl: 'ws://127.0.0.1:5901' };
 
 describe('resolveAgentOptions', () => {
   it('resolves vncUrl and cdpUrl as given, with the defaults', () => {
-    expect(resolveAgentOptions({ ...base, cdpUrl: 'http://127.0.0.1:9222', task: 'buy milk' })).toEqual({
+    const { secrets, ...resolved } = resolveAgentOptions({ ...base, cdpUrl: 'http://127.0.0.1:9222', task: 'buy milk' });
+    expect(secrets).toMatchObject({ bindings: [], names: [] });
+    expect(resolved).toEqual({
       outputDir: '/tmp/out',
       vncUrl: 'ws://127.0.0.1:5901',
       cdpUrl: 'http://127.0.0.1:9222',
@@ -48,6 +50,20 @@ describe('resolveAgentOptions', () => {
       needsHuman: 'end',
     });
     expect(resolveAgentOptions({ ...base, live: false }).live).toBe(false);
+  });
+
+  it('resolves auth and secrets (values kept in `secrets`); bad ones are codes naming the binding; auth needs CDP', () => {
+    process.env.VNCUA_OPTIONS_TEST_TOKEN = 'options-test-token-1';
+    const cdp = { ...base, cdpUrl: 'http://127.0.0.1:9222' };
+    const o = resolveAgentOptions({ ...cdp, auth: [{ domain: 'x.test', type: 'bearer', tokenEnv: 'VNCUA_OPTIONS_TEST_TOKEN' }], secrets: { pw: 'literal-from-ts-api' } });
+    expect(o.secrets.names).toEqual(['VNCUA_OPTIONS_TEST_TOKEN', 'pw']);
+    expect(o.secrets.value('pw')).toBe('literal-from-ts-api');
+    expect(() => resolveAgentOptions({ ...base, auth: [{ domain: 'x.test', type: 'bearer', tokenEnv: 'VNCUA_OPTIONS_TEST_TOKEN' }] })).toThrow(
+      expect.objectContaining({ code: 'AUTH_ERR_NO_CDP' }),
+    );
+    expect(() => resolveAgentOptions({ ...cdp, auth: [{ domain: 'x.test', type: 'bearer', tokenEnv: 'VNCUA_UNSET_VAR_X' }] })).toThrow(
+      expect.objectContaining({ code: 'AUTH_ERR_SECRET_MISSING', details: { binding: 'auth[0] bearer x.test', field: 'tokenEnv', env: 'VNCUA_UNSET_VAR_X' } }),
+    );
   });
 
   it('takes maxCostUsd (a positive finite number), a CostBudget and needsHuman end|ask; anything else is refused naming the field', () => {

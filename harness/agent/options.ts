@@ -11,6 +11,9 @@ import { redactUrl } from '../redact.ts';
 import { parseVncUrl } from '../rfb/transport.ts';
 import { CostBudget } from './cost-budget.ts';
 import type { RateGate } from './rate-gate.ts';
+import { resolveRunSecrets, type RunSecrets } from '../secrets/run-secrets.ts';
+import type { AuthBindingInput } from '../secrets/auth-bindings.ts';
+import type { SecretRef } from '../secrets/sources.ts';
 import type { RecorderFactory } from './recording.ts';
 
 /** What the Agent's constructor takes. */
@@ -81,6 +84,15 @@ export interface AgentOptions {
    */
   rateGate?: RateGate | null;
   /**
+   * Per-domain authentication (harness/secrets/auth-bindings.ts): `{ domain, type, …Env }` bindings applied in the
+   * browser over CDP (needs cdpUrl) on the first request to a matching domain. Values come from the variables named.
+   */
+  auth?: readonly AuthBindingInput[];
+  /** Secrets an agent types with `{{secret:NAME}}`: name → `{ env: VARIABLE }` or (TS API only) the value itself. */
+  secrets?: Readonly<Record<string, SecretRef>>;
+  /** A .json or dotenv file the named variables are looked up in first (harness/secrets/sources.ts). */
+  secretsFile?: string;
+  /**
    * Cost cap of one run in USD (`--max-cost`): once the model calls recorded in the run (meta.model_calls[].cost_usd)
    * reach it, the run stops before its next model call (and before its next act()) with status `cost_cap`
    * (AGENT_ERR_COST_CAP). A call without a price with a cap set ends the run `error` (AGENT_ERR_COST_UNKNOWN). Default none.
@@ -119,6 +131,8 @@ export interface ResolvedAgentOptions {
   domainPolicy: DomainPolicy | null;
   /** The rate gate of model calls (null: none). */
   rateGate: RateGate | null;
+  /** The run's secrets and auth bindings (values kept out of `options`: the Agent holds this privately). */
+  secrets: RunSecrets;
   /** The run's cost cap in USD (null: none). */
   maxCostUsd: number | null;
   /** The shared cost cap (null: none). */
@@ -183,6 +197,10 @@ export const agentOptionsSchema = z.strictObject({
     )
     .nullable()
     .optional(),
+  // Checked by resolveRunSecrets, for codes naming the binding.
+  auth: z.array(z.unknown()).optional(),
+  secrets: z.record(z.string(), z.unknown()).optional(),
+  secretsFile: z.string().min(1).optional(),
   maxCostUsd: z.number().positive().refine(Number.isFinite, 'must be a finite number').optional(),
   costBudget: z
     .custom<CostBudget>((v) => v instanceof CostBudget, 'must be a CostBudget (harness/agent/cost-budget.ts), or null')
@@ -273,6 +291,17 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     });
   }
 
+  const secrets = resolveRunSecrets({
+    auth: o.auth,
+    secrets: o.secrets as Record<string, SecretRef> | undefined,
+    secretsFile: o.secretsFile,
+    allowLiterals: true,
+    where: 'Agent option',
+  });
+  if (secrets.bindings.length > 0 && cdpUrl === null) {
+    throw new VncuaError('AUTH_ERR_NO_CDP', 'auth bindings are applied in the browser over CDP: give cdpUrl (or cdpPort) too.', { details: { field: 'auth' } });
+  }
+
   return {
     outputDir: o.outputDir,
     vncUrl,
@@ -290,6 +319,7 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
     blockedDomains: [...(o.blockedDomains ?? [])],
     domainPolicy,
     rateGate: o.rateGate ?? null,
+    secrets,
     maxCostUsd: o.maxCostUsd ?? null,
     costBudget: o.costBudget ?? null,
     needsHuman: o.needsHuman ?? 'end',

@@ -26,6 +26,11 @@ export interface RecordingHandle {
    * connection to the desktop would have given (RFB_ERR_CONNECT / RFB_ERR_TIMEOUT naming its URL); else null.
    */
   upstreamError?(): VncuaError | null;
+  /**
+   * The next KeyEvents the client sends (these, in order) type a secret: the recording stores them redacted
+   * (recorder/FORMAT.md, "Redacted key events"). Called before they are sent.
+   */
+  redactKeyEvents?(keys: ReadonlyArray<{ keysym: number; down: boolean }>): void;
   /** Stop relaying and finish the recording; idempotent. */
   close(): Promise<void>;
 }

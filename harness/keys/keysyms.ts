@@ -14,6 +14,8 @@ export const KEYSYM = {
   Scroll_Lock: 0xff14,
   Sys_Req: 0xff15,
   Escape: 0xff1b,
+  /** X11's VoidSymbol: what a redacted KeyEvent of a secret carries in recordings (recorder/FORMAT.md). */
+  VoidSymbol: 0xffffff,
   Delete: 0xffff,
   Home: 0xff50,
   Left: 0xff51,

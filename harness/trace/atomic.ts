@@ -13,6 +13,7 @@
 import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { VncuaError } from '../errors.ts';
+import { redactSecrets } from '../secrets/registry.ts';
 
 /** Options of `writeFileAtomic`. */
 export interface AtomicWriteOptions {
@@ -24,8 +25,12 @@ export interface AtomicWriteOptions {
 
 let tmpCounter = 0;
 
-/** Replaces `path` with `data` atomically (temp file + rename); failures throw `TRACE_ERR_WRITE` with the path. */
-export async function writeFileAtomic(path: string, data: string, options: AtomicWriteOptions = {}): Promise<void> {
+/**
+ * Replaces `path` with `data` atomically (temp file + rename); failures throw `TRACE_ERR_WRITE` with the path.
+ * Every secret value of the process (harness/secrets/registry.ts) is written as its `{{secret:NAME}}` placeholder.
+ */
+export async function writeFileAtomic(path: string, text: string, options: AtomicWriteOptions = {}): Promise<void> {
+  const data = redactSecrets(text);
   const tmp = `${path}.tmp-${process.pid}-${++tmpCounter}`;
   try {
     if (options.durable) await writeAndSync(tmp, data, options.mode);

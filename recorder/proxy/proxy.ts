@@ -5,6 +5,7 @@
  * dials the upstream (ws://, wss:// or tcp://) and records both directions into `dir` as
  * described in recorder/FORMAT.md.
  */
+import { KeyEventRedactor, type ExpectedKey } from './redact-keys.ts';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -74,6 +75,8 @@ export interface RecordingProxy {
    * upstream URL), so a client can report the desktop's URL and the real cause; else null.
    */
   upstreamError(): VncuaError | null;
+  /** The next KeyEvents the client sends (these, in order) type a secret: recorded redacted (redact-keys.ts). */
+  redactKeyEvents(keys: readonly ExpectedKey[]): void;
   /** Stop listening, close every connection, finish the files and recording.json. Idempotent; never rejects. */
   close(): Promise<void>;
 }
@@ -231,6 +234,14 @@ class RecordingProxyServer implements RecordingProxy {
     return this.closing;
   }
 
+  /** The latest connection's key redactor (the Agent's connection). */
+  private redactor: KeyEventRedactor | null = null;
+
+  /** The next KeyEvents the client sends (these, in order) type a secret: recorded redacted (redact-keys.ts). */
+  redactKeyEvents(keys: readonly ExpectedKey[]): void {
+    this.redactor?.expect(keys);
+  }
+
   upstreamError(): VncuaError | null {
     const f = this.dialFailure;
     return f && f.index === this.connections - 1 ? directError(f.error, this.target) : null;
@@ -249,7 +260,10 @@ class RecordingProxyServer implements RecordingProxy {
     const entry: ManifestConnection = { index, opened_at: now(), closed_at: null, client_transport: client.transport, bytes: { client: 0, server: 0 } };
     this.manifest.connections.push(entry);
     const files: Record<Direction, StreamFile | null> = { client: this.openFile('client', entry), server: this.openFile('server', entry) };
+    const redactor = new KeyEventRedactor();
+    this.redactor = redactor;
     const relay = new Relay(client, {
+      redactor,
       dial: (signal) =>
         dialUpstream(this.target, { wsOrigin: this.options.wsOrigin, tls: this.options.tls, timeoutMs: this.connectTimeoutMs, signal }).catch((e: unknown) => {
           if (isVncuaError(e)) this.dialFailure = { index, error: e };

@@ -5,6 +5,7 @@
  * first, the other is closed after flushing; once both are closed the files are finished and
  * the manifest entry gets `closed_at` and `close_reason`.
  */
+import type { KeyEventRedactor } from './redact-keys.ts';
 import { VncuaError, isVncuaError } from '../../harness/errors.ts';
 import { now } from '../../harness/trace/clock.ts';
 import { HIGH_WATER_BYTES, type Endpoint } from './endpoint.ts';
@@ -28,6 +29,8 @@ export interface RelayContext {
   report(error: VncuaError): void;
   /** Rewrite the manifest. */
   save(): Promise<void>;
+  /** Redacts a secret's KeyEvents in the recorded client stream (redact-keys.ts). */
+  redactor?: KeyEventRedactor;
 }
 
 /** Pauses an endpoint's reading while any reason holds. */
@@ -115,7 +118,8 @@ export class Relay {
       entry.bytes[direction] += chunk.byteLength;
       this.ctx.count(direction, chunk.byteLength);
       if (file) {
-        file.append(chunk, t);
+        const rec = direction === 'client' && this.ctx.redactor ? this.ctx.redactor.process(chunk) : chunk;
+        if (rec.byteLength > 0) file.append(rec, t);
         if (file.congested && !gate.has('disk')) {
           gate.hold('disk');
           void file.whenDrained().then(() => gate.release('disk'));
@@ -139,6 +143,8 @@ export class Relay {
 
   private async finish(): Promise<void> {
     const { files, entry } = this.ctx;
+    const held = this.ctx.redactor?.flush();
+    if (held && held.byteLength > 0) files.client?.append(held, now());
     await Promise.allSettled([files.client?.close(), files.server?.close()]);
     entry.closed_at = now();
     entry.close_reason = this.reason ?? 'closed';
