@@ -103,6 +103,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     about: 'the navigation guard (allowedDomains / blockedDomains, CDP Fetch on the browser target) per request: a page with 100 subresources loaded with and without it',
   },
   {
+    name: 'secret-scan',
+    args: ['2'],
+    about: 'the secret scan over every artifact of the full basic suite run with every model adapter (0 hits)',
+  },
+  {
     name: 'rate-gate',
     args: ['2000'],
     about: "the rate gate's cost per model call: acquire() on the Redis gate (a Lua script on a local redis-server) against the in-process gate",
