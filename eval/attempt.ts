@@ -55,18 +55,18 @@ export interface InfraRecord {
   agent_result?: RunResult;
 }
 
-/** What every attempt of a suite shares. */
-export interface AttemptOptions {
-  agent: SuiteAgent;
-  /** Absolute path of the task file (task.json task_file, ctx.taskFile). */
+/** The per-run settings a suite gives every run, locally (RunSuiteOptions) and on a queue worker (AttemptOptions). */
+export interface RunSettings {
+  /** Absolute path of the task file (task.json task_file, ctx.taskFile; the replay agent finds its references beside it). */
   taskFile?: string;
-  /** Steps per run unless the task sets maxSteps. */
-  maxSteps: number;
-  provider: DesktopProvider;
+  /** Start timeout of each desktop, ms (provider default otherwise). */
   desktopTimeoutMs?: number;
+  /** ctx.script and ctx.args given to every build. */
   script?: string;
   args?: string[];
+  /** The Agent's successGraceMs for every run (ctx.agentOptions; the Agent's default 1000 otherwise). */
   successGraceMs?: number;
+  /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
   live?: boolean;
   /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
   judges?: readonly JudgeSpec[];
@@ -74,8 +74,6 @@ export interface AttemptOptions {
   judgePrice?: PriceFn;
   /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
   maxCostUsd?: number;
-  /** The suite's shared cost cap (the Agent's costBudget, --max-suite-cost). */
-  costBudget?: CostBudget | null;
   /** The Agent's needsHuman for every run (--needs-human). */
   needsHuman?: 'end' | 'ask';
   /** The gate of model calls (--rate-limit) every run shares (the Agent's rateGate): a LocalRateGate locally, a RedisRateGate on a queue worker. */
@@ -87,6 +85,16 @@ export interface AttemptOptions {
   /** The secrets file tasks' auth bindings and secrets are looked up in first (--secrets-file; harness/secrets/sources.ts). */
   secretsFile?: string;
   signal?: AbortSignal;
+}
+
+/** What every attempt of a suite shares: the run settings, and what the runner or the worker decided. */
+export interface AttemptOptions extends RunSettings {
+  agent: SuiteAgent;
+  /** Steps per run unless the task sets maxSteps. */
+  maxSteps: number;
+  provider: DesktopProvider;
+  /** The suite's shared cost cap (the Agent's costBudget, --max-suite-cost). */
+  costBudget?: CostBudget | null;
   /** The attempt's state, for the progress display. */
   onState?(state: WorkerStatus['state']): void;
   /** Called just before the desktop is asked for (DesktopProvider.plan). */

@@ -45,7 +45,7 @@ import { now, roundMs } from '../harness/trace/clock.ts';
 import type { RunResult, RunStatus } from '../harness/trace/schema.ts';
 import { checkOutputDir, moveAside, runExistsError, runFiles } from '../harness/trace/out-dir.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
-import { runAttempt, writeInfraError, type AttemptOptions, type InfraRecord, type JudgeVerdicts, type SuiteAgent } from './attempt.ts';
+import { runAttempt, writeInfraError, type AttemptOptions, type InfraRecord, type JudgeVerdicts, type RunSettings, type SuiteAgent } from './attempt.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './jobs.ts';
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { desktopPool } from './desktop-pool.ts';
@@ -63,11 +63,9 @@ import type { JudgeSpec } from './judges/spec.ts';
 export type { SuiteAgent } from './attempt.ts';
 
 /** Options of runSuite(). */
-export interface RunSuiteOptions {
+export interface RunSuiteOptions extends RunSettings {
   /** The tasks, URLs absolute (resolve relative ones first: tasks.ts resolveTaskUrls). */
   tasks: readonly EvalTask[];
-  /** Absolute path of the task file (ctx.taskFile; the replay agent finds its references beside it). */
-  taskFile?: string;
   agent: SuiteAgent;
   /** Screen sizes to run every task at (default [1280x800]); a task with its own resolution runs at that one only. */
   resolutions?: readonly ScreenSize[];
@@ -89,8 +87,6 @@ export interface RunSuiteOptions {
   provider?: 'local' | 'docker' | 'remote' | DesktopProvider;
   /** The remote provider's desktops. */
   endpoints?: readonly RemoteEndpoint[];
-  /** Start timeout of each desktop, ms (provider default otherwise). */
-  desktopTimeoutMs?: number;
   /**
    * Keep up to this many desktops started ahead of need (default 0: none), at the sizes of the next
    * runs in the queue (eval/desktop-pool.ts); each still serves one run. The provider must be able to
@@ -103,32 +99,8 @@ export interface RunSuiteOptions {
    * the spares' empty page.
    */
   spareUrl?: string;
-  /** ctx.script and ctx.args given to every build. */
-  script?: string;
-  args?: string[];
-  /** The Agent's successGraceMs for every run (ctx.agentOptions; the Agent's default 1000 otherwise). */
-  successGraceMs?: number;
-  /** The Agent's live option for every run (ctx.agentOptions; default on: every run is watchable and can be taken over). */
-  live?: boolean;
-  /** The judges of every task without its own `judges` (eval/judges/): the final page is captured before the desktop goes, and judges.json written. */
-  judges?: readonly JudgeSpec[];
-  /** USD of an LLM judge's call (eval/ does not import byom/: the CLI passes byom/pricing.ts's table). */
-  judgePrice?: PriceFn;
-  /** Every run's cost cap in USD (the Agent's maxCostUsd, --max-cost). */
-  maxCostUsd?: number;
   /** The suite's cost cap in USD (--max-suite-cost): see the file comment. */
   maxSuiteCostUsd?: number;
-  /** The Agent's needsHuman for every run (--needs-human). */
-  needsHuman?: 'end' | 'ask';
-  /** The gate of model calls every run shares (--rate-limit: one LocalRateGate for the whole suite). */
-  rateGate?: RateGate | null;
-  /** The navigation guard for every run (--allowed-domains): a task's own allowedDomains narrows it (harness/guard mergeDomainLists). */
-  allowedDomains?: readonly string[];
-  /** Blocked for every run (--blocked-domains), besides each task's own blockedDomains. */
-  blockedDomains?: readonly string[];
-  /** The secrets file tasks' auth bindings and secrets are looked up in first (--secrets-file; harness/secrets/sources.ts). */
-  secretsFile?: string;
-  signal?: AbortSignal;
   onProgress?: ProgressListener;
 }
 
