@@ -9,7 +9,7 @@
  *
  * Run: npx tsx bench/secret-scan.ts [workers=2]
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { scanDirs } from '../harness/secrets/scan.ts';
 import { findRunDir, runSecretScan, scanSecretRun } from '../cli/test-helpers/secret-scan.ts';
@@ -33,8 +33,9 @@ try {
   }
   const { hits, files, bytes } = await scanSecretRun(scan);
   // The control: the typed secret written in plain form beside the results is found.
-  const control = join(scan.roots[0]!, 'control.txt');
-  await writeFile(control, `plain ${scan.secrets[1]} here`);
+  const control = join(scan.roots[0]!, 'control');
+  await mkdir(control);
+  await writeFile(join(control, 'plain.txt'), `plain ${scan.secrets[1]} here`);
   const found = (await scanDirs([control], scan.secrets[1]!)).hits.length;
   console.log(`### Secret scan: the full basic suite (${scan.taskCount - 1} tasks + auth-poll) with openai-cua, anthropic, chat and http (--workers ${WORKERS})\n`);
   console.log(`- runs: ${runs} (${scan.taskCount} per adapter), ${typed} of them typed the placeholder \`{{secret:pw}}\` (trace secret_spans).`);
