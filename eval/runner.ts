@@ -36,7 +36,6 @@
 import { readFile, rm, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CostBudget } from '../harness/agent/cost-budget.ts';
-import type { RateGate } from '../harness/agent/rate-gate.ts';
 import { DEFAULT_MAX_STEPS } from '../harness/agent/options.ts';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../harness/desktop/size.ts';
 import { VncuaError } from '../harness/errors.ts';
@@ -50,15 +49,13 @@ import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from './job
 import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from './layout.ts';
 import { desktopPool } from './desktop-pool.ts';
 import { runWorkers } from './pool.ts';
-import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
+import type { ProgressEvent, ProgressListener, WorkerStatus } from './progress.ts';
 import { sortOutcomes, suiteTally } from './suite-tally.ts';
 import { dockerProvider } from './providers/docker.ts';
 import { localProvider } from './providers/local.ts';
 import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
 import type { DesktopProvider } from './providers/types.ts';
 import { TASK_ID_PATTERN, isRelativeUrl, type EvalTask } from './tasks.ts';
-import type { PriceFn } from './judges/llm.ts';
-import type { JudgeSpec } from './judges/spec.ts';
 
 export type { SuiteAgent } from './attempt.ts';
 
