@@ -34,7 +34,7 @@ import { checkOutputDir, moveAside, runExistsError, runFiles } from '../../harne
 import { traceSuccess } from '../attempt.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from '../jobs.ts';
 import { MOVED_ASIDE_SEP, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from '../layout.ts';
-import type { ProgressListener, } from '../progress.ts';
+import type { ProgressListener } from '../progress.ts';
 import { sortOutcomes, suiteTally } from '../suite-tally.ts';
 import { completeTaskJson, type ConfigError, type RunOutcome, type SuiteSummary } from '../runner.ts';
 import { readJudges } from '../judges/record.ts';
