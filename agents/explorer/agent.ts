@@ -72,6 +72,8 @@ interface Observation {
   scan: PageScan | null;
   targets: SeenTarget[];
   frozen: boolean;
+  /** The page is off the app (another host, Chromium's error page after a blocked navigation): go back. */
+  offApp: boolean;
 }
 
 /** An agent that explores an app with heuristics, and a vision model only when they get stuck (see the file comment). */
@@ -112,6 +114,7 @@ export class ExplorerAgent extends Agent {
   #seen = new Map<string, { key: string; kind: SeenTarget['kind']; label: string; firstSeenStep: number }>();
   #tried = new Set<string>();
   #urls = new Set<string>();
+  #domStates = new Set<string>();
   #plan: Move[] = [];
   #noProgress = 0;
   #unsticker = new Unsticker(() => 0);
@@ -213,6 +216,7 @@ export class ExplorerAgent extends Agent {
     this.#seen = new Map();
     this.#tried = new Set();
     this.#urls = new Set();
+    this.#domStates = new Set();
     this.#plan = [];
     this.#noProgress = 0;
     this.#unsticker = new Unsticker(this.#rand);
@@ -264,7 +268,7 @@ export class ExplorerAgent extends Agent {
     const game = this.#game !== null;
     await this.waitForInputEffects(game ? GAME_EFFECT_WAIT : EFFECT_WAIT);
     const before = this.#last;
-    const now = await this.#observe();
+    const now = await this.#observe(leavesDocument(move, before?.url ?? null) ? (before?.url ?? null) : null);
     const judged = this.#judge(before, now, step, game);
     if (move.continues) {
       // part of a plan: neither progress nor a miss
@@ -306,13 +310,21 @@ export class ExplorerAgent extends Agent {
     this.#takeFindings();
   }
 
-  /** Look at the screen and, over CDP, at the page. */
-  async #observe(): Promise<Observation> {
+  /**
+   * Look at the screen and, over CDP, at the page. A scan that fails while a document is replaced, or finds it still
+   * loading, is made again (up to 2 s); with `leaving` (a link to another document was clicked) the scan waits, up to 2 s, for the URL to change.
+   */
+  async #observe(leaving: string | null = null): Promise<Observation> {
     const screen = await this.clientResolution();
     let scan: PageScan | null = null;
     let frozen = false;
     if (this.#page) {
-      const r = await this.#page.scan(screen, this.signal);
+      const until = performance.now() + 2000;
+      let r = await this.#page.scan(screen, this.signal);
+      while (performance.now() < until && ((!r.ok && r.why !== 'frozen') || (r.ok && (!r.scan.loaded || (leaving !== null && r.scan.url === leaving))))) {
+        await this.waitForQuietScreen({ quietMs: 50, timeoutMs: 200 });
+        r = await this.#page.scan(screen, this.signal);
+      }
       if (r.ok) scan = r.scan;
       else if (r.why === 'frozen') {
         frozen = true;
@@ -329,8 +341,9 @@ export class ExplorerAgent extends Agent {
     const isGame = scan !== null && scan.canvasCover >= GAME_CANVAS_COVER;
     if (isGame && !this.#game) this.#game = new GamePlayer(this.explorer.stuckAfter, this.#rand);
     if (!isGame && scan !== null) this.#game = null;
-    const targets = scan ? scan.targets.filter((t) => !isGame || t.kind !== 'canvas') : screenTargets(greyGrid(frame, 16, 10), screen);
-    return { url: scan?.url ?? null, hash, grid, scan, targets, frozen };
+    const offApp = scan !== null && this.#host !== null && hostOf(scan.url) !== this.#host;
+    const targets = offApp ? [] : scan ? scan.targets.filter((t) => !isGame || t.kind !== 'canvas') : screenTargets(greyGrid(frame, 16, 10), screen);
+    return { url: scan?.url ?? null, hash, grid, scan, targets, frozen, offApp };
   }
 
   /** Progress of a step: a new state, URL or element (on a game: any frame change); records states and targets. */
@@ -349,7 +362,18 @@ export class ExplorerAgent extends Agent {
     if (now.url !== null) this.#urls.add(now.url);
     const size = { width: this.framebuffer()?.width ?? 1, height: this.framebuffer()?.height ?? 1 };
     const changed = before ? changedRegions(before.grid, now.grid, size) : [];
-    const progress = isNew || fresh.size > 0 || newUrl || (game && changed.length > 0);
+    // With the DOM scanned (not a game), progress is read from the DOM alone: a new URL, a new element, or a new
+    // set of elements; the frame's states are recorded for the report. That keeps a seed's actions independent of
+    // paint timing. Without CDP, or on a canvas, the frame says it.
+    let progress: boolean;
+    if (now.scan !== null && !game) {
+      const signature = `${now.url}\n${now.targets.map((t) => t.key).join('\n')}`;
+      const newDom = !this.#domStates.has(signature);
+      this.#domStates.add(signature);
+      progress = fresh.size > 0 || newUrl || newDom;
+    } else {
+      progress = isNew || fresh.size > 0 || newUrl || (game && changed.length > 0);
+    }
     return { progress, changed };
   }
 
@@ -372,6 +396,13 @@ export class ExplorerAgent extends Agent {
     if (now.frozen) {
       this.#plan = [];
       return { move: this.#recordUnstick('reload', 'the page did not answer over CDP (frozen)'), layer: 'unstick' };
+    }
+    if (now.offApp) {
+      this.#plan = [];
+      if (await this.#canGoBack()) {
+        const move: Move = { step: { action: 'page_navigation', params: { direction: 'back' } }, strategy: 'unstick.go_back' };
+        return { move: this.#noteUnstick('go_back', move, `left the app (${now.url})`), layer: 'unstick' };
+      }
     }
     const planned = this.#plan.shift();
     if (planned) return { move: planned, layer: 'heuristic' };
@@ -504,7 +535,8 @@ export class ExplorerAgent extends Agent {
   async #end(reason: ExplorerEndReason): Promise<boolean> {
     this.#endReason = reason;
     await this.#finishObservers();
-    await this.finish({ reason: `explorer: ${reason.replace('_', ' ')} (${this.#steps.length} steps, ${this.#states.states.length} states)` });
+    // Only what the seed decides goes into the trace (the frame states' count depends on paint timing).
+    await this.finish({ reason: `explorer: ${reason.replace('_', ' ')} after ${this.#steps.length} steps` });
     return true;
   }
 
@@ -532,6 +564,13 @@ export class ExplorerAgent extends Agent {
       // the run's own files are written; the summary stays available through summary()
     }
   }
+}
+
+/** Does `move` click a link to another document than `url` (not just a fragment of it)? */
+function leavesDocument(move: Move, url: string | null): boolean {
+  const href = move.target?.kind === 'link' ? move.target.href : undefined;
+  if (!href || url === null || move.continues) return false;
+  return href.split('#')[0] !== url.split('#')[0];
 }
 
 /** `s` on one line, cut to 300 characters. */

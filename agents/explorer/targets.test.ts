@@ -50,7 +50,7 @@ describe('parseScan', () => {
     const link = scan!.targets.find((t) => t.kind === 'link')!;
     expect(link).toMatchObject({ label: 'Alpha', href: 'http://x/a', box: { x: 1270, y: 790, width: 10, height: 10 }, source: 'dom' });
     expect(link.key).toMatch(/^link:Alpha:[0-9a-f]{8}$/);
-    expect(scan).toMatchObject({ url: 'http://x/', canvasCover: 0.9, canScrollDown: true, dialogOpen: false });
+    expect(scan).toMatchObject({ url: 'http://x/', canvasCover: 0.9, canScrollDown: true, dialogOpen: false, loaded: true });
     // The same rows give the same keys (a key never depends on the order the page listed them in).
     const again = parseScan({ rows: [row({ tag: 'a', type: '', label: 'Alpha', href: 'http://x/a', id: 'a' }), row({ label: 'Zeta', id: 'z' })] }, { width: 1280, height: 800 });
     expect(again!.targets.map((t) => t.key)).toEqual(scan!.targets.map((t) => t.key));

@@ -31,6 +31,8 @@ export interface PageScan {
   canScrollDown: boolean;
   /** Some dialog is open. */
   dialogOpen: boolean;
+  /** The document has loaded (readyState 'complete': stylesheets applied, boxes final). */
+  loaded: boolean;
   targets: SeenTarget[];
 }
 
@@ -79,7 +81,7 @@ export const TARGETS_PROBE = `(() => {
   }
   const se = document.scrollingElement || document.documentElement;
   return {
-    url: location.href, title: document.title, vw, vh, cover,
+    url: location.href, title: document.title, vw, vh, cover, ready: document.readyState === 'complete',
     down: se.scrollTop + vh < se.scrollHeight - 2,
     dialog: !!document.querySelector('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]'),
     rows,
@@ -148,6 +150,7 @@ export function parseScan(value: unknown, screen: { width: number; height: numbe
     canvasCover: Math.max(0, Math.min(1, num(v.cover, 0))),
     canScrollDown: v.down === true,
     dialogOpen: v.dialog === true,
+    loaded: v.ready !== false,
     targets,
   };
 }

@@ -41,7 +41,7 @@ export async function startExplorerDesktop(page: string, options: { size?: strin
   }
 }
 
-/** Navigate the desktop's page back to `url` (between runs of a test) and wait until it is ready. */
+/** Navigate the desktop's page to `url` (default its first page) with a fresh history, and wait until it is ready. */
 export async function resetPage(d: ExplorerDesktop, url = d.url): Promise<void> {
-  await waitForPageReady(d.desktop.cdpUrl, { url, navigate: true, signal: AbortSignal.timeout(30_000) });
+  await waitForPageReady(d.desktop.cdpUrl, { url, navigate: true, resetHistory: true, signal: AbortSignal.timeout(30_000) });
 }
