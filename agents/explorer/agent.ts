@@ -496,6 +496,8 @@ export class ExplorerAgent extends Agent {
       this.#modelIgnored++;
       const cost = isVncuaError(e) ? Number((e.details as { costUsd?: unknown } | undefined)?.costUsd) : Number.NaN;
       if (Number.isFinite(cost)) this.#budget.costUsd += cost;
+      // In the next entry's meta, so result.json counts the call (and its cost, when known) like any model call.
+      this.attachMeta({ model_calls: [{ source: 'explorer', ignored: true, ...(Number.isFinite(cost) ? { cost_usd: cost } : {}) }] });
       const code = isVncuaError(e) ? e.code : 'EXPLORER_ERR_MODEL_CALL';
       this.#log(`explorer: ${code}: ${oneLine(e instanceof Error ? e.message : String(e))} (step ${step}; the heuristics go on)`);
       return null;
@@ -505,6 +507,9 @@ export class ExplorerAgent extends Agent {
       this.#tokens.input += answer.tokens.input;
       this.#tokens.output += answer.tokens.output;
     }
+    this.attachMeta({
+      model_calls: [{ source: 'explorer', ...(answer?.tokens ? { tokens: answer.tokens } : {}), ...(answer?.costUsd !== undefined ? { cost_usd: answer.costUsd } : {}) }],
+    });
     if (!answer) {
       this.#modelIgnored++;
       return null;
