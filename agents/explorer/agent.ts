@@ -103,6 +103,8 @@ export class ExplorerAgent extends Agent {
   #page: ExplorerPage | null = null;
   #started = false;
   #t0 = 0;
+  /** The run's duration, once it ended (null while it runs). */
+  #durationMs: number | null = null;
   #startedAt = '';
   #entries = 0;
   #endReason: ExplorerEndReason | null = null;
@@ -161,6 +163,7 @@ export class ExplorerAgent extends Agent {
       result = await super.run(options);
       return result;
     } finally {
+      if (this.#t0) this.#durationMs ??= Math.round(performance.now() - this.#t0);
       if (this.#endReason === null) {
         const status = result?.status;
         this.#endReason = status === 'cancelled' ? 'cancelled' : status === 'error' || status === undefined ? 'error' : 'step_budget';
@@ -182,7 +185,7 @@ export class ExplorerAgent extends Agent {
       startUrl: this.explorer.url ?? '',
       seed: this.seed,
       startedAt: this.#startedAt,
-      durationMs: this.#t0 ? Math.round(performance.now() - this.#t0) : 0,
+      durationMs: this.#durationMs ?? (this.#t0 ? Math.round(performance.now() - this.#t0) : 0),
       endReason: this.#endReason ?? 'step_budget',
       steps: [...this.#steps],
       states: this.#states.states.map((s) => {
@@ -205,6 +208,7 @@ export class ExplorerAgent extends Agent {
     this.#page = this.options.cdpUrl === null ? null : new ExplorerPage(this.options.cdpUrl);
     this.#started = false;
     this.#t0 = 0;
+    this.#durationMs = null;
     this.#startedAt = '';
     this.#entries = 0;
     this.#endReason = null;
@@ -539,6 +543,7 @@ export class ExplorerAgent extends Agent {
   /** End the exploration: observers' finish(), then the Agent's finish with the reason. */
   async #end(reason: ExplorerEndReason): Promise<boolean> {
     this.#endReason = reason;
+    this.#durationMs = Math.round(performance.now() - this.#t0);
     await this.#finishObservers();
     // Only what the seed decides goes into the trace (the frame states' count depends on paint timing).
     await this.finish({ reason: `explorer: ${reason.replace('_', ' ')} after ${this.#steps.length} steps` });
