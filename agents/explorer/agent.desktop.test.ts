@@ -10,6 +10,7 @@ import { cdpEvaluate } from '../../harness/desktop/test-helpers.ts';
 import { tempOutputDir } from '../../harness/test-helpers/files.ts';
 import { readTrace } from '../../harness/trace/reader.ts';
 import { ExplorerAgent, type ExplorerAgentOptions } from './agent.ts';
+import type { ExplorerObserver, ExplorerStep, ExplorerSummary, Finding } from './types.ts';
 import { resetPage, startExplorerDesktop, type ExplorerDesktop } from './test-helpers.ts';
 
 let d: ExplorerDesktop;
@@ -98,5 +99,55 @@ describe('ExplorerAgent on Xvnc', () => {
     // After the reload the page answers again (its title back from "freezing").
     expect(summary.steps.at(-1)?.url).toMatch(/frozen\.html$/);
     expect(await cdpEvaluate(d.desktop.cdpUrl, 'document.title')).toBe('frozen');
+  }, 150_000);
+
+  it('calls the observers per the contract: start once, afterStep with each step, takeFindings, finish once with the summary', async () => {
+    const calls: string[] = [];
+    const stepsSeen: ExplorerStep[] = [];
+    let finished: ExplorerSummary | undefined;
+    let shot = '';
+    const observer: ExplorerObserver = {
+      async start(ctx) {
+        calls.push('start');
+        shot = await ctx.screenshot('at-start');
+        expect(ctx.cdpUrl).toBe(d.desktop.cdpUrl);
+      },
+      async afterStep(step) {
+        calls.push(`afterStep ${step.step}`);
+        stepsSeen.push(step);
+      },
+      takeFindings(): Finding[] {
+        calls.push('takeFindings');
+        return calls.filter((c) => c === 'takeFindings').length === 2 ? [{ kind: 'console_error', step: 1, url: null, message: 'boom' }] : [];
+      },
+      async finish(summary) {
+        calls.push('finish');
+        finished = summary;
+      },
+    };
+    const { agent, summary, dir } = await explore('dead-end.html', { seed: 2, maxSteps: 4, observers: [observer] });
+    expect(calls[0]).toBe('start');
+    expect(calls.filter((c) => c === 'start')).toHaveLength(1);
+    expect(calls.filter((c) => c === 'finish')).toHaveLength(1);
+    expect(calls.filter((c) => c.startsWith('afterStep'))).toEqual(summary.steps.map((s) => `afterStep ${s.step}`));
+    expect(stepsSeen).toEqual(summary.steps);
+    expect(finished).toMatchObject({ endReason: summary.endReason, seed: summary.seed, steps: summary.steps });
+    expect(summary.endReason).toBe('step_budget');
+    expect(agent.findings()).toEqual([{ kind: 'console_error', step: 1, url: null, message: 'boom' }]);
+    expect(shot).toBe(join('screens', 'at-start.png'));
+    expect((await readFile(join(dir, shot))).subarray(1, 4).toString()).toBe('PNG');
+    expect(JSON.parse(await readFile(join(dir, 'explorer-summary.json'), 'utf8')).findings).toHaveLength(1);
+  }, 150_000);
+
+  it('without CDP explores from the screen alone: contrasted regions clicked, progress read from the frame', async () => {
+    const { summary, result } = await explore('static/index.html', { seed: 4, maxSteps: 25, cdpUrl: undefined, stateScreenshots: false });
+    expect(result.status).toBe('finished');
+    expect(summary.steps.length).toBeGreaterThan(5);
+    expect(summary.steps.every((s) => s.url === null)).toBe(true);
+    const heuristic = summary.steps.filter((s) => s.layer === 'heuristic');
+    expect(heuristic.length).toBeGreaterThan(0);
+    expect(heuristic.every((s) => s.strategy === 'screen.region' && s.target?.kind === 'screen_region')).toBe(true);
+    expect(summary.states.length).toBeGreaterThan(1);
+    expect(summary.steps.some((s) => s.progress)).toBe(true);
   }, 150_000);
 });

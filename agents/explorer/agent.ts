@@ -29,7 +29,7 @@ import { GamePlayer } from './patterns/games.ts';
 import type { Move } from './patterns/move.ts';
 import { pickTarget } from './patterns/pages.ts';
 import { HASH_COLS, HASH_ROWS, REGION_COLS, REGION_ROWS, StateTracker, changedRegions, greyGrid, gridHash, type ChangedRegion, type GreyGrid } from './progress.ts';
-import { centre, screenTargets, type PageScan, type SeenTarget } from './targets.ts';
+import { SCREEN_CONTRAST, centre, screenTargets, type PageScan, type SeenTarget } from './targets.ts';
 import type { ExplorerEndReason, ExplorerLayer, ExplorerStep, ExplorerSummary, Finding, ObserverContext, UnstickEvent } from './types.ts';
 import { Unsticker } from './unstick.ts';
 
@@ -40,6 +40,8 @@ export const GAME_CANVAS_COVER = 0.4;
 
 /** The post-action wait: a change within 100 ms, then 40 ms of quiet, 700 ms at most (a step of a static app stays under 200 ms). */
 const EFFECT_WAIT = { changeTimeoutMs: 100, quietMs: 40, timeoutMs: 700 } as const;
+/** Without CDP the frame is all there is: give a navigation the time to paint. */
+const SCREEN_ONLY_EFFECT_WAIT = { changeTimeoutMs: 300, quietMs: 100, timeoutMs: 1500 } as const;
 /** On a game the frame may never go quiet: look after a short while whatever it does. */
 const GAME_EFFECT_WAIT = { changeTimeoutMs: 80, quietMs: 40, timeoutMs: 160 } as const;
 
@@ -270,7 +272,7 @@ export class ExplorerAgent extends Agent {
     await applyAction(this, move.step, this.#entries - 1);
     const step = this.#entries;
     const game = this.#game !== null;
-    await this.waitForInputEffects(game ? GAME_EFFECT_WAIT : EFFECT_WAIT);
+    await this.waitForInputEffects(game ? GAME_EFFECT_WAIT : this.#page ? EFFECT_WAIT : SCREEN_ONLY_EFFECT_WAIT);
     const before = this.#last;
     const now = await this.#observe(leavesDocument(move, before?.url ?? null) ? (before?.url ?? null) : null);
     const judged = this.#judge(before, now, step, game);
@@ -346,7 +348,7 @@ export class ExplorerAgent extends Agent {
     if (isGame && !this.#game) this.#game = new GamePlayer(this.explorer.stuckAfter, this.#rand);
     if (!isGame && scan !== null) this.#game = null;
     const offApp = scan !== null && this.#host !== null && hostOf(scan.url) !== this.#host;
-    const targets = offApp ? [] : scan ? scan.targets.filter((t) => !isGame || t.kind !== 'canvas') : screenTargets(greyGrid(frame, 16, 10), screen);
+    const targets = offApp ? [] : scan ? scan.targets.filter((t) => !isGame || t.kind !== 'canvas') : screenTargets(grid, screen, SCREEN_CONTRAST, frame);
     return { url: scan?.url ?? null, hash, grid, scan, targets, frozen, offApp };
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { greyGrid } from './progress.ts';
-import { centre, kindOf, parseScan, screenTargets } from './targets.ts';
+import { centre, inkCentre, kindOf, parseScan, screenTargets } from './targets.ts';
 
 const row = (over: Record<string, unknown> = {}) => ({
   tag: 'button',
@@ -72,5 +72,10 @@ describe('screenTargets', () => {
     expect(t.map((x) => x.key)).toEqual(['screen:01,03']);
     expect(t[0]).toMatchObject({ kind: 'screen_region', source: 'screen', box: { x: 120, y: 50, width: 40, height: 50 } });
     expect(centre(t[0]!.box)).toEqual({ x: 140, y: 75 });
+    // With the frame, the region is clicked on its ink: the bar's centre, not the cell's.
+    const inked = screenTargets(greyGrid({ width: w, height: h, data }, 4, 2), { width: w, height: h }, 12, { width: w, height: h, data });
+    expect(inked.map((x) => x.key)).toEqual(['screen:01,03']);
+    expect(centre(inked[0]!.box)).toEqual({ x: 134, y: 74 });
+    expect(inkCentre({ width: w, height: h, data }, { x: 0, y: 0, width: 40, height: 40 })).toBeNull();
   });
 });

@@ -5,7 +5,7 @@
  * picked never depends on timing.
  */
 import type { Target, TargetKind } from './types.ts';
-import type { GreyGrid } from './progress.ts';
+import type { GreyGrid, RgbaFrame } from './progress.ts';
 
 /** A target with what the heuristics need beyond the contract's fields. */
 export interface SeenTarget extends Target {
@@ -158,8 +158,37 @@ export function parseScan(value: unknown, screen: { width: number; height: numbe
 /** Default grey standard deviation above which a screen cell counts as holding something (text, an edge, a sprite). */
 export const SCREEN_CONTRAST = 12;
 
-/** Screen-only candidates: the cells of `grid` with contrast above `minStd`, as targets keyed by cell (sorted by key). */
-export function screenTargets(grid: GreyGrid, screen: { width: number; height: number }, minStd = SCREEN_CONTRAST): SeenTarget[] {
+/**
+ * Where the "ink" of a box is: the centroid of its pixels (every other one) whose grey differs from the box's top-left
+ * pixel (taken as the background) by more than 40; null when there is none. A region is clicked there, on its text or
+ * shape, not on its empty centre.
+ */
+export function inkCentre(frame: RgbaFrame, box: { x: number; y: number; width: number; height: number }): { x: number; y: number } | null {
+  const grey = (x: number, y: number) => {
+    const i = (y * frame.width + x) * 4;
+    return (frame.data[i]! * 77 + frame.data[i + 1]! * 150 + frame.data[i + 2]! * 29) >> 8;
+  };
+  const bg = grey(box.x, box.y);
+  let sx = 0;
+  let sy = 0;
+  let n = 0;
+  for (let y = box.y; y < Math.min(frame.height, box.y + box.height); y += 2) {
+    for (let x = box.x; x < Math.min(frame.width, box.x + box.width); x += 2) {
+      if (Math.abs(grey(x, y) - bg) > 40) {
+        sx += x;
+        sy += y;
+        n++;
+      }
+    }
+  }
+  return n ? { x: Math.round(sx / n), y: Math.round(sy / n) } : null;
+}
+
+/**
+ * Screen-only candidates: the cells of `grid` with contrast above `minStd`, as targets keyed by cell (sorted by key).
+ * With `frame`, a cell's box shrinks to an 8-pixel square centred on its ink (inkCentre), so its centre is clicked there.
+ */
+export function screenTargets(grid: GreyGrid, screen: { width: number; height: number }, minStd = SCREEN_CONTRAST, frame?: RgbaFrame): SeenTarget[] {
   const out: SeenTarget[] = [];
   const cw = screen.width / grid.cols;
   const ch = screen.height / grid.rows;
@@ -167,7 +196,11 @@ export function screenTargets(grid: GreyGrid, screen: { width: number; height: n
     for (let c = 0; c < grid.cols; c++) {
       if (grid.std[r * grid.cols + c]! <= minStd) continue;
       const key = `screen:${String(r).padStart(2, '0')},${String(c).padStart(2, '0')}`;
-      out.push({ key, kind: 'screen_region', label: '', box: { x: Math.round(c * cw), y: Math.round(r * ch), width: Math.round(cw), height: Math.round(ch) }, source: 'screen' });
+      let box = { x: Math.round(c * cw), y: Math.round(r * ch), width: Math.round(cw), height: Math.round(ch) };
+      const ink = frame ? inkCentre(frame, box) : null;
+      if (frame && !ink) continue;
+      if (ink) box = { x: Math.max(0, ink.x - 4), y: Math.max(0, ink.y - 4), width: 8, height: 8 };
+      out.push({ key, kind: 'screen_region', label: '', box, source: 'screen' });
     }
   }
   return out;
