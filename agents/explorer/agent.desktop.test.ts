@@ -91,7 +91,7 @@ describe('ExplorerAgent on Xvnc', () => {
     expect(summary.endReason, why).toBe('exhausted');
   }, 150_000);
 
-  it('gets out of a frozen page: logged once with EXPLORER_ERR_PAGE_FROZEN, then stopped and reloaded', async () => {
+  it('gets out of a frozen page: logged on one line with EXPLORER_ERR_PAGE_FROZEN, then stopped and reloaded', async () => {
     const { summary, lines } = await explore('frozen.html', { seed: 1, maxSteps: 12, budgetMs: 60_000 });
     expect(summary.steps[0]?.target?.label).toBe('Freeze');
     expect(lines.some((l) => /^explorer: EXPLORER_ERR_PAGE_FROZEN: /.test(l))).toBe(true);

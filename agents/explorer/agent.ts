@@ -406,6 +406,7 @@ export class ExplorerAgent extends Agent {
     if (now.offApp) {
       this.#plan = [];
       if (await this.#canGoBack()) {
+        this.#log(`explorer: the page left the app for ${now.url} after step ${this.#entries} (blocked by the navigation guard, or another host): going back`);
         const move: Move = { step: { action: 'page_navigation', params: { direction: 'back' } }, strategy: 'unstick.go_back' };
         return { move: this.#noteUnstick('go_back', move, `left the app (${now.url})`), layer: 'unstick' };
       }
