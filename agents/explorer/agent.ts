@@ -389,7 +389,7 @@ export class ExplorerAgent extends Agent {
   #shootState(key: string, n: number): void {
     this.#shots = this.#shots.then(async () => {
       try {
-        this.#stateShots.set(key, await this.#saveScreenshot(`states/state-${String(n).padStart(3, '0')}`));
+        this.#stateShots.set(key, await this.#saveScreenshot(`state-${String(n).padStart(3, '0')}`));
       } catch {
         // a state without its screenshot
       }
