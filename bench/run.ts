@@ -96,6 +96,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     about:
       "the Redis job queue (`vncua eval --queue` + `vncua worker` processes) against `vncua eval` with as many desktops: throughput with 1, 2 and 4 workers, queue overhead per run, and the time to restart a SIGKILLed worker's job elsewhere",
   },
+  {
+    name: 'explorer',
+    args: ['5', '60'],
+    about: "the explorer's heuristic steps per second on a static multi-page app (issue 18's bar: 5), beside the random agent on the same page",
+  },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
     name: 'guard-overhead',
