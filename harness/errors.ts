@@ -293,6 +293,14 @@ export const ERROR_CODES = {
     'A page judge (expression, selector) was asked again by vncua score --judge, but the page is gone and the run holds no verdict of that judge from its end: that verdict is unknown (give the judge to vncua eval).',
   JUDGE_ERR_PAGE: 'A page judge could not read the final page over CDP (no answer, or the expression threw); that verdict is unknown (details: judge).',
   JUDGE_ERR_WRITE: 'judges.json could not be written into the run directory (not writable, disk full).',
+  // The explorer's findings monitor and QA report (agents/explorer/findings/, agents/explorer/report/).
+  EXPLORER_ERR_FINDINGS_ATTACH:
+    "The explorer's findings monitor could not attach to the browser over CDP when the run started (the /json endpoint or a page's WebSocket did not answer in time); check that the desktop's browser is up.",
+  QA_ERR_INVALID:
+    'The QA report (qa-report.json) does not match its schema (agents/explorer/report/qa-report.schema.json): a bug in the explorer; details.issues lists the bad fields. Nothing was written.',
+  QA_ERR_WRITE: 'A QA report file (qa-report.json, .md or .html) could not be written into the run directory (not writable, disk full; details: path).',
+  QA_ERR_BAD_URLS:
+    'The URL list given to vncua eval --urls is unreadable, empty, or has a line that is not an absolute http(s) URL (details.issues: one { line, problem } per bad line). Give one URL a line; blank lines and # comments are skipped.',
 } as const;
 
 /** A stable error code string. */
