@@ -1,12 +1,14 @@
-/** Agents that ship with vncua (scripted, replay, random), and the builders `vncua run|eval --agent NAME` knows them by. */
+/** Agents that ship with vncua (scripted, replay, random, explorer), and the builders `vncua run|eval --agent NAME` knows them by. */
 import type { AgentBuilder } from '../harness/agent/index.ts';
 import { VncuaError } from '../harness/errors.ts';
+import buildExplorerAgent from './explorer/build.ts';
 import buildRandomAgent from './random.ts';
 import buildReplayAgent from './replay.ts';
 import { ScriptedAgent, loadScript } from './scripted.ts';
 
 export { ReplayAgent, loadReference, referencePath, type ReplayAgentOptions } from './replay.ts';
 export { RandomAgent, type RandomAgentOptions } from './random.ts';
+export { ExplorerAgent, type ExplorerAgentOptions } from './explorer/index.ts';
 export { ScriptedAgent, loadScript, parseScript, type ScriptIssue, type ScriptStep, type ScriptedAgentOptions } from './scripted.ts';
 
 /** Builder of the built-in `scripted` agent: plays the --script file. */
@@ -20,4 +22,4 @@ export const scripted: AgentBuilder = async (ctx) => {
 };
 
 /** Built-in agents by the name `vncua run --agent NAME` accepts. */
-export const BUILTIN_AGENTS: Readonly<Record<string, AgentBuilder>> = { scripted, replay: buildReplayAgent, random: buildRandomAgent };
+export const BUILTIN_AGENTS: Readonly<Record<string, AgentBuilder>> = { scripted, replay: buildReplayAgent, random: buildRandomAgent, explorer: buildExplorerAgent };

@@ -7,7 +7,7 @@
  */
 import { LocalRateGate, type RateGate } from '../harness/agent/rate-gate.ts';
 import { RedisRateGate } from '../eval/queue/rate-limit.ts';
-import { connectRedis, startRedis } from '../eval/queue/test-helpers/redis.ts';
+import { connectRedis, startRedis } from '../eval/queue/test-helpers.ts';
 import { quantile, sample, table } from './stats.ts';
 
 const N = Number(process.argv[2] ?? 2000);

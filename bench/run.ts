@@ -92,15 +92,25 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   },
   {
     name: 'queue',
-    args: ['--tasks', '12', '--workers', '1,2,4', '--stall-runs', '2'],
+    args: ['--tasks', '12', '--workers', '1,2,4', '--rounds', '3', '--stall-runs', '3'],
     about:
       "the Redis job queue (`vncua eval --queue` + `vncua worker` processes) against `vncua eval` with as many desktops: throughput with 1, 2 and 4 workers, queue overhead per run, and the time to restart a SIGKILLed worker's job elsewhere",
+  },
+  {
+    name: 'explorer',
+    args: ['5', '60'],
+    about: "the explorer's heuristic steps per second on a static multi-page app (issue 18's bar: 5), beside the random agent on the same page",
   },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
     name: 'guard-overhead',
-    args: ['40'],
+    args: ['80'],
     about: 'the navigation guard (allowedDomains / blockedDomains, CDP Fetch on the browser target) per request: a page with 100 subresources loaded with and without it',
+  },
+  {
+    name: 'secret-scan',
+    args: ['2'],
+    about: 'the secret scan over every artifact of the full basic suite run with every model adapter (0 hits)',
   },
   {
     name: 'rate-gate',

@@ -1,6 +1,6 @@
 /**
  * The agents `vncua run|eval --agent SPEC` resolves, and how: every agent known by name (the ones
- * that ship in agents/: scripted, replay, random; the model adapters in byom/: openai-cua, anthropic,
+ * that ship in agents/: scripted, replay, random, explorer; the model adapters in byom/: openai-cua, anthropic,
  * chat, http; an adapter's module, and with it its SDK, is loaded only when that agent is asked for),
  * and loadAgentModule for a name or a module path. Importing a module by path first registers
  * cli/agent-hooks.ts once, and, when the CLI runs compiled (an installed package), tsx's ESM hooks
@@ -28,6 +28,8 @@ export const AGENTS: Readonly<Record<string, AgentBuilder>> = {
   anthropic: lazy(() => import('../byom/anthropic/build.ts')),
   chat: lazy(() => import('../byom/chat/index.ts')),
   http: lazy(() => import('../byom/http/index.ts')),
+  // The explorer with its `-- --seed …` flags and, given --model, a vision model as its Layer 2 (byom/chat/planner.ts).
+  explorer: lazy(() => import('./explorer.ts')),
 };
 
 let ready: Promise<void> | undefined;

@@ -7,9 +7,12 @@
  * - `--rate-limit 2/s` over two workers running the chat agent against a fake model server: the server never
  *   sees more than 2 requests in any second (its own arrival times), the gate's waits are in the traces, and a
  *   429 (Retry-After: 2) backs off both workers: no request from either arrives during the backoff;
- * - `--rate-limit 2/s` without a queue: the runs of one `vncua eval --workers 2` share one in-process gate.
+ * - `--rate-limit 2/s` without a queue: the runs of one `vncua eval --workers 2` share one in-process gate;
+ * - secrets: a queued suite whose tasks name an auth binding and a typed secret, the values only in the workers'
+ *   environment: the page gets both, and neither is in anything Redis was sent (MONITOR), the results or any output.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +23,8 @@ import { startChatServer } from '../byom/chat/test-helpers/chat-server.ts';
 import { serveTestPages } from '../eval/test-fixtures/pages.ts';
 import { QUEUE_DIR } from '../eval/queue/manifest.ts';
 import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor } from '../eval/queue/test-helpers.ts';
+import { serveHtml, startSite } from '../harness/guard/test-helpers.ts';
+import { type LeakHit, scanBytes, scanDirs } from '../harness/secrets/scan.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const BASIC = join(ROOT, 'eval/suites/basic/tasks.json');
@@ -239,3 +244,88 @@ describe('--rate-limit without a queue', () => {
     }
   }, 400_000);
 });
+
+describe('secrets in a queued suite', () => {
+  it('workers take auth bindings and typed secrets from their own environment; no value in Redis (MONITOR), the results or any output', async () => {
+    redis = await startRedis();
+    const site = await startSite();
+    const PW = `Qpw${randomBytes(12).toString('base64url')}`;
+    const BEARER = `Qbr${randomBytes(12).toString('base64url')}`;
+    const typed: string[] = [];
+    const bearers = new Set<string>();
+    site.route('/typed', (req, res) => {
+      typed.push(new URL(req.url ?? '/', site.origin).searchParams.get('v') ?? '');
+      res.writeHead(204).end();
+    });
+    site.route('/api', (req, res) => {
+      bearers.add(String(req.headers.authorization));
+      res.writeHead(200).end('ok');
+    });
+    serveHtml(
+      site,
+      '/type.html',
+      '<!doctype html><title>type</title><style>input{position:fixed;inset:0;width:100%;height:100%;font-size:40px}</style><input autofocus oninput="fetch(\'/typed?v=\'+encodeURIComponent(this.value))"><script>fetch("/api")</script>',
+    );
+    // Everything any client sends to Redis during the suite, arguments included.
+    const monitor = spawn('redis-cli', ['-p', String(redis.port), 'monitor'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let commands = '';
+    monitor.stdout.on('data', (d: Buffer) => (commands += d));
+    try {
+      await waitFor(
+        () => commands.includes('OK'),
+        20_000,
+        'redis-cli monitor did not start',
+        () => commands,
+      );
+      const file = join(dir, 'secret-tasks.json');
+      const secrets = { pw: { env: 'VNCUA_Q_PW' } };
+      const auth = [{ domain: site.pattern, type: 'bearer', tokenEnv: 'VNCUA_Q_BEARER' }];
+      await writeFile(
+        file,
+        JSON.stringify(
+          ['s1', 's2'].map((id) => ({ id, goal: 'Type the password', url: `${site.origin}/type.html`, success: { sentinel: 'never-there' }, maxSteps: 3, auth, secrets })),
+        ),
+      );
+      const script = join(dir, 'type-secret.json');
+      await writeFile(
+        script,
+        JSON.stringify([
+          { action: 'mouse_click', params: { position: { x: 640, y: 400 }, button: 'left', click_type: 'single' } },
+          { action: 'type_text', params: { text: '{{secret:pw}}' } },
+          { action: 'finish', params: {} },
+        ]),
+      );
+      const out = join(dir, 'secret-out');
+      // Only the workers have the values: the coordinator's environment holds none.
+      const workers = await startWorkers(2, { env: { VNCUA_Q_PW: PW, VNCUA_Q_BEARER: BEARER } });
+      const coordinator = spawnVncua('eval', ['--queue', redis.url, '--tasks', file, '--agent', 'scripted', '--script', script, '--retries', '0', '--out', out]);
+      children.push(coordinator);
+      expect(await exitOf(coordinator, 300_000, 'the coordinator'), everything()).toBe(0);
+      expect(coordinator.output()).toContain('2/2 done');
+      // Both runs typed the value (the page saw it whole) and sent the bearer from its first request.
+      expect(typed.filter((v) => v === PW).length, everything()).toBeGreaterThanOrEqual(2);
+      expect([...bearers]).toEqual([`Bearer ${BEARER}`]);
+      for (const id of ['s1', 's2']) {
+        const trace = readFileSync(join(out, 'scripted', '1280_800', id, 'execution.json'), 'utf8');
+        expect(trace).toContain('"secret_spans":["pw"]');
+      }
+      await stopAll(workers);
+      const hits: LeakHit[] = [];
+      for (const s of [PW, BEARER]) {
+        hits.push(...(await scanDirs([out], s)).hits);
+        hits.push(...scanBytes('redis MONITOR', Buffer.from(commands), s));
+        for (const [i, c] of children.entries()) hits.push(...scanBytes(`child ${i} output`, Buffer.from(c.output()), s));
+      }
+      expect(commands.length).toBeGreaterThan(1000);
+      expect(hits).toEqual([]);
+    } finally {
+      monitor.kill('SIGKILL');
+      await site.close();
+    }
+  }, 600_000);
+});
+
+/** SIGTERM the workers and wait for them (their last output is part of the scan). */
+async function stopAll(ws: VncuaChild[]): Promise<void> {
+  for (const w of ws) await w.kill('SIGTERM');
+}

@@ -27,6 +27,7 @@ import type { RunResult } from '../harness/trace/schema.ts';
 import { TRACE_FILES } from '../harness/trace/writer.ts';
 import { recordingProxyRecorder } from '../recorder/recorder-factory.ts';
 import { infraErrorOf, isConfigErrorCode, isInfraErrorCode } from './infra.ts';
+import { navigatePage } from './cdp-page.ts';
 import type { EvalJob } from './jobs.ts';
 import { TASK_FILE, resolutionLabel } from './layout.ts';
 import type { WorkerStatus } from './progress.ts';
@@ -178,12 +179,15 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
   const tStart = performance.now();
   await writeFileAtomic(`${dir}/${TASK_FILE}`, taskJson(o, job, attempt, startedAt, infra));
   o.onState?.('starting desktop');
+  // A task with auth bindings opens its page only once the run's bindings are attached (agent.run's `ready` as a
+  // function): the desktop waits at the empty page, so the task page's first request already carries its binding.
+  const deferOpen = (job.task.auth?.length ?? 0) > 0;
   let desktop: LeasedDesktop;
   try {
     o.plan?.();
     desktop = await o.provider.acquire({
       size: job.size,
-      url: job.task.url,
+      url: deferOpen ? 'about:blank' : job.task.url,
       signal,
       ...(o.desktopTimeoutMs ? { timeoutMs: o.desktopTimeoutMs } : {}),
     });
@@ -193,12 +197,25 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
   }
   let overheadMs: number | null = null;
   const acquiredMs = performance.now() - tStart;
-  if (desktop.ready)
-    void desktop.ready.then(
+  const pageReady = (p: Promise<unknown>) => {
+    void p.then(
       () => (overheadMs = roundMs(performance.now() - tStart)),
       () => {},
     );
-  else overheadMs = roundMs(acquiredMs);
+    return p;
+  };
+  if (desktop.ready && !deferOpen) pageReady(desktop.ready);
+  else if (!deferOpen) overheadMs = roundMs(acquiredMs);
+  const leased = desktop;
+  const ready = deferOpen
+    ? () =>
+        pageReady(
+          (async () => {
+            await leased.ready;
+            return leased.open ? leased.open(job.task.url, signal ? { signal } : {}) : navigatePage(leased.cdpUrl, job.task.url, signal ? { signal } : {});
+          })(),
+        )
+    : desktop.ready;
   let result: RunResult | undefined;
   let problem: { code: string; message: string } | null = null;
   let ranAgent = false;
@@ -251,7 +268,7 @@ export async function runAttempt(o: AttemptOptions, job: EvalJob, spec: AttemptS
       if (result) await writeFileAtomic(`${dir}/${TRACE_FILES.result}`, `${JSON.stringify(result, null, 2)}\n`);
     }
     if (agent) {
-      result = await agent.run({ maxSteps, signal, ready: desktop.ready });
+      result = await agent.run({ maxSteps, signal, ...(ready ? { ready } : {}) });
       ranAgent = true;
       if (result.status === 'error' && isConfigErrorCode(result.error?.code)) return { kind: 'config', error: result.error! };
       if (signal?.aborted && result.status === 'cancelled') return { kind: 'cancelled' };

@@ -51,6 +51,7 @@ import { MOVED_ASIDE_SEP, TASK_FILE, checkLayouts, readDirState, resolutionLabel
 import { desktopPool } from './desktop-pool.ts';
 import { runWorkers } from './pool.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot, WorkerStatus } from './progress.ts';
+import { sortOutcomes, suiteTally } from './suite-tally.ts';
 import { dockerProvider } from './providers/docker.ts';
 import { localProvider } from './providers/local.ts';
 import { remoteProvider, type RemoteEndpoint } from './providers/remote.ts';
@@ -271,26 +272,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
           ...(opts.desktopTimeoutMs ? { timeoutMs: opts.desktopTimeoutMs } : {}),
         })
       : inner;
-  const snapshot: ProgressSnapshot = {
+  const tally = suiteTally({
     total: jobs.length,
-    skipped: 0,
-    done: 0,
-    successes: 0,
-    infraErrors: 0,
-    infraCodes: {},
-    startedAt: Date.now(),
-    etaMs: null,
     workers: Array.from({ length: nWorkers }, (_, worker): WorkerStatus => ({ worker, state: 'idle', since: Date.now() })),
-  };
-  const emit = (e: ProgressEvent) => {
-    const remaining = snapshot.total - snapshot.skipped - snapshot.done;
-    snapshot.etaMs = snapshot.done > 0 ? ((Date.now() - snapshot.startedAt) / snapshot.done) * remaining : null;
-    try {
-      opts.onProgress?.(e, snapshot);
-    } catch {
-      // a failing display must not stop the suite
-    }
-  };
+    onProgress: opts.onProgress,
+  });
+  const { snapshot, emit } = tally;
   const setWorker = (w: number, state: WorkerStatus['state'], job?: EvalJob, attempt?: number) => {
     snapshot.workers[w] = { worker: w, state, ...(job ? { job: jobLabel(job) } : {}), ...(attempt ? { attempt } : {}), since: Date.now() };
     emit({ type: 'worker', worker: w });
@@ -366,23 +353,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
         setWorker(w, 'idle');
         if (o.status === 'cancelled') return;
         outcomes.push(o);
-        snapshot.done++;
-        if (o.success === true) snapshot.successes++;
-        if (o.status === 'infra_error') {
-          snapshot.infraErrors++;
-          const code = o.error?.code ?? 'EVAL_ERR_DESKTOP_LOST';
-          snapshot.infraCodes[code] = (snapshot.infraCodes[code] ?? 0) + 1;
-        }
-        emit({
-          type: 'done',
-          job: jobLabel(job),
-          status: o.status,
-          success: o.success,
-          attempts: o.attempts,
-          durationMs: o.durationMs,
-          dir: o.dir,
-          ...(o.error ? { error: o.error } : {}),
-        });
+        tally.recordDone(jobLabel(job), o);
       },
       signal,
     );
@@ -392,9 +363,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<SuiteSummary> {
   }
   const cancelled = opts.signal?.aborted === true && outcomes.length < jobs.length;
   emit({ type: 'end', cancelled, ...(configError ? { configError } : {}) });
-  const key = (id: string, res: string, n: number) => `${id}@${res}#${n}`;
-  const order = new Map(jobs.map((j, i) => [key(j.task.id, resolutionLabel(j.size), j.repeat), i]));
-  outcomes.sort((a, b) => order.get(key(a.taskId, a.resolution, a.repeat))! - order.get(key(b.taskId, b.resolution, b.repeat))!);
+  sortOutcomes(outcomes, jobs);
   return {
     agent: opts.agent.name,
     out,

@@ -293,6 +293,12 @@ export const ERROR_CODES = {
     'A page judge (expression, selector) was asked again by vncua score --judge, but the page is gone and the run holds no verdict of that judge from its end: that verdict is unknown (give the judge to vncua eval).',
   JUDGE_ERR_PAGE: 'A page judge could not read the final page over CDP (no answer, or the expression threw); that verdict is unknown (details: judge).',
   JUDGE_ERR_WRITE: 'judges.json could not be written into the run directory (not writable, disk full).',
+  // Explorer (agents/explorer)
+  EXPLORER_ERR_MODEL_ANSWER:
+    "The explorer's vision model answered something that is not one usable action (no JSON action, an unknown action, coordinates off the screen): the answer is ignored (counted in the summary's model.ignored) and the heuristics go on.",
+  EXPLORER_ERR_MODEL_CALL: "The explorer's vision model call failed (HTTP error, refused connection, timeout): logged on one line, counted as ignored, and the heuristics go on.",
+  EXPLORER_ERR_PAGE_FROZEN:
+    "The explored page did not answer over CDP within its timeout (a main thread in an endless loop): logged on one line; the explorer stops the page's script and reloads it.",
   // The explorer's findings monitor and QA report (agents/explorer/findings/, agents/explorer/report/).
   EXPLORER_ERR_FINDINGS_ATTACH:
     "The explorer's findings monitor could not attach to the browser over CDP when the run started (the /json endpoint or a page's WebSocket did not answer in time); check that the desktop's browser is up.",

@@ -15,7 +15,7 @@ export const ALLOWED_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   eval: ['harness', 'recorder'],
   viewer: ['harness', 'recorder', 'eval'],
   cli: ['harness', 'recorder', 'agents', 'byom', 'eval', 'viewer'],
-  bench: ['harness', 'recorder', 'agents', 'byom', 'eval', 'viewer'],
+  bench: ['harness', 'recorder', 'agents', 'byom', 'eval', 'viewer', 'cli'],
   scripts: ['harness', 'recorder', 'agents', 'byom', 'eval'],
   '.': ['harness', 'recorder', 'agents', 'byom', 'eval'],
 };

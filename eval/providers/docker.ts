@@ -28,7 +28,7 @@ import { timeoutSignal } from '../../harness/cancel.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
 import { procStat } from '../../harness/desktop/procs.ts';
 import { type ErrorCode, ERROR_CODES, VncuaError } from '../../harness/errors.ts';
-import { cdpAnswers, withPageReady } from '../cdp-page.ts';
+import { cdpAnswers, openDesktopPage, withPageReady } from '../cdp-page.ts';
 import { withWarmOpener } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 
@@ -357,6 +357,8 @@ export function dockerProvider(opts: DockerProviderOptions = {}): DesktopProvide
             return null;
           },
           release,
+          // Another page later, through containerUrl() (a pool's start() replaces it with its warm opener).
+          open: (url, o) => openDesktopPage(cdpUrl, containerUrl(url), { loadTimeoutMs: Math.max(20_000, timeoutMs), ...o }),
         };
         return withPageReady(lease, (signal) => waitForPageReady(cdpUrl, { url: containerUrl(req.url), loadTimeoutMs: Math.max(20_000, timeoutMs), signal }), req.signal);
       } catch (e) {

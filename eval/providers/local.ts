@@ -9,7 +9,7 @@
 import { launchDesktop, type Desktop, type LaunchDesktopOptions } from '../../harness/desktop/index.ts';
 import { isAlive } from '../../harness/desktop/procs.ts';
 import { waitForPageReady } from '../../harness/cdp/page-ready.ts';
-import { cdpAnswers, withPageReady, withWarmOpener } from '../cdp-page.ts';
+import { cdpAnswers, openDesktopPage, withPageReady, withWarmOpener } from '../cdp-page.ts';
 import type { DesktopProblem, DesktopProvider, DesktopRequest, LeasedDesktop } from './types.ts';
 import { redactUrl } from '../../harness/redact.ts';
 
@@ -66,8 +66,10 @@ export function localProvider(opts: LocalProviderOptions = {}): DesktopProvider 
         timeoutMs: req.timeoutMs ?? opts.timeoutMs ?? 45_000,
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      const lease = leaseLocal(d);
-      return withPageReady(lease, (signal) => waitForPageReady(d.cdpUrl, { url: req.url, loadTimeoutMs: opts.pageLoadTimeoutMs ?? 20_000, signal }), req.signal);
+      const loadTimeoutMs = opts.pageLoadTimeoutMs ?? 20_000;
+      // open(): another page later (the runner opens a task page that needs auth bindings once they are attached).
+      const lease: LeasedDesktop = { ...leaseLocal(d), open: (url, o) => openDesktopPage(d.cdpUrl, url, { loadTimeoutMs, ...o }) };
+      return withPageReady(lease, (signal) => waitForPageReady(d.cdpUrl, { url: req.url, loadTimeoutMs, signal }), req.signal);
     },
     /** A desktop at the empty page (launchDesktop's about:blank), for a pool: open() shows the task page later. */
     async start(req): Promise<LeasedDesktop> {

@@ -174,15 +174,15 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
         wake();
       };
       // Navigate while the agent starts (LeasedDesktop.ready).
-      const open = async (signal: AbortSignal) => {
+      const open = async (signal: AbortSignal, url = req.url) => {
         try {
-          return await navigatePage(e.cdpUrl, req.url, { loadTimeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, signal });
+          return await navigatePage(e.cdpUrl, url, { loadTimeoutMs: req.timeoutMs ?? opts.navigationTimeoutMs ?? 20_000, signal });
         } catch (cause) {
           // The task page's own problem (refused, 404, blank, never settles) names the URL and the cause.
           if (isVncuaError(cause) && cause.code !== 'PAGE_ERR_NO_PAGE') throw cause;
           throw new VncuaError(
             'EVAL_ERR_DESKTOP_LOST',
-            `Remote desktop ${i} (${redactUrl(e.cdpUrl)}) could not open ${req.url}: ${redactSecretsIn((cause as Error).message, e.cdpUrl)}`,
+            `Remote desktop ${i} (${redactUrl(e.cdpUrl)}) could not open ${url}: ${redactSecretsIn((cause as Error).message, e.cdpUrl)}`,
             { cause, details: { endpoint: i } },
           );
         }
@@ -199,6 +199,8 @@ export function remoteProvider(endpoints: RemoteEndpoint[], opts: { navigationTi
           return (await cdpAnswers(e.cdpUrl, o)) ? null : { code: 'EVAL_ERR_DESKTOP_LOST', message: `Remote desktop ${i}: CDP ${redactUrl(e.cdpUrl)} stopped answering.` };
         },
         release,
+        // Another page later (the runner opens a task page that needs auth bindings once they are attached).
+        open: (url, o) => open(o?.signal ?? new AbortController().signal, url),
       };
       return withPageReady(lease, open, req.signal);
     },

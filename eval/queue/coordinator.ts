@@ -35,6 +35,7 @@ import { traceSuccess } from '../attempt.ts';
 import { expandJobs, jobLabel, shardJobs, type EvalJob, type Shard } from '../jobs.ts';
 import { MOVED_ASIDE_SEP, checkLayouts, readDirState, resolutionLabel, runDir, taskDir } from '../layout.ts';
 import type { ProgressEvent, ProgressListener, ProgressSnapshot } from '../progress.ts';
+import { sortOutcomes, suiteTally } from '../suite-tally.ts';
 import { completeTaskJson, type ConfigError, type RunOutcome, type SuiteSummary } from '../runner.ts';
 import { readJudges } from '../judges/record.ts';
 import type { JudgeSpec } from '../judges/spec.ts';
@@ -214,27 +215,8 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
     await writeFile(markerPath(out, suiteId), `${JSON.stringify({ suiteId, createdAt: manifest.createdAt, out }, null, 2)}\n`);
 
     // What is done on disk.
-    const snapshot: ProgressSnapshot = {
-      total: jobs.length,
-      skipped: 0,
-      done: 0,
-      successes: 0,
-      infraErrors: 0,
-      infraCodes: {},
-      startedAt: Date.now(),
-      etaMs: null,
-      workers: [],
-      queue: o.url.display,
-    };
-    const emit = (e: ProgressEvent) => {
-      const remaining = snapshot.total - snapshot.skipped - snapshot.done;
-      snapshot.etaMs = snapshot.done > 0 ? ((Date.now() - snapshot.startedAt) / snapshot.done) * remaining : null;
-      try {
-        o.onProgress?.(e, snapshot);
-      } catch {
-        // a failing display must not stop the suite
-      }
-    };
+    const tally = suiteTally({ total: jobs.length, workers: [], queue: o.url.display, onProgress: o.onProgress });
+    const { snapshot, emit } = tally;
     const outcomes: RunOutcome[] = [];
     const pending = new Map<string, EvalJob>();
     const skipped: EvalJob[] = [];
@@ -309,14 +291,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
         ...(judges ? { judges } : {}),
       };
       outcomes.push(o2);
-      snapshot.done++;
-      if (success === true) snapshot.successes++;
-      if (status === 'infra_error') {
-        snapshot.infraErrors++;
-        const code = error?.code ?? 'EVAL_ERR_DESKTOP_LOST';
-        snapshot.infraCodes[code] = (snapshot.infraCodes[code] ?? 0) + 1;
-      }
-      emit({ type: 'done', job: jobLabel(job), status, success, attempts: o2.attempts, durationMs: o2.durationMs, dir, ...(error ? { error } : {}) });
+      tally.recordDone(jobLabel(job), o2);
       wake();
     };
     const onFailed = async (id: string, reason: string) => {
@@ -452,9 +427,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
     }
     for (const w of snapshot.workers) w.state = 'done';
     emit({ type: 'end', cancelled: detached, ...(configError ? { configError } : {}) });
-    const key = (id: string, res: string, n: number) => `${id}@${res}#${n}`;
-    const order = new Map(jobs.map((j, i) => [key(j.task.id, resolutionLabel(j.size), j.repeat), i]));
-    outcomes.sort((a, b) => order.get(key(a.taskId, a.resolution, a.repeat))! - order.get(key(b.taskId, b.resolution, b.repeat))!);
+    sortOutcomes(outcomes, jobs);
     return {
       agent: o.agent.name,
       out,

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { VncuaError } from '../../harness/errors.ts';
 import { isInfraErrorCode } from '../infra.ts';
 import { QUEUE_BACKOFF_LIMITER, RedisRateGate, pauseQueueOnBackoff } from './rate-limit.ts';
-import { connectRedis, startRedis, type TestRedis } from './test-helpers/redis.ts';
+import { connectRedis, startRedis, type TestRedis } from './test-helpers.ts';
 
 const FIXTURE = fileURLToPath(new URL('./test-helpers/rate-child.fixture.ts', import.meta.url));
 const CALL = { adapter: 'chat', model: 'm' };

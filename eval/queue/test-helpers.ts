@@ -8,6 +8,14 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+/** An ioredis client of `port` as the queue uses one (maxRetriesPerRequest: null, reconnecting every 100 ms, refused connects not reported). */
+export function connectRedis(port: number): Redis {
+  const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null, retryStrategy: () => 100 });
+  c.on('error', () => {});
+  return c;
+}
 
 /** A running redis-server. */
 export interface TestRedis {

@@ -180,14 +180,18 @@ async function sharedRootProblem(m: SuiteManifest): Promise<string | null> {
 }
 
 /**
- * BullMQ's lock duration and stalled-check interval for a stall timeout T. A dead worker's lock expires at most
- * lockDuration after its last renewal (renewed every lockDuration / 2), and the next stalled check, at most
- * stalledInterval later, hands the job to another worker: lockDuration = T / 2 and stalledInterval = 0.4 T keep that
- * under 0.9 T, leaving room for the pickup (bench/queue.ts measures it), while a live worker must be late by T / 4
- * with its renewal before its job counts as stalled.
+ * BullMQ's lock duration L and stalled-check interval I for a stall timeout T. A job is handed on by the second
+ * stalled check that finds it unlocked-or-unrenewed: a check first puts every active job in the stalled set (a lock
+ * renewal takes it out again), and the next check after the lock expired moves it to wait. Two things stretch that:
+ * the lock expires up to L after the last renewal (renewed every L / 2), and with several workers a check is skipped
+ * while another worker's check key (which lives I) exists, so real checks can be up to 2 I apart. With 2 I < L the
+ * first check after the last renewal comes before the lock expires, and the job moves at the latest 2 I after the
+ * expiry: L + 2 I after the kill. L = T / 2 and I = 0.2 T keep that at 0.9 T (the pickup is at once: the move
+ * writes the queue's marker). I = 0.4 T, used before, allowed 1.6 T (bench/queue.ts saw 15.2 s for T = 10 s). A live
+ * worker must be late by T / 4 with its renewal before its job counts as stalled.
  */
 export function stallSettings(stallTimeoutMs: number): { lockDuration: number; stalledInterval: number } {
-  return { lockDuration: Math.max(500, Math.floor(stallTimeoutMs / 2)), stalledInterval: Math.max(500, Math.floor(stallTimeoutMs * 0.4)) };
+  return { lockDuration: Math.max(500, Math.floor(stallTimeoutMs / 2)), stalledInterval: Math.max(250, Math.floor(stallTimeoutMs * 0.2)) };
 }
 
 /** Run a queue worker until `signal` fires; rejects with the fatal setup error that stopped it (WORKER_FATAL_CODES); see the file comment. */

@@ -460,7 +460,12 @@ export abstract class Agent implements LiveControl {
       user = run.signal;
       unfollowUser = follow(user, controller, (reason) => cancelledError('the run', reason));
       await guardStarting;
-      if (run.ready) await race(run.ready, { signal: controller.signal });
+      if (run.ready) {
+        // A function opens what the run needs only now that the guard and the auth bindings are attached.
+        const ready = typeof run.ready === 'function' ? run.ready() : run.ready;
+        ready.catch(() => {});
+        await race(ready, { signal: controller.signal });
+      }
       await connecting;
       // Served before the first step, so watchers see the run from its start.
       await liveStarting;

@@ -19,6 +19,7 @@ export type { ClickType, MouseButton, NavigationDirection, Point, ScrollDirectio
 export { apiCall, applyAction, isKnownAction, unknownActionError, type ActionStep, type ApiCall } from './apply-action.ts';
 export { reenact, REENACT_FILES, type ReenactOptions, type ReenactResult } from './reenact.ts';
 export type { AgentBuilder, AgentContext } from './context.ts';
+export type { NextActionPlanner, PlannerAnswer, PlannerInput } from './planner.ts';
 export { DEFAULT_BACKOFF_MS, LocalRateGate, parseRateLimit, parseRateLimits } from './rate-gate.ts';
 export type { AcquireOptions, RateBackoff, RateBackoffEvent, RateCall, RateGate, RateGrant, RateRule } from './rate-gate.ts';
 export { CostBudget } from './cost-budget.ts';

@@ -150,9 +150,11 @@ export interface RunOptions {
   /**
    * Settles once the desktop is ready for the first act() (the eval runner passes the task page's
    * waitForPageReady()): the run starts its recording and VNC connection meanwhile, and ends with status
-   * `error` and this promise's error (0 steps) if it rejects.
+   * `error` and this promise's error (0 steps) if it rejects. A function is called once the run's navigation guard
+   * and auth bindings are attached (the eval runner opens a task page that needs a binding this way, so its very
+   * first request carries it), and its promise is waited for the same way.
    */
-  ready?: Promise<unknown>;
+  ready?: Promise<unknown> | (() => Promise<unknown>);
 }
 
 /** Default of run()'s maxSteps. */
@@ -213,7 +215,7 @@ export const agentOptionsSchema = z.strictObject({
 export const runOptionsSchema = z.strictObject({
   maxSteps: z.number().int().min(1).optional(),
   signal: z.instanceof(AbortSignal).optional(),
-  ready: z.instanceof(Promise).optional(),
+  ready: z.union([z.instanceof(Promise), z.function()]).optional(),
 });
 
 /** AGENT_ERR_BAD_OPTIONS for `field`. */
@@ -327,8 +329,12 @@ export function resolveAgentOptions(input: unknown, defaultRecorder: RecorderFac
 }
 
 /** Validate run()'s options; throws AGENT_ERR_BAD_OPTIONS. */
-export function resolveRunOptions(input: unknown): { maxSteps: number; signal: AbortSignal | undefined; ready: Promise<unknown> | undefined } {
+export function resolveRunOptions(input: unknown): {
+  maxSteps: number;
+  signal: AbortSignal | undefined;
+  ready: Promise<unknown> | (() => Promise<unknown>) | undefined;
+} {
   const parsed = runOptionsSchema.safeParse(input ?? {});
   if (!parsed.success) throw fromZod(parsed.error, input, 'run()');
-  return { maxSteps: parsed.data.maxSteps ?? DEFAULT_MAX_STEPS, signal: parsed.data.signal, ready: parsed.data.ready as Promise<unknown> | undefined };
+  return { maxSteps: parsed.data.maxSteps ?? DEFAULT_MAX_STEPS, signal: parsed.data.signal, ready: parsed.data.ready as Promise<unknown> | (() => Promise<unknown>) | undefined };
 }
