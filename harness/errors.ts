@@ -305,8 +305,6 @@ export const ERROR_CODES = {
   QA_ERR_INVALID:
     'The QA report (qa-report.json) does not match its schema (agents/explorer/report/qa-report.schema.json): a bug in the explorer; details.issues lists the bad fields. Nothing was written.',
   QA_ERR_WRITE: 'A QA report file (qa-report.json, .md or .html) could not be written into the run directory (not writable, disk full; details: path).',
-  QA_ERR_BAD_URLS:
-    'The URL list given to vncua eval --urls is unreadable, empty, or has a line that is not an absolute http(s) URL (details.issues: one { line, problem } per bad line). Give one URL a line; blank lines and # comments are skipped.',
 } as const;
 
 /** A stable error code string. */
