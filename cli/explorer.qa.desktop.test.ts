@@ -1,7 +1,8 @@
 /**
  * `vncua run --agent explorer` on the explorer's test app (agents/explorer/test-pages/app) on a real desktop: the
  * explorer finds every planted problem (planted.ts), each with its step and a screenshot file that exists;
- * qa-report.json validates against the committed JSON Schema; qa-report.md and .html mention each finding.
+ * qa-report.json validates against the committed JSON Schema; qa-report.md and .html mention each finding. A page
+ * that sends itself to another host: the explorer's navigation guard blocks it, and that is a blocked_navigation.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -14,19 +15,24 @@ import { escapeHtml, escapeMd } from '../agents/explorer/report/render.ts';
 import type { QaReport } from '../agents/explorer/report/schema.ts';
 import { findingFor, PLANTED } from '../agents/explorer/test-pages/planted.ts';
 import { serveTestApp, type TestApp } from '../agents/explorer/test-pages/server.ts';
+import { startStaticServer, type StaticServer } from '../harness/static-server.ts';
+import { TEST_PAGES } from '../agents/explorer/test-helpers.ts';
 import { runAgentCommand } from './run.ts';
 
 const SCHEMA = fileURLToPath(new URL('../agents/explorer/report/qa-report.schema.json', import.meta.url));
 
 let app: TestApp;
+let pages: StaticServer;
 const dirs: Array<{ remove(): Promise<void> }> = [];
 
 beforeAll(async () => {
   app = await serveTestApp();
+  pages = await startStaticServer({ root: TEST_PAGES });
 });
 
 afterAll(async () => {
   await app?.close();
+  await pages?.close();
   for (const d of dirs) await d.remove();
 });
 
@@ -57,5 +63,24 @@ describe('vncua run --agent explorer on the test app', () => {
     }
     expect(report.links.trace).toBe('execution.json');
     expect(report.totals.coveragePct).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("a navigation to another host, blocked by the explorer's guard, is a blocked_navigation finding", async () => {
+    const out = await tempOutputDir('vncua-explorer-qa-');
+    dirs.push(out);
+    const url = `${pages.url}leave.html`;
+    const r = await runAgentCommand({ agent: 'explorer', url, maxSteps: 20, out: join(out.dir, 'run'), live: false, args: ['--seed', '1', '--stuck-after', '2'] });
+    expect(r.result.status, JSON.stringify(r.result.error)).toBe('finished');
+    const report = JSON.parse(await readFile(join(r.outputDir, 'qa-report.json'), 'utf8')) as QaReport;
+    const blocked = report.findings.filter((f) => f.kind === 'blocked_navigation');
+    const target = `http://localhost:${new URL(pages.url).port}/static/index.html`;
+    expect(
+      blocked.map((f) => f.message),
+      JSON.stringify(report.findings),
+    ).toContain(`blocked navigation to ${target}`);
+    const f = blocked.find((x) => x.message.endsWith(target))!;
+    expect(f.step).toBeGreaterThan(0);
+    expect(existsSync(join(r.outputDir, f.screenshot!))).toBe(true);
+    expect(report.totals.byKind.blocked_navigation).toBe(blocked.length);
   }, 300_000);
 });
