@@ -78,6 +78,8 @@ describe('vncua run --agent explorer on the test app', () => {
       blocked.map((f) => f.message),
       JSON.stringify(report.findings),
     ).toContain(`blocked navigation to ${target}`);
+    // Seen over CDP and in the trace's meta.domain_blocked: one finding.
+    expect(blocked.filter((x) => x.message.endsWith(target))).toHaveLength(1);
     const f = blocked.find((x) => x.message.endsWith(target))!;
     expect(f.step).toBeGreaterThan(0);
     expect(existsSync(join(r.outputDir, f.screenshot!))).toBe(true);

@@ -1,7 +1,8 @@
 /**
  * `QaExplorerAgent`: the explorer as `vncua run|eval --agent explorer` runs it: the findings monitor
  * (agents/explorer/findings/) watches the run beside any observers given, and once run() ends (whatever the reason)
- * the QA report is written into the output directory (qa-report.json, .md, .html). A report that cannot be written
+ * the QA report is written into the output directory (qa-report.json, .md, .html), with the requests the navigation
+ * guard blocked that the monitor could not see (the trace's meta.domain_blocked: findings/blocked.ts). A report that cannot be written
  * is one line in the log (its code and message); the run's result stays as it was.
  */
 import { existsSync } from 'node:fs';
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 import type { AgentRunResult, RunOptions } from '../../../harness/agent/index.ts';
 import { errorInfo } from '../../../harness/errors.ts';
 import { ExplorerAgent } from '../agent.ts';
+import { readTrace } from '../../../harness/trace/reader.ts';
+import { blockedFromTrace } from '../findings/blocked.ts';
 import { FindingsMonitor, type FindingsMonitorOptions } from '../findings/monitor.ts';
 import type { ExplorerAgentOptions } from '../options.ts';
 import { writeQaReport } from './write.ts';
@@ -41,7 +44,11 @@ export class QaExplorerAgent extends ExplorerAgent {
       const dir = this.options.outputDir;
       if (existsSync(join(dir, 'explorer-summary.json'))) {
         try {
-          await writeQaReport(dir, this.summary(), this.findings());
+          const findings = this.findings();
+          // Requests the guard blocked that the monitor could not see over CDP (from the trace's meta.domain_blocked).
+          const trace = await readTrace(dir).catch(() => null);
+          if (trace) findings.push(...blockedFromTrace(trace.entries, findings));
+          await writeQaReport(dir, this.summary(), findings);
         } catch (e) {
           const { code, message } = errorInfo(e, 'QA_ERR_WRITE');
           this.#logLine(`explorer: the QA report was not written: ${code}: ${message}`);
