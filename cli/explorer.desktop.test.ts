@@ -1,9 +1,13 @@
 /**
  * `vncua run --agent explorer` in process (runAgentCommand) on real desktops: the model layer asked through the real
  * `openai` SDK (a scripted chat server on 127.0.0.1:0) only once the heuristics ran out of targets, its garbage
- * answer logged on one line and ignored; an unreachable start page an infra error (PAGE_ERR_UNREACHABLE).
+ * answer logged on one line and ignored; an unreachable start page an infra error (PAGE_ERR_UNREACHABLE); and
+ * `vncua eval --agent explorer` over a one-task suite (the platformer), its flags after `--`.
  */
-import { readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { copyFile, readFile, readdir, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { images, startChatServer, texts, type ChatServer } from '../byom/chat/test-helpers/chat-server.ts';
@@ -94,4 +98,26 @@ describe('vncua run --agent explorer', () => {
     const r = await runAgentCommand({ agent: 'explorer', url: `http://127.0.0.1:${port}/app.html`, maxSteps: 5, out: join(out.dir, 'run'), live: false });
     expect(r.result).toMatchObject({ status: 'error', error: { code: 'PAGE_ERR_UNREACHABLE' } });
   }, 180_000);
+
+  it('vncua eval --agent explorer: a suite task (the platformer) explored to its success sentinel', async () => {
+    const out = await tempOutputDir('vncua-explorer-eval-');
+    dirs.push(out);
+    await copyFile(join(TEST_PAGES, 'game.html'), join(out.dir, 'game.html'));
+    const tasks = join(out.dir, 'tasks.json');
+    await writeFile(tasks, JSON.stringify([{ id: 'game-1', goal: 'Reach the green goal', url: 'game.html', success: { sentinel: '>code#1<' } }]));
+    const bin = fileURLToPath(new URL('../bin/vncua.js', import.meta.url));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [bin, 'eval', '--tasks', tasks, '--agent', 'explorer', '--out', join(out.dir, 'results'), '--max-steps', '200', '--no-live', '--', '--seed', '3'],
+      { timeout: 150_000 },
+    );
+    expect(stdout).toContain('1 succeeded');
+    expect(JSON.parse(await findSummary(join(out.dir, 'results')))).toMatchObject({ seed: 3, endReason: 'goal' });
+  }, 180_000);
 });
+
+/** The explorer-summary.json somewhere under `dir` (the runner's layout decides where). */
+async function findSummary(dir: string): Promise<string> {
+  for (const e of await readdir(dir, { recursive: true })) if (String(e).endsWith('explorer-summary.json')) return readFile(join(dir, String(e)), 'utf8');
+  throw new Error(`no explorer-summary.json under ${dir}`);
+}

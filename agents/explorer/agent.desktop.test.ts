@@ -39,12 +39,15 @@ async function explore(page: string, options: Partial<ExplorerAgentOptions>) {
 
 describe('ExplorerAgent on Xvnc', () => {
   it('reaches the platformer goal with heuristics alone (no model)', async () => {
-    const { result, summary } = await explore('game.html', { seed: 3, maxSteps: 200, budgetMs: 90_000 });
+    const { result, summary, dir } = await explore('game.html', { seed: 3, maxSteps: 200, budgetMs: 90_000 });
     expect(summary.endReason, JSON.stringify(summary.steps.map((s) => s.action.params))).toBe('goal');
     expect(result).toMatchObject({ status: 'finished', success: true });
     expect(await cdpEvaluate(d.desktop.cdpUrl, 'document.title')).toBe('goal reached');
     expect(summary.steps.every((s) => s.layer !== 'model')).toBe(true);
     expect(new Set(summary.steps.map((s) => s.strategy))).toContain('game.platformer');
+    // Each new state's screenshot, first the start screen's.
+    expect(summary.states[0]).toMatchObject({ firstStep: 0, screenshot: join('screens', 'state-001.png') });
+    expect((await readFile(join(dir, summary.states[0]!.screenshot!))).subarray(1, 4).toString()).toBe('PNG');
   }, 150_000);
 
   it('explores the static app: same seed, same actions; pages, tabs, the menu, the dialog and the form reached', async () => {

@@ -119,6 +119,8 @@ export class ExplorerAgent extends Agent {
   #tried = new Set<string>();
   #urls = new Set<string>();
   #domStates = new Set<string>();
+  /** The URL of a document that did not finish loading within the scan's wait (not waited for again). */
+  #slowDocument: string | null = null;
   #plan: Move[] = [];
   #noProgress = 0;
   #unsticker = new Unsticker(() => 0);
@@ -223,6 +225,7 @@ export class ExplorerAgent extends Agent {
     this.#tried = new Set();
     this.#urls = new Set();
     this.#domStates = new Set();
+    this.#slowDocument = null;
     this.#plan = [];
     this.#noProgress = 0;
     this.#unsticker = new Unsticker(this.#rand);
@@ -307,7 +310,8 @@ export class ExplorerAgent extends Agent {
     this.#started = true;
     this.#t0 = performance.now();
     this.#startedAt = new Date().toISOString();
-    await this.waitForPaintedScreen({ timeoutMs: 10_000 });
+    // Short: the page-ready wait ran already (vncua run, eval), and a page with little on it may never count as painted.
+    await this.waitForPaintedScreen({ timeoutMs: 3000 });
     await this.waitForQuietScreen({ quietMs: 100, timeoutMs: 1500 });
     const first = await this.#observe();
     this.#judge(null, first, 0, false);
@@ -327,10 +331,13 @@ export class ExplorerAgent extends Agent {
     if (this.#page) {
       const until = performance.now() + 2000;
       let r = await this.#page.scan(screen, this.signal);
-      while (performance.now() < until && ((!r.ok && r.why !== 'frozen') || (r.ok && (!r.scan.loaded || (leaving !== null && r.scan.url === leaving))))) {
+      // A document that never completes loading (a request left hanging) is waited for once, not at every step.
+      const loading = (x: typeof r) => x.ok && !x.scan.loaded && x.scan.url !== this.#slowDocument;
+      while (performance.now() < until && ((!r.ok && r.why !== 'frozen') || loading(r) || (r.ok && leaving !== null && r.scan.url === leaving))) {
         await this.waitForQuietScreen({ quietMs: 50, timeoutMs: 200 });
         r = await this.#page.scan(screen, this.signal);
       }
+      if (loading(r) && r.ok) this.#slowDocument = r.scan.url;
       if (r.ok) scan = r.scan;
       else if (r.why === 'frozen') {
         frozen = true;
@@ -389,7 +396,7 @@ export class ExplorerAgent extends Agent {
   #shootState(key: string, n: number): void {
     this.#shots = this.#shots.then(async () => {
       try {
-        this.#stateShots.set(key, await this.#saveScreenshot(`states/state-${String(n).padStart(3, '0')}`));
+        this.#stateShots.set(key, await this.#saveScreenshot(`state-${String(n).padStart(3, '0')}`));
       } catch {
         // a state without its screenshot
       }

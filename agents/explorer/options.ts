@@ -30,7 +30,7 @@ export interface ExplorerAgentOptions extends AgentOptions {
   modelTimeoutMs?: number;
   /** End the run (endReason 'goal') once the page shows the success sentinel (default true). */
   stopOnGoal?: boolean;
-  /** Save a screenshot of each new state under states/ (default true). */
+  /** Save a screenshot of each new state as screens/state-NNN.png (default true). */
   stateScreenshots?: boolean;
   /** Where one-line notices go (default: stderr). */
   log?: (line: string) => void;

@@ -56,8 +56,9 @@ export function greyGrid(frame: RgbaFrame, cols: number, rows: number): GreyGrid
   return { cols, rows, mean, std };
 }
 
-/** Width and height of the dHash grid (17 x 16 cells give 16 x 16 = 256 bits). */
+/** Width of the dHash grid (17 x 16 cells give 16 x 16 = 256 bits). */
 export const HASH_COLS = 17;
+/** Height of the dHash grid. */
 export const HASH_ROWS = 16;
 
 /** Difference hash of a frame: one bit per horizontally adjacent cell pair of a 17x16 grey grid (left darker than right by more than 1), as 64 hex digits. */
@@ -97,8 +98,9 @@ export function hamming(a: string, b: string): number {
   return d;
 }
 
-/** Grid of the changed-region check: 32 x 20 cells (40 x 40 pixels on a 1280x800 screen). */
+/** Columns of the changed-region grid: 32 x 20 cells (40 x 40 pixels on a 1280x800 screen). */
 export const REGION_COLS = 32;
+/** Rows of the changed-region grid. */
 export const REGION_ROWS = 20;
 
 /** A cell of the region grid that changed: its column, row and box in screen pixels. */
