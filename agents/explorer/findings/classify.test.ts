@@ -72,7 +72,11 @@ describe('CDP events → findings', () => {
     });
   });
 
-  it('HTTP statuses: ≥ 500 always, 404 / 410 of documents only', () => {
+  it("HTTP statuses: ≥ 500 always, 404 / 410 of documents only; a document's finding is at its own URL", () => {
+    expect(fromResponse({ type: 'XHR', response: { url: 'http://app.test/api', status: 502 } }, page)).toMatchObject({
+      url: page,
+      message: 'HTTP 502 for XHR http://app.test/api',
+    });
     expect(isReportedStatus(500, 'XHR')).toBe(true);
     expect(isReportedStatus(503, 'Image')).toBe(true);
     expect(isReportedStatus(404, 'Document')).toBe(true);
@@ -83,7 +87,7 @@ describe('CDP events → findings', () => {
     expect(fromResponse({ type: 'Document', response: { url: 'http://app.test/broken', status: 500, statusText: 'Internal Server Error' } }, page)).toEqual({
       kind: 'http_error',
       key: 'http|500|http://app.test/broken',
-      url: page,
+      url: 'http://app.test/broken',
       message: 'HTTP 500 Internal Server Error for Document http://app.test/broken',
       excerpt: 'HTTP 500 Internal Server Error\nhttp://app.test/broken',
     });

@@ -147,7 +147,14 @@ export function fromResponse(p: Record<string, unknown>, pageUrl: string | null)
   if (!isReportedStatus(status, type)) return null;
   const url = r.url ?? '(unknown URL)';
   const statusLine = `HTTP ${status}${r.statusText ? ` ${r.statusText}` : ''}`;
-  return { kind: 'http_error', key: `http|${status}|${url}`, url: pageUrl, message: oneLine(`${statusLine} for ${type} ${url}`), excerpt: `${statusLine}\n${url}` };
+  // A document's response comes before the page's URL changes to it: the finding's page is the document itself.
+  return {
+    kind: 'http_error',
+    key: `http|${status}|${url}`,
+    url: type === 'Document' ? (r.url ?? pageUrl) : pageUrl,
+    message: oneLine(`${statusLine} for ${type} ${url}`),
+    excerpt: `${statusLine}\n${url}`,
+  };
 }
 
 /** Inspector.targetCrashed → crash. */
