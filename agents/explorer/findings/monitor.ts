@@ -291,7 +291,7 @@ export class FindingsMonitor implements ExplorerObserver {
       );
       const { data, info } = await sharp(Buffer.from(shot.data, 'base64')).removeAlpha().raw().toBuffer({ resolveWithObject: true });
       return isBlankFrame({ width: info.width, height: info.height, data, channels: 3 });
-    } catch (e) {
+    } catch {
       if (signal.aborted) throw signal.reason;
       return null;
     }
