@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../../harness/agent/test-helpers/live.ts';
 import { timeoutSignal } from '../../../harness/cancel.ts';
 import { closedPort, launchChromium, type TestChromium } from '../../../harness/cdp/test-helpers.ts';
-import type { PageSocket } from '../../../harness/cdp/page-socket.ts';
+import { cdpHttp, pageTargets, PageSocket } from '../../../harness/cdp/page-socket.ts';
 import { startDomainGuard, type DomainGuard } from '../../../harness/guard/browser-guard.ts';
 import { compileDomainPolicy } from '../../../harness/guard/patterns.ts';
 import { tempOutputDir } from '../../../harness/test-helpers/files.ts';
@@ -154,6 +154,40 @@ describe('FindingsMonitor on real Chromium', () => {
       monitor.close();
     }
   }, 120_000);
+
+  it('follows a popup opened during the run: its console errors are findings too', async () => {
+    const signal = ac.signal;
+    const monitor = new FindingsMonitor({ blankScreens: false });
+    const ctx = cdpContext(chrome.cdpUrl, out.dir, signal);
+    const d = await driverSocket(chrome.cdpUrl, signal);
+    let popup: PageSocket | null = null;
+    let target: { id: string; webSocketDebuggerUrl?: string } | undefined;
+    try {
+      await d.send('Page.navigate', { url: app.url }, timeoutSignal(signal, 10_000));
+      await until(async () => (await evaluate(d, 'location.href + "|" + document.readyState', signal)) === `${app.url}|complete`, 'the app to load', 20_000);
+      await monitor.start(ctx);
+      monitor.takeFindings();
+      await evaluate(d, `window.open(${JSON.stringify(new URL('index.html?popup=1', app.origin).href)}, '_blank', 'popup'); 1`, signal);
+      await until(async () => {
+        target = (await pageTargets(chrome.cdpUrl, { signal })).find((t) => t.url.endsWith('?popup=1'));
+        return target !== undefined;
+      }, 'the popup to open');
+      await monitor.afterStep(stepRecord(1, 'p1'), ctx); // the monitor attaches to the popup here
+      expect(monitor.takeFindings()).toEqual([]);
+      popup = await PageSocket.open(target!.webSocketDebuggerUrl!, timeoutSignal(signal, 10_000));
+      await until(async () => (await evaluate(popup!, 'document.readyState', signal)) === 'complete', 'the popup to load');
+      await evaluate(popup, "document.getElementById('tab-errors').click()", signal);
+      await monitor.afterStep(stepRecord(2, 'p2'), ctx);
+      const found = monitor.takeFindings();
+      expect(found.map((f) => [f.kind, f.url])).toEqual([['console_error', expect.stringMatching(/\?popup=1$/)]]);
+    } finally {
+      popup?.close();
+      // The popup shares the app's renderer: closed, so the crash test's Page.crash takes only the first page down.
+      if (target) await cdpHttp(chrome.cdpUrl, `json/close/${target.id}`, { signal }).catch(() => {});
+      d.close();
+      monitor.close();
+    }
+  }, 60_000);
 
   it('a renderer crash (Page.crash) is a crash finding', async () => {
     const signal = ac.signal;

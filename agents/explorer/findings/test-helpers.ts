@@ -37,11 +37,11 @@ export async function driverSocket(cdpUrl: string, signal: AbortSignal): Promise
   return PageSocket.open(t!.webSocketDebuggerUrl!, signal);
 }
 
-/** Evaluate `expression` in the driven page (returns by value; throws what the expression threw). */
+/** Evaluate `expression` in the driven page, as from a user's gesture (window.open works); returns by value, throws what the expression threw. */
 export async function evaluate(s: PageSocket, expression: string, signal: AbortSignal): Promise<unknown> {
   const r = await s.send<{ result?: { value?: unknown }; exceptionDetails?: { text?: string; exception?: { description?: string } } }>(
     'Runtime.evaluate',
-    { expression, returnByValue: true },
+    { expression, returnByValue: true, userGesture: true },
     timeoutSignal(signal, 10_000),
   );
   if (r.exceptionDetails) throw new Error(`${expression}: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
