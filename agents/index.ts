@@ -8,7 +8,7 @@ import { ScriptedAgent, loadScript } from './scripted.ts';
 
 export { ReplayAgent, loadReference, referencePath, type ReplayAgentOptions } from './replay.ts';
 export { RandomAgent, type RandomAgentOptions } from './random.ts';
-export { ExplorerAgent, type ExplorerAgentOptions } from './explorer/index.ts';
+export { ExplorerAgent, FindingsMonitor, QaExplorerAgent, writeQaReport, type ExplorerAgentOptions, type QaExplorerOptions, type QaReport } from './explorer/index.ts';
 export { ScriptedAgent, loadScript, parseScript, type ScriptIssue, type ScriptStep, type ScriptedAgentOptions } from './scripted.ts';
 
 /** Builder of the built-in `scripted` agent: plays the --script file. */

@@ -101,6 +101,11 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
     args: ['5', '60'],
     about: "the explorer's heuristic steps per second on a static multi-page app (issue 18's bar: 5), beside the random agent on the same page",
   },
+  {
+    name: 'explorer-findings',
+    args: ['5', '80'],
+    about: "the explorer's time to find every problem planted in its test app (issue 18's bar: 60 s), medians of 5 seeds",
+  },
   { name: 'byom-overhead', args: [], about: "each model adapter's own overhead per step and request payload size at 1280x800" },
   {
     name: 'guard-overhead',

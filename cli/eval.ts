@@ -8,6 +8,7 @@
  * file's directory, unless --base-url is given. Ctrl-C / SIGTERM cancels cleanly (again: quit at once;
  * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
  */
+import { qaLine } from '../eval/score-qa.ts';
 import { dirname, resolve } from 'node:path';
 import { AGENTS, type LoadedAgentModule, loadAgentModule } from './agents.ts';
 import { checkDomainFlags, parseDomainFlags } from './domains.ts';
@@ -60,9 +61,13 @@ export const EVAL_SPEC = {
     tasks: {
       type: 'string',
       value: 'FILE',
-      required: 'a task file, e.g. eval/suites/basic/tasks.json',
       description:
-        "a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory",
+        "a task file: ours (JSON array of { id, goal, url, success, ... }) or uitask's ([{ web_name, id, ques, ux_hint, web }]); relative URLs are served from its directory (this or --urls is required)",
+    },
+    urls: {
+      type: 'string',
+      value: 'FILE',
+      description: 'a list of URLs, one a line (# comments), each a task with only a start page: with --agent explorer, each app is explored and gets its qa-report.*',
     },
     agent: {
       type: 'string',
@@ -209,8 +214,11 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
   if (provider !== 'remote' && v.endpoints !== undefined) throw badArgs('--endpoints goes with --provider remote.', '--endpoints');
   if (provider === 'remote' && v.pool !== undefined && v.pool !== '0')
     throw badArgs('--pool goes with --provider local or docker (remote desktops are already running).', '--pool');
+  if (v.tasks === undefined && v.urls === undefined)
+    throw badArgs('--tasks FILE (a task file, e.g. eval/suites/basic/tasks.json) or --urls FILE (one URL a line) is required.', '--tasks');
+  if (v.tasks !== undefined && v.urls !== undefined) throw badArgs('--tasks and --urls contradict each other: give one.', '--urls');
   const o: EvalCommandOptions = {
-    tasks: v.tasks,
+    tasks: (v.tasks ?? v.urls)!,
     agent: v.agent,
     resolutions: v.resolution.map((r) => parsedValue(r, '--resolution', parseScreenSize)),
     rerun: v.rerun,
@@ -398,6 +406,7 @@ async function finishSuite(
   const { report, files } = await writeScores(root, { signal: io.signal });
   if (report.invalid.length > 0)
     stdout.write(`eval: ${report.invalid.length} run${report.invalid.length === 1 ? '' : 's'} could not be read (invalid, not scored; listed in the scores)\n`);
+  for (const q of report.qa ?? []) stdout.write(`qa: ${q.agent}/${q.task_id}: ${qaLine(q)}\n`);
   stdout.write(`scores: ${files.html}\n`);
   return { summary, scoresHtml: files.html, invalidRuns: report.invalid.length };
 }

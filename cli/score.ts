@@ -4,6 +4,7 @@
  * the metrics are described in eval/README.md). Runs that cannot be read are listed as invalid and
  * make the command exit 1, unless --allow-invalid.
  */
+import { qaLine } from '../eval/score-qa.ts';
 import { assistedText, pct, usd } from '../eval/score-render.ts';
 import { writeScores } from '../eval/score.ts';
 import type { JudgeSpec } from '../eval/judges/spec.ts';
@@ -82,6 +83,7 @@ export async function run(argv: string[]): Promise<number> {
       `${j.agent}: judge ${j.judge}: ${pct(j.pass_rate)} pass (${j.pass}/${j.pass + j.fail}${j.unknown ? `, ${j.unknown} unknown` : ''}${j.skipped ? `, ${j.skipped} skipped` : ''})\n`,
     );
   if (report.disagreements.length > 0) process.stdout.write(`judges disagree on: ${report.disagreements.map((d) => d.dir).join(', ')}\n`);
+  for (const q of report.qa ?? []) process.stdout.write(`qa: ${q.agent}/${q.task_id}: ${qaLine(q)}\n`);
   if (report.flaky.length > 0) process.stdout.write(`flaky: ${report.flaky.map((f) => `${f.agent}/${f.resolution}/${f.task_id}`).join(', ')}\n`);
   process.stdout.write(`scores: ${files.html}\n`);
   if (report.invalid.length > 0 && !o.allowInvalid) {

@@ -4,6 +4,7 @@
  * to that run's step report (action_screenshots.html) when it exists, else to its trace (one link per
  * repeat with --repeat K); then the flaky tasks, the infra errors and the invalid runs.
  */
+import { qaLine } from './score-qa.ts';
 import type { Aggregate, AggregateRow, RunScore, ScoreReport } from './score.ts';
 import { escapeHtml as esc } from '../recorder/report/render.ts';
 
@@ -264,6 +265,17 @@ export function renderScoresMarkdown(r: ScoreReport): string {
       ),
       '',
     );
+  if (r.qa?.length) {
+    out.push(
+      '## QA (explored apps)',
+      '',
+      mdTable(
+        ['agent', 'app', 'url', 'findings', 'coverage', 'states', 'report'],
+        r.qa.map((q) => [q.agent, q.task_id, `\`${q.url}\``, qaLine(q).split(', coverage')[0]!, `${q.coverage_pct}%`, String(q.states), `[qa-report](${href(q.link)})`]),
+      ),
+      '',
+    );
+  }
   return `${out.join('\n')}\n`;
 }
 
@@ -479,6 +491,22 @@ export function renderScoresHtml(r: ScoreReport): string {
           String(e.repeat),
           `<code>${esc(e.dir)}</code>`,
           `<code>${esc(e.reason.code)}</code> ${esc(e.reason.message)}`,
+        ]),
+      ),
+    );
+  }
+  if (r.qa?.length) {
+    parts.push(
+      '<h2>QA (explored apps)</h2>',
+      htmlTable(
+        ['agent', 'app', 'url', 'findings', 'coverage', 'states'],
+        r.qa.map((q) => [
+          esc(q.agent),
+          `<a href="${esc(href(q.link))}">${esc(q.task_id)}</a>`,
+          `<code>${esc(q.url)}</code>`,
+          esc(qaLine(q).split(', coverage')[0]!),
+          `${q.coverage_pct}%`,
+          String(q.states),
         ]),
       ),
     );

@@ -5,6 +5,7 @@
  * A run whose trace, result.json or task.json cannot be read is `invalid` (score-invalid.ts): listed
  * with its reason, excluded from every rate. The semantics are documented in eval/README.md ("Scores").
  */
+import { readQaRows, type QaAppRow } from './score-qa.ts';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { VncuaError } from '../harness/errors.ts';
@@ -167,6 +168,8 @@ export interface ScoreReport {
   judges: JudgeRate[];
   /** Runs whose judges disagree (some pass, some fail), with links. */
   disagreements: Disagreement[];
+  /** One line per explored app (runs with a qa-report.json: eval/score-qa.ts); absent when there is none. */
+  qa?: QaAppRow[];
 }
 
 /** What scoreRun() takes: a trace's entries, whether it was partial, and result.json when there is one. */
@@ -423,10 +426,12 @@ export async function scoreRoot(rootDir: string, opts: { signal?: AbortSignal } 
       return { agent, resolution, group, ...row(rs) };
     })
     .sort((a, b) => a.agent.localeCompare(b.agent) || byResolution(a.resolution, b.resolution) || a.group.localeCompare(b.group));
+  const qa = await readQaRows(root, runs);
   return {
     version: 1,
     root,
     generated_at: new Date().toISOString(),
+    ...(qa.length ? { qa } : {}),
     agents,
     resolutions,
     runs,

@@ -1,5 +1,5 @@
 /**
- * Task files: our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group?,
+ * Task files: a URL list (eval/url-list.ts: one URL a line, for the explorer), our own format (a JSON array of `{ id, goal, url, success, maxSteps?, resolution?, hint?, group?,
  * allowedDomains?, blockedDomains?, judges? }`,
  * validated with zod) and the Python uitask harness's (a JSON array of `{ web_name, id, ques, ux_hint, web }`),
  * detected automatically and normalized to `EvalTask`.
@@ -22,6 +22,7 @@ import { parseDomainPattern } from '../harness/guard/patterns.ts';
 import { issueField } from '../harness/trace/parse.ts';
 import { checkTaskSecrets } from '../harness/secrets/run-secrets.ts';
 import { judgeListSchema, judgeSpecProblem, type JudgeSpec } from './judges/spec.ts';
+import { looksLikeUrlList, parseUrlList } from './url-list.ts';
 
 /** A task as the runner runs it (both formats normalize to this). */
 export interface EvalTask {
@@ -54,7 +55,7 @@ export interface EvalTask {
 }
 
 /** Which format a task file was in. */
-export type TaskFileFormat = 'vncua' | 'uitask';
+export type TaskFileFormat = 'vncua' | 'uitask' | 'urls';
 
 /** One problem of one task entry. */
 export interface TaskIssue {
@@ -279,6 +280,8 @@ export async function loadTaskFile(path: string, opts: { baseUrl?: string; signa
   try {
     data = JSON.parse(text);
   } catch (cause) {
+    // A URL list (eval/url-list.ts: one URL a line) is a task file too: each URL a task with only a start page.
+    if (looksLikeUrlList(text)) return { file, format: 'urls', tasks: parseUrlList(text, file) };
     throw badTasks(file, [{ index: -1, field: '', problem: `not valid JSON (${(cause as Error).message})` }]);
   }
   const { format, tasks } = parseTasks(data, file);

@@ -299,6 +299,12 @@ export const ERROR_CODES = {
   EXPLORER_ERR_MODEL_CALL: "The explorer's vision model call failed (HTTP error, refused connection, timeout): logged on one line, counted as ignored, and the heuristics go on.",
   EXPLORER_ERR_PAGE_FROZEN:
     "The explored page did not answer over CDP within its timeout (a main thread in an endless loop): logged on one line; the explorer stops the page's script and reloads it.",
+  // The explorer's findings monitor and QA report (agents/explorer/findings/, agents/explorer/report/).
+  EXPLORER_ERR_FINDINGS_ATTACH:
+    "The explorer's findings monitor could not attach to the browser over CDP when the run started (the /json endpoint or a page's WebSocket did not answer in time); check that the desktop's browser is up.",
+  QA_ERR_INVALID:
+    'The QA report (qa-report.json) does not match its schema (agents/explorer/report/qa-report.schema.json): a bug in the explorer; details.issues lists the bad fields. Nothing was written.',
+  QA_ERR_WRITE: 'A QA report file (qa-report.json, .md or .html) could not be written into the run directory (not writable, disk full; details: path).',
 } as const;
 
 /** A stable error code string. */

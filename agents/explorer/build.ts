@@ -15,8 +15,9 @@
  */
 import type { AgentContext, NextActionPlanner } from '../../harness/agent/index.ts';
 import { VncuaError } from '../../harness/errors.ts';
-import { ExplorerAgent } from './agent.ts';
+import type { ExplorerAgent } from './agent.ts';
 import type { ExplorerAgentOptions } from './options.ts';
+import { QaExplorerAgent } from './report/qa-agent.ts';
 
 /** The explorer's own flags after `--` (each takes a value). */
 export const EXPLORER_FLAGS = ['seed', 'steps', 'budget-ms', 'stuck-after', 'model-every', 'max-model-calls', 'max-model-cost'] as const;
@@ -53,10 +54,10 @@ export function explorerFlagOptions(values: Readonly<Partial<Record<(typeof EXPL
   return o;
 }
 
-/** Build the explorer for a run: `extra` (flag options, the planner) over the context's defaults. */
+/** Build the explorer for a run: `extra` (flag options, the planner) over the context's defaults; with its findings monitor and QA report (report/qa-agent.ts). */
 export function buildExplorer(ctx: AgentContext, extra: Partial<ExplorerAgentOptions> & { model?: NextActionPlanner | null } = {}): ExplorerAgent {
   const url = ctx.url;
-  return new ExplorerAgent({
+  return new QaExplorerAgent({
     ...ctx.agentOptions,
     ...(url !== undefined ? { url } : {}),
     seed: ctx.taskId ?? url ?? ctx.task ?? 0,

@@ -117,6 +117,10 @@ export interface Finding {
   excerpt?: string;
   /** Screenshot at the time, relative to the run's output directory. */
   screenshot?: string;
+  /** How many times the same problem was seen over the run (absent: once); repeats are not separate findings. */
+  count?: number;
+  /** The step of the last time it was seen, when it was seen again later. */
+  lastStep?: number;
 }
 
 /** What observers are given. */
