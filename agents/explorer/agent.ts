@@ -21,6 +21,7 @@ import { timeoutSignal } from '../../harness/cancel.ts';
 import { isVncuaError } from '../../harness/errors.ts';
 import { originPattern } from '../../harness/guard/patterns.ts';
 import { mulberry32 } from '../../harness/prng.ts';
+import { seedFrom } from '../random.ts';
 import { EXPLORE_TASK, modelAllowed, modelStepProblem, type ModelBudget } from './model.ts';
 import { EXPLORER_DEFAULTS, splitExplorerOptions, type ExplorerAgentOptions } from './options.ts';
 import { ExplorerPage } from './page.ts';
@@ -35,6 +36,9 @@ import { Unsticker } from './unstick.ts';
 
 export type { ExplorerAgentOptions } from './options.ts';
 
+/** How often one tried target may be acted on again for what it opened (a dialog closed before its form was sent). */
+const MAX_REVISITS = 2;
+
 /** A page whose largest canvas covers at least this fraction of the viewport is played as a game. */
 export const GAME_CANVAS_COVER = 0.4;
 
@@ -42,19 +46,11 @@ export const GAME_CANVAS_COVER = 0.4;
 const EFFECT_WAIT = { changeTimeoutMs: 100, quietMs: 40, timeoutMs: 700 } as const;
 /** Without CDP the frame is all there is: give a navigation the time to paint. */
 const SCREEN_ONLY_EFFECT_WAIT = { changeTimeoutMs: 300, quietMs: 100, timeoutMs: 1500 } as const;
-/** On a game the frame may never go quiet: look after a short while whatever it does. */
-const GAME_EFFECT_WAIT = { changeTimeoutMs: 80, quietMs: 40, timeoutMs: 160 } as const;
+/** On a game the frame may never go quiet: look after a short while whatever it does (300 ms for a change to show: a loaded machine's VNC updates come late, and a move judged "no progress" too early makes the player give up a pattern). */
+const GAME_EFFECT_WAIT = { changeTimeoutMs: 300, quietMs: 40, timeoutMs: 400 } as const;
 
-/** A 32-bit seed from a number or a string (FNV-1a over its UTF-8 bytes), as the random agent makes it. */
-export function explorerSeed(seed: number | string): number {
-  if (typeof seed === 'number') return seed >>> 0;
-  let h = 0x811c9dc5;
-  for (const b of new TextEncoder().encode(seed)) {
-    h ^= b;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
+/** A 32-bit seed from a number or a string (FNV-1a over its UTF-8 bytes): the random agent's seedFrom. */
+export const explorerSeed = seedFrom;
 
 /** The host links must stay on: the start URL's. */
 function hostOf(url: string | undefined): string | null {
@@ -117,6 +113,10 @@ export class ExplorerAgent extends Agent {
   #stateShots = new Map<string, string>();
   #seen = new Map<string, { key: string; kind: SeenTarget['kind']; label: string; firstSeenStep: number }>();
   #tried = new Set<string>();
+  /** Per target acted on: the keys first seen right after (what it opened), for revisits. */
+  #opened = new Map<string, Set<string>>();
+  /** Revisits per target (at most MAX_REVISITS each). */
+  #revisits = new Map<string, number>();
   #urls = new Set<string>();
   #domStates = new Set<string>();
   /** The URL of a document that did not finish loading within the scan's wait (not waited for again). */
@@ -278,6 +278,12 @@ export class ExplorerAgent extends Agent {
     await this.waitForInputEffects(game ? GAME_EFFECT_WAIT : this.#page ? EFFECT_WAIT : SCREEN_ONLY_EFFECT_WAIT);
     const before = this.#last;
     const now = await this.#observe(leavesDocument(move, before?.url ?? null) ? (before?.url ?? null) : null);
+    if (move.target && !move.continues) {
+      const opened = this.#opened.get(move.target.key) ?? new Set<string>();
+      for (const k of this.#fresh) opened.add(k);
+      this.#opened.set(move.target.key, opened);
+      if (move.strategy === 'page.revisit') this.#revisits.set(move.target.key, (this.#revisits.get(move.target.key) ?? 0) + 1);
+    }
     const judged = this.#judge(before, now, step, game);
     if (move.continues) {
       // part of a plan: neither progress nor a miss
@@ -458,7 +464,9 @@ export class ExplorerAgent extends Agent {
       const box = canvas?.box ?? { x: 0, y: 0, width: this.framebuffer()?.width ?? 1, height: this.framebuffer()?.height ?? 1 };
       return [this.#game.next(box, REGION_COLS)];
     }
-    const pick = pickTarget(now.targets, this.#tried, this.#fresh, this.#host, now.scan?.dialogOpen ?? false, this.#rand);
+    // A tried target may be acted on again while what it opened has targets still untried (MAX_REVISITS times).
+    const revisit = (t: { key: string }) => (this.#revisits.get(t.key) ?? 0) < MAX_REVISITS && [...(this.#opened.get(t.key) ?? [])].some((k) => !this.#tried.has(k));
+    const pick = pickTarget(now.targets, this.#tried, this.#fresh, this.#host, now.scan?.dialogOpen ?? false, this.#rand, revisit);
     if (!pick) return null;
     if ('closeDialog' in pick) return [{ step: { action: 'press_keys', params: { keys: 'Escape' } }, strategy: 'dialog.close' }];
     const t = pick.target;

@@ -56,6 +56,14 @@ describe('parseScan', () => {
     expect(again!.targets.map((t) => t.key)).toEqual(scan!.targets.map((t) => t.key));
   });
 
+  it('keys a field by its name, not its value: filling it in leaves the same element', () => {
+    const field = (label: string) => row({ tag: 'input', type: 'email', label, name: 'E-mail', id: 'input||email|E-mail||email|form>input' });
+    const empty = parseScan({ rows: [field('E-mail')] }, { width: 1280, height: 800 })!;
+    const filled = parseScan({ rows: [field('ann@example.com')] }, { width: 1280, height: 800 })!;
+    expect(filled.targets[0]!.key).toBe(empty.targets[0]!.key);
+    expect(filled.targets[0]!.label).toBe('ann@example.com');
+  });
+
   it('is null for an answer of another shape', () => {
     expect(parseScan(null, { width: 10, height: 10 })).toBeNull();
     expect(parseScan({ rows: 3 }, { width: 10, height: 10 })).toBeNull();

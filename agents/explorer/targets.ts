@@ -67,12 +67,15 @@ export const TARGETS_PROBE = `(() => {
     if (tag === 'canvas') cover = Math.max(cover, ((x1 - x0) * (y1 - y0)) / (vw * vh));
     const role = el.getAttribute('role') || '';
     const label = (el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].innerText) || el.innerText || el.value || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('alt') || '').replace(/\\s+/g, ' ').trim().slice(0, 80);
+    // The element's identity must not change when it is filled in: a field's value is left out of its key.
+    const field = tag === 'textarea' || tag === 'select' || (tag === 'input' && !['button', 'submit', 'reset', 'image'].includes(el.type));
+    const name = field ? (el.getAttribute('aria-label') || (el.labels && el.labels[0] && el.labels[0].innerText) || el.getAttribute('placeholder') || el.getAttribute('title') || '').replace(/\\s+/g, ' ').trim().slice(0, 80) : label;
     const hint = [el.getAttribute('name'), el.id, el.getAttribute('placeholder'), el.getAttribute('autocomplete'), el.getAttribute('inputmode')].filter(Boolean).join(' ').toLowerCase();
     const filled = tag === 'select' ? el.selectedIndex > 0 : (el.type === 'checkbox' || el.type === 'radio') ? el.checked : (tag === 'input' || tag === 'textarea') ? el.value !== '' : false;
-    const base = [tag, role, el.type || '', label, el.getAttribute('href') || '', el.getAttribute('name') || '', path(el)].join('|');
+    const base = [tag, role, el.type || '', name, el.getAttribute('href') || '', el.getAttribute('name') || '', path(el)].join('|');
     counts[base] = (counts[base] || 0) + 1;
     rows.push({
-      tag, role, type: tag === 'select' ? 'select' : (el.type || '').toLowerCase(), label, hint, filled,
+      tag, role, type: tag === 'select' ? 'select' : (el.type || '').toLowerCase(), label, name, hint, filled,
       href: tag === 'a' ? el.href : '',
       id: base + '|' + counts[base],
       inDialog: !!el.closest('dialog[open],[role=dialog],[role=alertdialog],[aria-modal=true]'),
@@ -133,7 +136,9 @@ export function parseScan(value: unknown, screen: { width: number; height: numbe
     const height = Math.max(1, Math.min(screen.height - y, bh! - (y - by!)));
     const kind = kindOf(str(r.tag), str(r.role), str(r.type));
     const label = str(r.label);
-    const t: SeenTarget = { key: `${kind}:${label.slice(0, 40)}:${shortHash(str(r.id))}`, kind, label, box: { x, y, width, height }, source: 'dom' };
+    // Keyed by the element's name (a field's value left out: filling a field does not make it a new element).
+    const name = typeof r.name === 'string' ? r.name : label;
+    const t: SeenTarget = { key: `${kind}:${name.slice(0, 40)}:${shortHash(str(r.id))}`, kind, label, box: { x, y, width, height }, source: 'dom' };
     if (str(r.href)) t.href = str(r.href);
     if (str(r.type)) t.inputType = str(r.type);
     if (str(r.hint)) t.hint = str(r.hint);

@@ -1,7 +1,9 @@
 /**
  * Menus, tabs, dialogs and plain pages: which untried target to act on next. An open dialog comes first (only its
- * own targets, then Escape once they are all tried); then targets that just appeared (a menu's items, a tab's
- * panel), then by kind: form fields, tabs and menu items, buttons, other elements, links (which leave the page) last.
+ * own targets, its dismiss buttons — Cancel, Close, × — after the others, then Escape once they are all tried); then
+ * targets that just appeared (a menu's items, a tab's panel), then by kind: form fields, tabs and menu items, buttons,
+ * other elements, links (which leave the page) last. With nothing untried left, a tried target that opened targets
+ * still untried (a dialog closed before its form was sent) is acted on again (`page.revisit`, when `revisit` says so).
  * Links to other hosts, `javascript:` and `mailto:` links are never followed. Ties are broken by the seeded generator
  * over targets sorted by key, so the choice depends only on the seed and the page.
  */
@@ -22,6 +24,9 @@ const KIND_RANK: Readonly<Record<string, number>> = {
   screen_region: 3,
   link: 4,
 };
+
+/** Labels of buttons that only dismiss a dialog. */
+const DISMISS = /^(cancel|close|dismiss|no|no thanks|not now|later|skip|back|×|✕|✖|x)$/i;
 
 /** True when a link's href may be followed: same host as `host` (when given), http(s) or a fragment. */
 export function followable(t: Pick<SeenTarget, 'href'>, host: string | null): boolean {
@@ -60,11 +65,17 @@ export function pickTarget(
   host: string | null,
   dialogOpen: boolean,
   rand: () => number,
+  revisit?: (t: SeenTarget) => boolean,
 ): PagePick {
   const inDialog = dialogOpen ? targets.filter((t) => t.inDialog) : [];
   const pool = (dialogOpen && inDialog.length > 0 ? inDialog : targets).filter((t) => !tried.has(t.key) && followable(t, host) && !(t.kind === 'input' && t.inputType === 'file'));
-  if (pool.length === 0) return dialogOpen && inDialog.length > 0 ? { closeDialog: true } : null;
-  const rank = (t: SeenTarget) => (KIND_RANK[t.kind] ?? 3) - (fresh.has(t.key) ? 10 : 0);
+  if (pool.length === 0) {
+    if (dialogOpen && inDialog.length > 0) return { closeDialog: true };
+    const again = revisit ? targets.filter((t) => tried.has(t.key) && followable(t, host) && revisit(t)) : [];
+    if (again.length === 0) return null;
+    return { target: again[Math.min(again.length - 1, Math.floor(rand() * again.length))]!, strategy: 'page.revisit' };
+  }
+  const rank = (t: SeenTarget) => (KIND_RANK[t.kind] ?? 3) - (fresh.has(t.key) ? 10 : 0) + (t.inDialog && DISMISS.test(t.label.trim()) ? 5 : 0);
   let best = Number.POSITIVE_INFINITY;
   for (const t of pool) best = Math.min(best, rank(t));
   const group = pool.filter((t) => rank(t) === best);

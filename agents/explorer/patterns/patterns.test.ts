@@ -59,6 +59,17 @@ describe('pickTarget', () => {
     expect(pickTarget(dialog, new Set(['z-ok']), new Set(), 'app', true, r)).toEqual({ closeDialog: true });
   });
 
+  it("tries a dialog's dismiss buttons last, and acts again on an opener whose dialog still has untried targets", () => {
+    const r = mulberry32(1);
+    const dialog = [t('open', 'button'), t('cancel', 'button', { inDialog: true, label: 'Cancel' }), t('send', 'button', { inDialog: true, label: 'Send' })];
+    for (let seed = 0; seed < 20; seed++) expect(pickTarget(dialog, new Set(['open']), new Set(), null, true, mulberry32(seed))).toMatchObject({ target: { key: 'send' } });
+    // The dialog was dismissed before Send: with nothing untried, the opener again, while revisit says so.
+    const closed = [t('open', 'button')];
+    expect(pickTarget(closed, new Set(['open', 'cancel']), new Set(), null, false, r, (x) => x.key === 'open')).toEqual({ target: closed[0], strategy: 'page.revisit' });
+    expect(pickTarget(closed, new Set(['open', 'cancel']), new Set(), null, false, r, () => false)).toBeNull();
+    expect(pickTarget(closed, new Set(['open', 'cancel']), new Set(), null, false, r)).toBeNull();
+  });
+
   it('draws among equals from the seed only', () => {
     const same = ['k1', 'k2', 'k3', 'k4'].map((k) => t(k, 'button'));
     const draw = (seed: number) => {

@@ -28,10 +28,13 @@ document.getElementById('contact').addEventListener('click', () => {
   modal.hidden = false;
   document.getElementById('name').focus();
 });
-// The modal closes with Escape only (a Cancel button would be a second way out: with it, whether the form is ever
-// sent depends on the explorer's seed, and the planted exception behind it is the point of this page).
+// The modal closes with Escape or its Cancel button, as real ones do: the explorer tries a dialog's dismiss buttons
+// after its others, and opens the dialog again when it was closed before its form was sent.
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape') modal.hidden = true;
+});
+document.getElementById('cancel').addEventListener('click', () => {
+  modal.hidden = true;
 });
 document.getElementById('contact-form').addEventListener('submit', (e) => {
   e.preventDefault();
