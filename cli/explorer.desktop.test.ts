@@ -1,7 +1,8 @@
 /**
  * `vncua run --agent explorer` in process (runAgentCommand) on real desktops: the model layer asked through the real
  * `openai` SDK (a scripted chat server on 127.0.0.1:0) only once the heuristics ran out of targets, its garbage
- * answer logged on one line and ignored; an unreachable start page an infra error (PAGE_ERR_UNREACHABLE); and
+ * answer logged on one line and ignored; an unreachable start page an infra error (PAGE_ERR_UNREACHABLE), its QA report
+ * still written; and
  * `vncua eval --agent explorer` over a one-task suite (the platformer), its flags after `--`.
  */
 import { execFile } from 'node:child_process';
@@ -97,6 +98,11 @@ describe('vncua run --agent explorer', () => {
     const port = await closedPort();
     const r = await runAgentCommand({ agent: 'explorer', url: `http://127.0.0.1:${port}/app.html`, maxSteps: 5, out: join(out.dir, 'run'), live: false });
     expect(r.result).toMatchObject({ status: 'error', error: { code: 'PAGE_ERR_UNREACHABLE' } });
+    // The QA report is still written, and says why the app was not explored.
+    const report = JSON.parse(await readFile(join(out.dir, 'run', 'qa-report.json'), 'utf8'));
+    expect(report).toMatchObject({ endReason: 'error', run: { status: 'error', error: { code: 'PAGE_ERR_UNREACHABLE' } }, findings: [] });
+    expect(report.totals.coveragePct).toBe(0);
+    expect(await readFile(join(out.dir, 'run', 'qa-report.md'), 'utf8')).toMatch(/PAGE\\?_ERR\\?_UNREACHABLE/);
   }, 180_000);
 
   it('vncua eval --agent explorer: a suite task (the platformer) explored to its success sentinel', async () => {

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 describe('vncua eval --agent explorer --urls', () => {
-  it('explores each URL as an app: the test app gets its QA report and a QA line in the scores; an unreachable URL is an infra error', async () => {
+  it('explores each URL as an app: the test app gets its QA report and a QA line in the scores; an unreachable URL is an infra error with its own QA report', async () => {
     const port = await closedPort();
     const list = join(out.dir, 'apps.txt');
     await writeFile(list, `# the explorer's test app, and a port nothing listens on\n${app.url}\n\nhttp://127.0.0.1:${port}/\n`);
@@ -39,8 +39,11 @@ describe('vncua eval --agent explorer --urls', () => {
     expect(r.code, r.err).toBe(1); // the unreachable URL's infra error remains
     const scores = JSON.parse(await readFile(join(root, 'scores.json'), 'utf8')) as ScoreReport;
     expect(scores.infra_errors.map((e) => [e.task_id, e.error?.code])).toEqual([[`127.0.0.1-${port}`, expect.stringMatching(/^PAGE_ERR_/)]]);
-    expect(scores.qa).toHaveLength(1);
-    const q = scores.qa![0]!;
+    // One QA line per app: the unreachable one's report says it was never explored.
+    expect(scores.qa).toHaveLength(2);
+    const q = scores.qa!.find((x) => x.url === app.url)!;
+    const lost = scores.qa!.find((x) => x.url !== app.url)!;
+    expect(lost).toMatchObject({ task_id: `127.0.0.1-${port}`, findings: 0, coverage_pct: 0 });
     expect(q).toMatchObject({ agent: 'explorer', task_id: `127.0.0.1-${new URL(app.url).port}-index.html`, url: app.url });
     const report = JSON.parse(await readFile(join(root, q.link.replace(/\.html$/, '.json')), 'utf8')) as QaReport;
     expect(missedPlanted(report.findings).map((p) => p.id)).toEqual([]);
@@ -49,8 +52,9 @@ describe('vncua eval --agent explorer --urls', () => {
     expect(existsSync(join(root, dirname(q.link), 'qa-report.md'))).toBe(true);
     expect(r.out).toContain(`qa: explorer/${q.task_id}: ${q.findings} findings (`);
     expect(await readFile(join(root, 'scores.md'), 'utf8')).toContain('## QA (explored apps)');
-    // No QA report for the app that was never reached.
+    // The app that was never reached still has its QA report, with the run's error.
     const infraDir = join(root, scores.runs.find((x) => x.infra_error)!.dir);
-    expect(existsSync(join(infraDir, 'qa-report.json'))).toBe(false);
+    const lostReport = JSON.parse(await readFile(join(infraDir, 'qa-report.json'), 'utf8')) as QaReport;
+    expect(lostReport).toMatchObject({ endReason: 'error', run: { status: 'error', error: { code: expect.stringMatching(/^PAGE_ERR_/) } } });
   }, 400_000);
 });

@@ -52,7 +52,8 @@ export function buildQaReport(summary: ExplorerSummary, findings: readonly Findi
       states: summary.states.length,
       findings: findings.length,
       byKind,
-      coveragePct: seen === 0 ? 100 : Math.round((tried / seen) * 1000) / 10,
+      // Nothing seen: fully covered when the page was explored (it has nothing to act on), 0 when it never was.
+      coveragePct: seen === 0 ? (summary.steps.length === 0 && summary.endReason === 'error' ? 0 : 100) : Math.round((tried / seen) * 1000) / 10,
       unstick: summary.unstick.length,
       costUsd: summary.model.costUsd,
     },

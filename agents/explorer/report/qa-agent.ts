@@ -35,20 +35,34 @@ export class QaExplorerAgent extends ExplorerAgent {
     this.#logLine = rest.log ?? ((line) => void process.stderr.write(`${line}\n`));
   }
 
-  /** run(), then the QA report (when the exploration started: it wrote explorer-summary.json). */
+  /**
+   * run(), then the QA report: when the exploration started (it wrote explorer-summary.json), and also when the run
+   * ended in error before it could start (an unreachable start page: the report says so, with result.json's error),
+   * but never into a directory the run refused to write (OUTPUT_ERR_RUN_EXISTS, a run already in progress).
+   */
   override async run(options: RunOptions = {}): Promise<AgentRunResult> {
+    const startedAt = new Date().toISOString();
+    let result: AgentRunResult | undefined;
     try {
-      return await super.run(options);
+      result = await super.run(options);
+      return result;
     } finally {
       this.monitor?.close();
       const dir = this.options.outputDir;
-      if (existsSync(join(dir, 'explorer-summary.json'))) {
+      const explored = existsSync(join(dir, 'explorer-summary.json'));
+      const refused = result?.error?.code === 'OUTPUT_ERR_RUN_EXISTS' || result?.error?.code === 'AGENT_ERR_ILLEGAL_STATE';
+      if (explored || (result?.status === 'error' && !refused)) {
         try {
+          const summary = this.summary();
+          if (!explored) {
+            summary.endReason = 'error';
+            summary.startedAt ||= startedAt;
+          }
           const findings = this.findings();
           // Requests the guard blocked that the monitor could not see over CDP (from the trace's meta.domain_blocked).
           const trace = await readTrace(dir).catch(() => null);
           if (trace) findings.push(...blockedFromTrace(trace.entries, findings));
-          await writeQaReport(dir, this.summary(), findings);
+          await writeQaReport(dir, summary, findings);
         } catch (e) {
           const { code, message } = errorInfo(e, 'QA_ERR_WRITE');
           this.#logLine(`explorer: the QA report was not written: ${code}: ${message}`);

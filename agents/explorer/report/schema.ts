@@ -56,7 +56,11 @@ export const qaReportSchema = z
         states: count,
         findings: count,
         byKind: z.record(z.enum(FINDING_KINDS), count),
-        coveragePct: z.number().min(0).max(100).describe('Interactive elements acted on, of those seen, in percent (100 when none was seen).'),
+        coveragePct: z
+          .number()
+          .min(0)
+          .max(100)
+          .describe('Interactive elements acted on, of those seen, in percent (none seen: 100 when the page was explored, 0 when the run ended in error before it was).'),
         unstick: count,
         costUsd: z.number().min(0),
       })
