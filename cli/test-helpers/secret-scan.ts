@@ -12,12 +12,10 @@
  * finish; `type-search` clicks its search field first. Beside the suite's tasks, an `auth-poll` task on a site of the
  * scan's own whose page requests /api every 10 ms, for the bearer binding to go out during the run.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startFakeMessages, text, toolUse, type FakeMessagesServer } from '../../byom/anthropic/test-helpers/fake-messages.ts';
 import { startChatServer, type ChatServer } from '../../byom/chat/test-helpers/chat-server.ts';
 import { SUITE_DIR, serveSuite } from '../../byom/chat/test-helpers/suite-task.ts';
@@ -25,31 +23,10 @@ import { startScriptedServer, type ScriptedServer } from '../../byom/http/test-h
 import { computerCall, message, startFakeResponses, type FakeResponsesServer } from '../../byom/openai-cua/test-helpers/fake-responses.ts';
 import { serveHtml, startSite, type Site } from '../../harness/guard/test-helpers.ts';
 import { scanBytes, scanDirs, type LeakHit } from '../../harness/secrets/scan.ts';
-
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { runVncua } from './run-vncua.ts';
 
 /** The placeholder the fake models type. */
 export const SECRET_PLACEHOLDER = '{{secret:pw}}';
-
-/** `vncua ARGS` in a child; its exit code and output. */
-function vncua(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [join(REPO, 'bin', 'vncua.js'), ...args], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d));
-    p.stderr.on('data', (d: Buffer) => (stderr += d));
-    const timer = setTimeout(() => {
-      p.kill('SIGKILL');
-      rej(new Error(`vncua ${args.join(' ')} did not exit within ${timeoutMs} ms`));
-    }, timeoutMs);
-    p.on('error', rej);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      res({ code, stdout, stderr });
-    });
-  });
-}
 
 /** A unique 24-character token (printable ASCII: typeable on the US keymap). */
 const token = (p: string) => `${p}${randomBytes(18).toString('base64url')}`.slice(0, 24);
@@ -175,11 +152,10 @@ export async function runSecretScan(o: SecretScanOptions): Promise<SecretScanRun
       current = a.agent;
       const out = join(dir, `out-${a.agent}`);
       roots.push(out);
-      const r = await vncua(
-        ['eval', '--tasks', join(dir, 'tasks.json'), '--agent', a.agent, '--workers', String(o.workers ?? 1), '--out', out, '--', ...a.rest],
-        { ...env, ...a.env },
-        timeoutMs,
-      );
+      const r = await runVncua('eval', ['--tasks', join(dir, 'tasks.json'), '--agent', a.agent, '--workers', String(o.workers ?? 1), '--out', out, '--', ...a.rest], {
+        env: { ...env, ...a.env },
+        deadlineMs: timeoutMs,
+      });
       runs.push({ agent: a.agent, code: r.code, stderr: r.stderr });
       outputs.push(`eval ${a.agent} stdout\n${r.stdout}`, `eval ${a.agent} stderr\n${r.stderr}`);
       for (const cmd of [
@@ -187,7 +163,8 @@ export async function runSecretScan(o: SecretScanOptions): Promise<SecretScanRun
         ['score', out],
         ['export', out, '--format', 'jsonl', '--out', join(out, 'steps.jsonl')],
       ]) {
-        const c = await vncua(cmd, { ...env, ...a.env }, timeoutMs);
+        const [command, ...rest] = cmd as [string, ...string[]];
+        const c = await runVncua(command, rest, { env: { ...env, ...a.env }, deadlineMs: timeoutMs });
         outputs.push(`${cmd[0]} ${a.agent} stdout\n${c.stdout}`, `${cmd[0]} ${a.agent} stderr\n${c.stderr}`);
       }
     }
