@@ -50,6 +50,19 @@ describe('ExplorerAgent on Xvnc', () => {
     expect((await readFile(join(dir, summary.states[0]!.screenshot!))).subarray(1, 4).toString()).toBe('PNG');
   }, 150_000);
 
+  it('clicks elements only script makes clickable (a listener on a div), found by their pointer cursor', async () => {
+    await resetPage(d, new URL('pointer.html', d.server.url).href);
+    await cdpEvaluate(d.desktop.cdpUrl, 'sessionStorage.clear()');
+    const { summary } = await explore('pointer.html', { seed: 5, maxSteps: 8, budgetMs: 60_000 });
+    expect(await cdpEvaluate(d.desktop.cdpUrl, 'document.title'), JSON.stringify(summary.steps.map((s) => s.target))).toBe('both opened');
+    // Each card once, as one target (its text inside is not another one).
+    const cards = summary.coverage.targets.filter((t) => t.label.includes('card'));
+    expect(cards.map((t) => [t.kind, t.label, t.tried])).toEqual([
+      ['other', 'First card Open it', true],
+      ['other', 'Second card Open it', true],
+    ]);
+  }, 120_000);
+
   it('explores the static app: same seed, same actions; pages, tabs, the menu, the dialog and the form reached', async () => {
     const options = { seed: 11, maxSteps: 45, budgetMs: 90_000, stateScreenshots: false };
     const a = await explore('static/index.html', options);

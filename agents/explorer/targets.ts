@@ -37,9 +37,10 @@ export interface PageScan {
 }
 
 /**
- * The in-page expression: visible, enabled interactive elements that are hit-testable at their centre (not covered
- * by an overlay), with their boxes mapped to screen pixels (window.screenX/Y plus the browser UI above the viewport,
- * times devicePixelRatio). Returns raw rows; parseScan() checks and normalizes them.
+ * The in-page expression: visible, enabled interactive elements (by tag and ARIA role, and elements only script makes
+ * clickable, found by their pointer cursor) that are hit-testable at their centre (not covered by an overlay), with
+ * their boxes mapped to screen pixels (window.screenX/Y plus the browser UI above the viewport, times
+ * devicePixelRatio). Returns raw rows; parseScan() checks and normalizes them.
  */
 export const TARGETS_PROBE = `(() => {
   const dpr = window.devicePixelRatio || 1;
@@ -51,7 +52,18 @@ export const TARGETS_PROBE = `(() => {
   let cover = 0;
   const counts = {};
   const path = (el) => { const p = []; for (let e = el; e && e.nodeType === 1 && p.length < 4; e = e.parentElement) p.unshift(e.id ? e.tagName.toLowerCase() + '#' + e.id : e.tagName.toLowerCase()); return p.join('>'); };
-  for (const el of document.querySelectorAll(sel)) {
+  const found = Array.from(document.querySelectorAll(sel));
+  // Elements made clickable by script alone (a framework's listener on a div): the outermost one with a pointer
+  // cursor that neither is inside an interactive element nor holds one; at most 3000 looked at.
+  let looked = 0;
+  for (const el of document.querySelectorAll('div,span,li,img,svg,td,tr,p,label,h1,h2,h3,h4,h5,i,section,article')) {
+    if (++looked > 3000) break;
+    if (el.closest(sel) || el.querySelector(sel) || getComputedStyle(el).cursor !== 'pointer') continue;
+    const up = el.parentElement;
+    if (up && getComputedStyle(up).cursor === 'pointer') continue;
+    found.push(el);
+  }
+  for (const el of found) {
     if (rows.length >= 300) break;
     const r = el.getBoundingClientRect();
     if (r.width < 2 || r.height < 2 || r.bottom <= 0 || r.right <= 0 || r.top >= vh || r.left >= vw) continue;
