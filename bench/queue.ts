@@ -18,7 +18,10 @@
  * rounds and between rows; the table gives each round's ratio and their median, since one sample of a ~20 s
  * suite on a shared 2-core machine moves by more than the 5 % the bar allows.
  *
- * Run: npx tsx bench/queue.ts [--tasks 12] [--workers 1,2,4] [--rounds 3] [--stall-runs 2]
+ * A further row runs W desktops in one worker process (`--concurrency W`, `--one-process W`, default 4), the way to
+ * use one machine: on 2 cores, W node processes cost more than one process running W runs.
+ *
+ * Run: npx tsx bench/queue.ts [--tasks 12] [--workers 1,2,4] [--one-process 4] [--rounds 3] [--stall-runs 2]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -39,6 +42,8 @@ const TASKS = Number(opt('--tasks', '12'));
 const WORKERS = opt('--workers', '1,2,4').split(',').map(Number);
 const STALL_RUNS = Number(opt('--stall-runs', '2'));
 const ROUNDS = Math.max(1, Number(opt('--rounds', '3')));
+/** Also W desktops in ONE worker process (--concurrency W), against the local runner with W (empty: none). */
+const ONE_PROCESS = opt('--one-process', '4').split(',').filter(Boolean).map(Number);
 const REPO = new URL('../', import.meta.url).pathname;
 const TASK_FILE = join(REPO, 'eval/suites/basic/tasks.json');
 const AGENT = 'replay';
@@ -71,11 +76,11 @@ async function until(what: string, cond: () => Promise<boolean> | boolean, timeo
 }
 
 /** Start `n` workers on the queue and wait until BullMQ lists them all. */
-async function startWorkers(redis: TestRedis, queue: Queue, n: number, extra: string[] = []): Promise<Array<ReturnType<typeof vncua> & { name: string }>> {
+async function startWorkers(redis: TestRedis, queue: Queue, n: number, extra: string[] = [], concurrency = 1): Promise<Array<ReturnType<typeof vncua> & { name: string }>> {
   const before = (await queue.getWorkers()).length;
   const ws = Array.from({ length: n }, (_, i) => {
     const name = `bench-w${i + 1}-${process.pid}-${Date.now()}`;
-    return { ...vncua(['worker', '--queue', redis.url, '--concurrency', '1', '--name', name, ...extra]), name };
+    return { ...vncua(['worker', '--queue', redis.url, '--concurrency', String(concurrency), '--name', name, ...extra]), name };
   });
   await until(`${n} workers to connect`, async () => (await queue.getWorkers()).length >= before + n);
   return ws;
@@ -114,9 +119,9 @@ async function localRun(ids: string[], w: number): Promise<number> {
 }
 
 /** One queued `vncua eval --queue` of the tasks on W idle workers: wall time and per-run overheads. */
-async function queuedRun(redis: TestRedis, queue: Queue, events: QueueEvents, ids: string[], w: number): Promise<Timed> {
+async function queuedRun(redis: TestRedis, queue: Queue, events: QueueEvents, ids: string[], w: number, oneProcess = false): Promise<Timed> {
   const out = await mkdtemp(join(tmpdir(), 'vncua-bench-queue-'));
-  const workers = await startWorkers(redis, queue, w);
+  const workers = oneProcess ? await startWorkers(redis, queue, 1, [], w) : await startWorkers(redis, queue, w);
   // Every completed job of this suite: its times, read while it still exists (the coordinator removes them at the end).
   const jobs = new Map<string, { timestamp: number; processedOn: number; finishedOn: number; by: string; label: string }>();
   const reading: Array<Promise<void>> = [];
@@ -208,33 +213,44 @@ async function main(): Promise<void> {
   try {
     const rows: Array<Array<string | number>> = [];
     const overheads: number[] = [];
-    const byW = new Map<number, { local: number[]; queue: number[]; ratio: number[]; overhead: number[] }>(
-      WORKERS.map((w) => [w, { local: [], queue: [], ratio: [], overhead: [] }]),
-    );
+    // W worker processes of concurrency 1 (the issue's figure), and W desktops in one worker process (--concurrency W).
+    const configs = [...WORKERS.map((w) => ({ label: String(w), w, one: false })), ...ONE_PROCESS.map((w) => ({ label: `${w} (one process, --concurrency ${w})`, w, one: true }))];
+    const byW = new Map(configs.map((c) => [c.label, { local: [] as number[], queue: [] as number[], ratio: [] as number[], overhead: [] as number[] }]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, w] of WORKERS.entries()) {
+      for (const [i, c] of configs.entries()) {
+        const w = c.w;
         // Alternate the order so neither side always runs first (between rows and between rounds).
         let q: Timed;
         let local: number;
         if ((i + round) % 2 === 0) {
-          q = await queuedRun(redis, queue, events, ids, w);
+          q = await queuedRun(redis, queue, events, ids, w, c.one);
           local = await localRun(ids, w);
         } else {
           local = await localRun(ids, w);
-          q = await queuedRun(redis, queue, events, ids, w);
+          q = await queuedRun(redis, queue, events, ids, w, c.one);
         }
         loads.push(loadavg()[0]!.toFixed(1));
-        overheads.push(...q.overheadsMs);
-        const r = byW.get(w)!;
+        const r = byW.get(c.label)!;
         r.local.push(local);
         r.queue.push(q.wallMs);
         r.ratio.push(local / q.wallMs);
-        r.overhead.push(...q.overheadsMs);
-        console.error(`bench/queue: round ${round + 1}/${ROUNDS} W=${w} local ${ms(local)} queue ${ms(q.wallMs)} ratio ${(local / q.wallMs).toFixed(3)}`);
+        // The overhead is read per worker name: one process running W jobs at once has no "previous finish" per slot.
+        if (!c.one) {
+          overheads.push(...q.overheadsMs);
+          r.overhead.push(...q.overheadsMs);
+        }
+        console.error(`bench/queue: round ${round + 1}/${ROUNDS} W=${c.label} local ${ms(local)} queue ${ms(q.wallMs)} ratio ${(local / q.wallMs).toFixed(3)}`);
       }
     }
-    for (const [w, r] of byW) {
-      rows.push([w, ms(median(r.local)), ms(median(r.queue)), r.ratio.map((x) => x.toFixed(3)).join(', '), `**${median(r.ratio).toFixed(3)}**`, ms(median(r.overhead))]);
+    for (const [label, r] of byW) {
+      rows.push([
+        label,
+        ms(median(r.local)),
+        ms(median(r.queue)),
+        r.ratio.map((x) => x.toFixed(3)).join(', '),
+        `**${median(r.ratio).toFixed(3)}**`,
+        r.overhead.length ? ms(median(r.overhead)) : '–',
+      ]);
     }
     const stall: Array<Array<string | number>> = [];
     for (const [label, args] of [

@@ -92,7 +92,7 @@ const BENCHES: Array<{ name: string; script?: string; args: string[]; node?: str
   },
   {
     name: 'queue',
-    args: ['--tasks', '12', '--workers', '1,2,4', '--rounds', '3', '--stall-runs', '3'],
+    args: ['--tasks', '12', '--workers', '1,2,4', '--one-process', '4', '--rounds', '3', '--stall-runs', '3'],
     about:
       "the Redis job queue (`vncua eval --queue` + `vncua worker` processes) against `vncua eval` with as many desktops: throughput with 1, 2 and 4 workers, queue overhead per run, and the time to restart a SIGKILLed worker's job elsewhere",
   },
