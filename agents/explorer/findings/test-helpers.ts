@@ -16,7 +16,7 @@ export function cdpContext(cdpUrl: string, outputDir: string, signal: AbortSigna
     signal,
     async screenshot(name: string) {
       const s = signal;
-      const [t] = await pageTargets(cdpUrl, { signal: s });
+      const [t] = await pageTargets(cdpUrl, { signal: s, timeoutMs: 3000 });
       const socket = await PageSocket.open(t!.webSocketDebuggerUrl!, timeoutSignal(s, 3000));
       try {
         const shot = await socket.send<{ data: string }>('Page.captureScreenshot', { format: 'png' }, timeoutSignal(s, 3000));
