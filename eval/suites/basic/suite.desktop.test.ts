@@ -598,6 +598,23 @@ describe('basic suite: pages in headless Chromium', () => {
             await page.mouse.move(op[1], op[2]);
             await page.mouse.wheel(op[3], op[4]);
             await page.waitForTimeout(200);
+            // Until every scroll position holds still (a loaded machine applies the wheel late): the next click
+            // must land where the scroll took the page, not where it was on its way.
+            let last = '';
+            for (let still = 0, n = 0; still < 3 && n < 60; n++) {
+              const now = await page.evaluate(() =>
+                JSON.stringify([
+                  scrollX,
+                  scrollY,
+                  ...Array.from(document.querySelectorAll('*'))
+                    .filter((e) => e.scrollTop || e.scrollLeft)
+                    .map((e) => [e.scrollTop, e.scrollLeft]),
+                ]),
+              );
+              still = now === last ? still + 1 : 0;
+              last = now;
+              await page.waitForTimeout(50);
+            }
           } else if (op[0] === 'type') await page.keyboard.type(op[1]);
           else if (op[0] === 'press') await page.keyboard.press(op[1]);
           else if (op[0] === 'select') await page.selectOption(op[1], op[2]);
