@@ -22,7 +22,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startChatServer } from '../byom/chat/test-helpers/chat-server.ts';
 import { serveTestPages } from '../eval/test-fixtures/pages.ts';
 import { QUEUE_DIR } from '../eval/queue/manifest.ts';
-import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor } from '../eval/queue/test-helpers.ts';
+import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor, runDirs } from '../eval/queue/test-helpers.ts';
 import { serveHtml, startSite } from '../harness/guard/test-helpers.ts';
 import { type LeakHit, scanBytes, scanDirs } from '../harness/secrets/scan.ts';
 
@@ -60,21 +60,6 @@ async function startWorkers(n: number, o: { env?: NodeJS.ProcessEnv; prefix?: re
       () => w.output(),
     );
   return ws;
-}
-
-/** Every run directory under `out` (relative), from its result.json files; none under .vncua-queue. */
-function runDirs(out: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (!e.isDirectory() || e.name === 'recording' || e.name.startsWith('.')) continue;
-      const p = join(d, e.name);
-      if (existsSync(join(p, 'result.json'))) found.push(relative(out, p));
-      else walk(p);
-    }
-  };
-  walk(out);
-  return found.sort();
 }
 
 /** Every file under `d`, relative, sorted. */

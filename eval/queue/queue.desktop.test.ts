@@ -14,13 +14,13 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { serveTestPages, type TestPages } from '../test-fixtures/pages.ts';
 import { QUEUE_DIR } from './manifest.ts';
 import { stagingRoot } from './results-sink.ts';
-import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor } from './test-helpers.ts';
+import { type TestRedis, type VncuaChild, spawnVncua, startRedis, waitFor, runDirs } from './test-helpers.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const BASIC = join(ROOT, 'eval/suites/basic/tasks.json');
@@ -88,21 +88,6 @@ function starts(log: string): Array<{ label: string; pid: number }> {
       const [, label, pid] = l.split(' ');
       return { label: label!, pid: Number(pid) };
     });
-}
-
-/** Every run directory under `out` (relative), from its result.json files; none under .vncua-queue. */
-function runDirs(out: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (!e.isDirectory() || e.name === 'recording' || e.name.startsWith('.')) continue;
-      const p = join(d, e.name);
-      if (existsSync(join(p, 'result.json'))) found.push(relative(out, p));
-      else walk(p);
-    }
-  };
-  walk(out);
-  return found.sort();
 }
 
 /** Staging attempts under `out` that hold a running agent's trace: [job id, token]. */

@@ -7,7 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
 import { Redis } from 'ioredis';
 
 /** An ioredis client of `port` as the queue uses one (maxRetriesPerRequest: null, reconnecting every 100 ms, refused connects not reported). */
@@ -155,4 +156,19 @@ export async function waitFor<T>(cond: () => T | Promise<T>, timeoutMs: number, 
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms\n${context()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Every run directory under `out` (relative), from its result.json files; none under .vncua-queue. */
+export function runDirs(out: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (!e.isDirectory() || e.name === 'recording' || e.name.startsWith('.')) continue;
+      const p = join(d, e.name);
+      if (existsSync(join(p, 'result.json'))) found.push(relative(out, p));
+      else walk(p);
+    }
+  };
+  walk(out);
+  return found.sort();
 }
