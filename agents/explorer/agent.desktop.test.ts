@@ -38,7 +38,9 @@ async function explore(page: string, options: Partial<ExplorerAgentOptions>) {
 }
 
 describe('ExplorerAgent on Xvnc', () => {
-  it('reaches the platformer goal with heuristics alone (no model)', async () => {
+  // Retried: a real-time game read through VNC; on a starved machine frames arrive late and a run can give up (seen
+  // once in a fresh-clone CI run).
+  it('reaches the platformer goal with heuristics alone (no model)', { retry: 2, timeout: 150_000 }, async () => {
     const { result, summary, dir } = await explore('game.html', { seed: 3, maxSteps: 200, budgetMs: 90_000 });
     expect(summary.endReason, JSON.stringify(summary.steps.map((s) => s.action.params))).toBe('goal');
     expect(result).toMatchObject({ status: 'finished', success: true });
@@ -48,7 +50,7 @@ describe('ExplorerAgent on Xvnc', () => {
     // Each new state's screenshot, first the start screen's.
     expect(summary.states[0]).toMatchObject({ firstStep: 0, screenshot: join('screens', 'state-001.png') });
     expect((await readFile(join(dir, summary.states[0]!.screenshot!))).subarray(1, 4).toString()).toBe('PNG');
-  }, 150_000);
+  });
 
   it('clicks elements only script makes clickable (a listener on a div), found by their pointer cursor', async () => {
     await resetPage(d, new URL('pointer.html', d.server.url).href);
