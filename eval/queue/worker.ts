@@ -28,6 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DelayedError, type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { DEFAULT_SCREEN_SIZE, type ScreenSize } from '../../harness/desktop/size.ts';
+import { preloadCdp } from '../../harness/cdp/connection.ts';
 import { VncuaError } from '../../harness/errors.ts';
 import { readSecretsFile } from '../../harness/secrets/sources.ts';
 import { type AttemptOptions, type InfraRecord, type SuiteAgent, runAttempt, writeInfraError } from '../attempt.ts';
@@ -201,6 +202,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
   const log = o.log ?? (() => {});
   const summary: WorkerSummary = { attempts: 0, committed: 0, returned: 0 };
   let fatal: VncuaError | undefined;
+  const warm = preloadCdp().catch((e) => log(`could not preload playwright-core (${(e as Error).message}); the first run will try again`));
   const redis: Redis = await connectQueue(o.url, { ...(o.connectTimeoutMs ? { timeoutMs: o.connectTimeoutMs } : {}), ...(o.signal ? { signal: o.signal } : {}) });
   const stop = new AbortController();
   const stopped = new Promise<void>((r) => stop.signal.addEventListener('abort', () => r(), { once: true }));
@@ -440,6 +442,10 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     }
   };
 
+  // Warm up before the queue sees this worker: playwright-core's import (~0.3 s of CPU) would otherwise land inside the
+  // first run of every fresh worker process at once (bench/queue.ts: W fresh workers' first runs were ~0.7 s slower
+  // than the local runner's, which imports it once).
+  await warm;
   const stall = stallSettings(o.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS);
   const worker = new Worker<RunJobData, RunJobResult>(QUEUE_NAME, processor, {
     connection: redisOptions(o.url),
