@@ -258,8 +258,8 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       const job = pending.get(id);
       if (!job) return;
       pending.delete(id);
-      // No attempt of it runs any more: its staging dirs (a killed worker's half-written attempt) go.
-      await rm(join(stagingRoot(out), id), { recursive: true, force: true }).catch(() => {});
+      // No attempt of it runs any more: its staging dirs (a killed worker's half-written attempt) go (awaited below, off the progress line's path).
+      const swept = rm(join(stagingRoot(out), id), { recursive: true, force: true }).catch(() => {});
       const dir = dirOf(job);
       const state = await readDirState(dir);
       const result = state.state === 'missing' ? undefined : state.result;
@@ -274,7 +274,9 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
         status = 'infra_error';
         error = { code: 'QUEUE_ERR_JOB_FAILED', message: failedReason ?? 'the job ended without a run on disk' };
       }
-      const success = result && status !== 'infra_error' ? await traceSuccess(dir) : null;
+      // The worker read the trace it committed (runAttempt's traceSuccess, as the local runner): read again only a run it did not commit here.
+      const reported = rv !== undefined && !rv.alreadyFinished && rv.status === status && typeof rv.success === 'boolean' ? rv.success : undefined;
+      const success = result && status !== 'infra_error' ? (reported ?? (await traceSuccess(dir))) : null;
       // The judges' verdicts, as the worker wrote them (judges.json), for the same report as a local run's.
       const jf = result ? await readJudges(dir).catch(() => null) : null;
       const judges = jf && 'verdicts' in jf ? jf.verdicts.map((v) => ({ judge: v.judge, verdict: v.verdict, ...(v.error ? { error: v.error } : {}) })) : undefined;
@@ -293,6 +295,7 @@ export async function runQueuedSuite(o: CoordinatorOptions): Promise<QueuedSuite
       outcomes.push(o2);
       tally.recordDone(jobLabel(job), o2);
       wake();
+      await swept;
     };
     const onFailed = async (id: string, reason: string) => {
       const job = pending.get(id);

@@ -351,7 +351,8 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     const maxAttempts = m.options.retries + 1;
     const t0 = Date.now();
     const firstStartedAt = data.firstStartedAt ?? t0;
-    if (data.firstStartedAt === undefined) await job.updateData({ ...data, firstStartedAt }).catch(() => {});
+    // Kept in the job for a retry's durationMs; written beside the run's start, not before it (awaited before the job ends).
+    const noted = data.firstStartedAt === undefined ? job.updateData({ ...data, firstStartedAt }).catch(() => {}) : undefined;
     const done = (r: Omit<RunJobResult, 'worker' | 'durationMs'>): RunJobResult => ({ ...r, worker: name, durationMs: Date.now() - t0 });
     if (suite.shared && (await readDirState(join(m.out, rel))).state === 'finished') return done({ status: 'finished', success: null, attempts: 0, alreadyFinished: true });
     const slot = freeSlots.shift() ?? 0;
@@ -436,6 +437,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       }
       return result;
     } finally {
+      await noted;
       if (staging) await suite.sink.discard(staging).catch(() => {});
       freeSlots.push(slot);
       freeSlots.sort((a, b) => a - b);
