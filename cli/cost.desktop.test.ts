@@ -5,7 +5,6 @@
  * result.json), in `vncua score`'s line and scores.json, in `vncua export`'s lines, and in `vncua serve`'s
  * run list and step list rendered by Chromium. A bad prices file stops the run before any desktop.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -18,28 +17,15 @@ import { roundUsd } from '../harness/trace/model-calls.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
 import type { ExportLine } from '../harness/trace/export-line.ts';
 import { startViewerServer, type ViewerServer } from '../viewer/server.ts';
+import { runVncua, type Ran } from './test-helpers/run-vncua.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The user's rates for the default model (the table's are $3 / $12): these must win. */
 const PRICES = { 'computer-use-preview': { input: 100, output: 400 } };
 
-function vncua(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 240_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [join(REPO, 'bin', 'vncua.js'), ...args], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d));
-    p.stderr.on('data', (d: Buffer) => (stderr += d));
-    const timer = setTimeout(() => {
-      p.kill('SIGKILL');
-      rej(new Error(`vncua ${args.join(' ')} did not exit within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    p.on('error', rej);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      res({ code, stdout, stderr });
-    });
-  });
+/** `vncua ARGS` in a child (cli/test-helpers/run-vncua.ts), its output and exit code. */
+function vncua(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 240_000): Promise<Ran> {
+  return runVncua(args[0]!, args.slice(1), { env, deadlineMs: timeoutMs });
 }
 
 describe('cost per step and per run through vncua eval, score, export and serve', () => {

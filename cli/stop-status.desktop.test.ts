@@ -7,7 +7,6 @@
  * start (exit 1, a line says so); the same command again counts what the finished run cost and stops the next one
  * sooner.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -16,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedServer, type ScriptedServer } from '../byom/http/test-helpers/servers.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
 import type { PlannerRequest } from '../byom/http/wire.ts';
+import { runVncua, type Ran } from './test-helpers/run-vncua.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** $10 in / $20 out per 1M tokens: 1000 in + 100 out = $0.012 a plan. */
@@ -29,23 +29,9 @@ const STOPS = {
   problem: 'The page shows a 502 error.',
 } as const;
 
-function vncua(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [join(REPO, 'bin', 'vncua.js'), ...args], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d));
-    p.stderr.on('data', (d: Buffer) => (stderr += d));
-    const timer = setTimeout(() => {
-      p.kill('SIGKILL');
-      rej(new Error(`vncua ${args.join(' ')} did not exit within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    p.on('error', rej);
-    p.on('close', (code) => {
-      clearTimeout(timer);
-      res({ code, stdout, stderr });
-    });
-  });
+/** `vncua ARGS` in a child (cli/test-helpers/run-vncua.ts), its output and exit code. */
+function vncua(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 300_000): Promise<Ran> {
+  return runVncua(args[0]!, args.slice(1), { env, deadlineMs: timeoutMs });
 }
 
 describe('stop statuses and cost caps through vncua eval, process and score', () => {
