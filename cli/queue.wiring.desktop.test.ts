@@ -113,6 +113,24 @@ describe('upload mode: workers that do not see the results root', () => {
   }, 600_000);
 });
 
+/** A task file `name` of tasks that only wait on the test pages' ok/ID.html: the chat agent's model calls are all they do. */
+async function waitTasks(name: string, ids: string[], pagesUrl: string): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, JSON.stringify(ids.map((id) => ({ id, goal: 'Wait', url: `${pagesUrl}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+  return file;
+}
+
+/** The chat agent, four steps a run and no retries. */
+const chatArgs = () => ['--agent', 'chat', '--max-steps', '4', '--retries', '0'] as const;
+/** What goes after `--`: the fake model server. */
+const chatModelArgs = (baseURL: string) => ['--', '--base-url', baseURL, '--model', 'test-vlm'] as const;
+
+/** 2/s held, read from the server's own arrival times: any 3 consecutive arrivals span a second (less the time a granted request takes to reach the server). */
+function expectTwoPerSecond(times: number[]): void {
+  const spans = times.slice(2).map((t, i) => t - times[i]!);
+  expect(Math.min(...spans), `arrivals (ms): ${times.map((t) => t - times[0]!).join(' ')}`).toBeGreaterThan(700);
+}
+
 describe('--rate-limit across workers', () => {
   it('holds 2/s over two workers (the server’s own arrival times), and a 429 backs both off', async () => {
     redis = await startRedis();
@@ -126,31 +144,10 @@ describe('--rate-limit across workers', () => {
       return JSON.stringify({ action: 'wait', seconds: 0 });
     });
     try {
-      const file = join(dir, 'rate-tasks.json');
-      await writeFile(file, JSON.stringify(['a', 'b', 'c', 'd'].map((id) => ({ id, goal: 'Wait', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+      const file = await waitTasks('rate-tasks.json', ['a', 'b', 'c', 'd'], pages.url);
       const out = join(dir, 'rate-out');
       const workers = await startWorkers(2, { env: { VNCUA_CHAT_API_KEY: 'sk-test' } });
-      const coordinator = spawnVncua('eval', [
-        '--queue',
-        redis.url,
-        '--rate-limit',
-        '2/s',
-        '--tasks',
-        file,
-        '--agent',
-        'chat',
-        '--max-steps',
-        '4',
-        '--retries',
-        '0',
-        '--out',
-        out,
-        '--',
-        '--base-url',
-        api.baseURL,
-        '--model',
-        'test-vlm',
-      ]);
+      const coordinator = spawnVncua('eval', ['--queue', redis.url, '--rate-limit', '2/s', '--tasks', file, ...chatArgs(), '--out', out, ...chatModelArgs(api.baseURL)]);
       children.push(coordinator);
       const code = await exitOf(coordinator, 400_000, 'the coordinator');
       expect(coordinator.output(), everything()).toContain('4/4 done');
@@ -159,9 +156,7 @@ describe('--rate-limit across workers', () => {
       for (const w of workers) expect(w.output(), everything()).toMatch(/committed/);
       const times = arrivals.map((a) => a.at);
       expect(times.length).toBeGreaterThanOrEqual(16);
-      // 2/s: any 3 consecutive arrivals span a second (less the time a granted request takes to reach the server).
-      const spans = times.slice(2).map((t, i) => t - times[i]!);
-      expect(Math.min(...spans), `arrivals (ms): ${times.map((t) => t - times[0]!).join(' ')}`).toBeGreaterThan(700);
+      expectTwoPerSecond(times);
       // The gate made calls wait (their rate_wait_ms is in the traces).
       const traces = runDirs(out).map((rel) => readFileSync(join(out, rel, 'execution.json'), 'utf8'));
       expect(
@@ -189,40 +184,16 @@ describe('--rate-limit without a queue', () => {
       return JSON.stringify({ action: 'wait', seconds: 0 });
     });
     try {
-      const file = join(dir, 'local-rate-tasks.json');
-      await writeFile(file, JSON.stringify(['a', 'b'].map((id) => ({ id, goal: 'Wait', url: `${pages.url}ok/${id}.html`, success: { sentinel: '>code#1<' } }))));
+      const file = await waitTasks('local-rate-tasks.json', ['a', 'b'], pages.url);
       const out = join(dir, 'local-rate-out');
-      const l = spawnVncua(
-        'eval',
-        [
-          '--rate-limit',
-          '2/s',
-          '--tasks',
-          file,
-          '--agent',
-          'chat',
-          '--workers',
-          '2',
-          '--max-steps',
-          '4',
-          '--retries',
-          '0',
-          '--out',
-          out,
-          '--',
-          '--base-url',
-          api.baseURL,
-          '--model',
-          'test-vlm',
-        ],
-        { VNCUA_CHAT_API_KEY: 'sk-test' },
-      );
+      const l = spawnVncua('eval', ['--rate-limit', '2/s', '--tasks', file, ...chatArgs(), '--workers', '2', '--out', out, ...chatModelArgs(api.baseURL)], {
+        VNCUA_CHAT_API_KEY: 'sk-test',
+      });
       children.push(l);
       expect([0, 1]).toContain(await exitOf(l, 300_000, 'the local run'));
       expect(l.output()).toContain('2/2 done');
       expect(arrivals.length).toBeGreaterThanOrEqual(8);
-      const spans = arrivals.slice(2).map((t, i) => t - arrivals[i]!);
-      expect(Math.min(...spans), `arrivals (ms): ${arrivals.map((t) => t - arrivals[0]!).join(' ')}`).toBeGreaterThan(700);
+      expectTwoPerSecond(arrivals);
     } finally {
       await api.close();
       await pages.close();
