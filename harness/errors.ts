@@ -118,6 +118,8 @@ export const ERROR_CODES = {
     'The --queue URL is not redis://[[user]:password@]HOST:PORT[/N] (or rediss://): no host or port, another scheme, a database that is not a number (the message never repeats the password).',
   QUEUE_ERR_UNREACHABLE:
     'Redis at the --queue URL does not answer within a few seconds (refused, no route, not a Redis server): nothing was queued or run; check that redis-server runs there (details: url, reason).',
+  QUEUE_ERR_TLS:
+    'Redis at a rediss:// --queue URL presented a certificate this machine does not accept (an untrusted or self-signed CA, an expired certificate, another host name): nothing was queued or run; trust the CA with NODE_EXTRA_CA_CERTS=FILE (details: url, reason, tlsCode).',
   QUEUE_ERR_AUTH: 'Redis at the --queue URL refused the password (WRONGPASS), or wants one and none was given (NOAUTH): give redis://:PASSWORD@HOST:PORT/N.',
   QUEUE_ERR_VERSION:
     "The queue, or a suite's manifest in it, was written by a vncua with another queue format or version: run the coordinator and every worker from the same vncua version, or use another Redis database (details: format, expected, version).",

@@ -8,10 +8,10 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   tigervnc-standalone-server tigervnc-tools matchbox-window-manager websockify chromium
   xdotool ffmpeg gvncviewer x11vnc xvfb x11-apps x11-utils x11-xserver-utils fonts-dejavu imagemagick
-  qemu-system-x86 binutils tigervnc-scraping-server redis-server
+  qemu-system-x86 binutils tigervnc-scraping-server redis-server openssl
 )
 # One binary per package group, to decide whether apt is needed at all.
-NEEDED_BINARIES=(Xvnc vncpasswd matchbox-window-manager websockify /usr/lib/chromium/chromium xdotool ffmpeg gvnccapture x11vnc Xvfb xwd xdpyinfo qemu-system-x86_64 as x0vncserver redis-server)
+NEEDED_BINARIES=(Xvnc vncpasswd matchbox-window-manager websockify /usr/lib/chromium/chromium xdotool ffmpeg gvnccapture x11vnc Xvfb xwd xdpyinfo qemu-system-x86_64 as x0vncserver redis-server openssl)
 
 missing=()
 for b in "${NEEDED_BINARIES[@]}"; do

@@ -33,9 +33,24 @@ export function redisOptions(url: QueueUrl): RedisOptions {
   };
 }
 
-/** Map a connection failure to QUEUE_ERR_AUTH / QUEUE_ERR_UNREACHABLE. */
-function connectError(url: QueueUrl, e: unknown, timeoutMs: number, timedOut: boolean): VncuaError {
+/** Node's codes for a server certificate that does not check out (untrusted issuer, self-signed, expired, another name). */
+const TLS_CERT_CODES: ReadonlySet<string> = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Map a connection failure to QUEUE_ERR_AUTH / QUEUE_ERR_TLS / QUEUE_ERR_UNREACHABLE. */
+export function connectError(url: QueueUrl, e: unknown, timeoutMs: number, timedOut: boolean): VncuaError {
   const msg = (e as Error | undefined)?.message ?? String(e);
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(msg)) {
     return new VncuaError(
       'QUEUE_ERR_AUTH',
@@ -43,10 +58,27 @@ function connectError(url: QueueUrl, e: unknown, timeoutMs: number, timedOut: bo
       { details: { url: url.display } },
     );
   }
+  if (url.tls && ((code !== undefined && TLS_CERT_CODES.has(code)) || /certificate/i.test(msg))) {
+    return new VncuaError(
+      'QUEUE_ERR_TLS',
+      `Redis at ${url.display} presented a TLS certificate this machine does not accept (${msg}): trust the CA that signed it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem in the environment of every vncua process, and use the host name the certificate names.`,
+      { details: { url: url.display, reason: msg, ...(code ? { tlsCode: code } : {}) } },
+    );
+  }
   const why = timedOut ? `no answer within ${timeoutMs} ms` : msg;
-  return new VncuaError('QUEUE_ERR_UNREACHABLE', `Redis at ${url.display} does not answer (${why}): check that redis-server runs there and the address and port are right.`, {
-    details: { url: url.display, reason: why },
-  });
+  // The two scheme mix-ups look like silence or a reset: say which one may be at play.
+  const hint = url.tls
+    ? ' If that port does not speak TLS, use redis:// instead of rediss://.'
+    : code === 'ECONNRESET' || /ECONNRESET|Connection is closed/i.test(msg)
+      ? ' If that port speaks TLS, use rediss://.'
+      : '';
+  return new VncuaError(
+    'QUEUE_ERR_UNREACHABLE',
+    `Redis at ${url.display} does not answer (${why}): check that redis-server runs there and the address and port are right.${hint}`,
+    {
+      details: { url: url.display, reason: why },
+    },
+  );
 }
 
 /**

@@ -1,14 +1,15 @@
 /**
  * Test-only: a real `redis-server` (Debian's package) on 127.0.0.1 at a free port, its data in a temp
  * dir with the append-only file on, so that restart() brings it back on the same port with the same
- * data (a Redis restart in the middle of a suite). Optionally with a password (requirepass).
+ * data (a Redis restart in the middle of a suite). Optionally with a password (requirepass), or speaking TLS only
+ * with a certificate of a test CA (makeTestCerts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 
 /** An ioredis client of `port` as the queue uses one (maxRetriesPerRequest: null, reconnecting every 100 ms, refused connects not reported). */
@@ -21,7 +22,7 @@ export function connectRedis(port: number): Redis {
 /** A running redis-server. */
 export interface TestRedis {
   port: number;
-  /** `redis://[:password@]127.0.0.1:PORT/0`. */
+  /** `redis://[:password@]127.0.0.1:PORT/0` (`rediss://` with TLS). */
   url: string;
   /** Kill it (SIGKILL: as a crash) and start it again on the same port and data dir (`wipe`: with its data gone). */
   restart(opts?: { wipe?: boolean }): Promise<void>;
@@ -64,15 +65,36 @@ async function waitListening(port: number, timeoutMs: number, child: ChildProces
   }
 }
 
-/** Start redis-server (kill it with close() in a finally). */
-export async function startRedis(opts: { password?: string; timeoutMs?: number } = {}): Promise<TestRedis> {
+/** PEM files of a test CA and of a server certificate it signed for 127.0.0.1. */
+export interface TestCerts {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** Make a test CA and a server certificate for IP 127.0.0.1 under `dir` (Debian's openssl). */
+export function makeTestCerts(dir: string): TestCerts {
+  const f = (name: string) => join(dir, name);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=vncua test CA');
+  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
+  writeFileSync(f('san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.pem'), '-days', '2', '-extfile', f('san.cnf'));
+  return { ca: f('ca.pem'), cert: f('server.pem'), key: f('server.key') };
+}
+
+/** Start redis-server (kill it with close() in a finally); with `tls`, it speaks TLS only (its URL is rediss://). */
+export async function startRedis(opts: { password?: string; timeoutMs?: number; tls?: TestCerts } = {}): Promise<TestRedis> {
   const dir = await mkdtemp(join(tmpdir(), 'vncua-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
   let log = '';
   const start = async () => {
     log = '';
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir, '--daemonize', 'no'];
+    const listen = opts.tls
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', opts.tls.cert, '--tls-key-file', opts.tls.key, '--tls-ca-cert-file', opts.tls.ca, '--tls-auth-clients', 'no']
+      : ['--port', String(port)];
+    const args = [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir, '--daemonize', 'no'];
     if (opts.password) args.push('--requirepass', opts.password);
     const c = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
@@ -92,7 +114,7 @@ export async function startRedis(opts: { password?: string; timeoutMs?: number }
   const auth = opts.password ? `:${encodeURIComponent(opts.password)}@` : '';
   return {
     port,
-    url: `redis://${auth}127.0.0.1:${port}/0`,
+    url: `${opts.tls ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}/0`,
     async restart(o = {}) {
       await kill();
       if (o.wipe) for (const f of await readdir(dir)) await rm(join(dir, f), { recursive: true, force: true });
