@@ -7,8 +7,7 @@
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computerCall, message, startFakeResponses, type FakeResponsesServer } from '../byom/openai-cua/test-helpers/fake-responses.ts';
@@ -19,7 +18,6 @@ import type { ExportLine } from '../harness/trace/export-line.ts';
 import { startViewerServer, type ViewerServer } from '../viewer/server.ts';
 import { runVncua, type Ran } from './test-helpers/run-vncua.ts';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The user's rates for the default model (the table's are $3 / $12): these must win. */
 const PRICES = { 'computer-use-preview': { input: 100, output: 400 } };
 

@@ -9,15 +9,13 @@
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedServer, type ScriptedServer } from '../byom/http/test-helpers/servers.ts';
 import { readResult, readTrace } from '../harness/trace/reader.ts';
 import type { PlannerRequest } from '../byom/http/wire.ts';
 import { runVncua, type Ran } from './test-helpers/run-vncua.ts';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** $10 in / $20 out per 1M tokens: 1000 in + 100 out = $0.012 a plan. */
 const PRICES = { 'my-planner': { input: 10, output: 20 } };
 const USAGE = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };

@@ -11,7 +11,9 @@ describe('connectError', () => {
     expect(e.message).toContain('NODE_EXTRA_CA_CERTS');
     expect(e.message).not.toContain('pw');
     expect(e.details).toMatchObject({ reason: 'certificate has expired', tlsCode: 'CERT_HAS_EXPIRED' });
-    expect(connectError(parseQueueUrl('rediss://h:1/0'), err("Hostname/IP does not match certificate's altnames", 'ERR_TLS_CERT_ALTNAME_INVALID'), 5000, false).code).toBe('QUEUE_ERR_TLS');
+    expect(connectError(parseQueueUrl('rediss://h:1/0'), err("Hostname/IP does not match certificate's altnames", 'ERR_TLS_CERT_ALTNAME_INVALID'), 5000, false).code).toBe(
+      'QUEUE_ERR_TLS',
+    );
   });
 
   it('QUEUE_ERR_UNREACHABLE naming the other scheme for the two mix-ups, and no hint for a refused port', () => {
