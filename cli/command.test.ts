@@ -153,6 +153,13 @@ describe('the commands on it', () => {
         expect.objectContaining({ code: 'CLI_ERR_BAD_ARGS', message: expect.stringContaining('--results-listen') }),
       );
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--results-listen=127.0.0.1:0'])).toThrow(/--results-listen .* needs --queue/);
+    // --results-tls-cert/--results-tls-key: both, and only with --results-listen.
+    const q = ['--tasks=t', '--agent=a', '--queue=redis://h:6379/0'];
+    expect(parseEvalArgs([...q, '--results-listen=127.0.0.1:0', '--results-tls-cert=c.pem', '--results-tls-key=k.pem'])).toMatchObject({
+      resultsTls: { cert: 'c.pem', key: 'k.pem' },
+    });
+    expect(() => parseEvalArgs([...q, '--results-listen=127.0.0.1:0', '--results-tls-cert=c.pem'])).toThrow(/give both --results-tls-cert FILE and --results-tls-key FILE/);
+    expect(() => parseEvalArgs([...q, '--results-tls-cert=c.pem', '--results-tls-key=k.pem'])).toThrow(/need --results-listen/);
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--pool=-1'])).toThrow(/--pool/);
     expect(() => parseEvalArgs(['--tasks=t', '--agent=a', '--provider=remote', '--endpoints=e.json', '--pool=2'])).toThrow(/--pool goes with/);
   });

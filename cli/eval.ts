@@ -9,6 +9,7 @@
  * the desktops die with the process either way) and a second `vncua eval` resumes where it stopped.
  */
 import { qaLine } from '../eval/score-qa.ts';
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { AGENTS, type LoadedAgentModule, loadAgentModule } from './agents.ts';
 import { checkDomainFlags, parseDomainFlags } from './domains.ts';
@@ -121,6 +122,12 @@ export const EVAL_SPEC = {
       description:
         'with --queue: receive the results of workers that do not see --out over HTTP on this address (PORT 0: OS-chosen); 0.0.0.0 exposes it to the network, where a random token in the suite manifest protects it',
     },
+    'results-tls-cert': {
+      type: 'string',
+      value: 'FILE',
+      description: 'with --results-listen: serve HTTPS with this PEM certificate (and --results-tls-key); workers trust its CA through NODE_EXTRA_CA_CERTS',
+    },
+    'results-tls-key': { type: 'string', value: 'FILE', description: "with --results-tls-cert: the certificate's PEM private key" },
     queue: {
       type: 'string',
       value: 'URL',
@@ -188,6 +195,8 @@ export interface EvalCommandOptions {
   rateLimits?: string[];
   /** --results-listen HOST:PORT: with --queue, the results receiver's address (eval/queue/upload/). */
   resultsListen?: { host: string; port: number };
+  /** --results-tls-cert / --results-tls-key: the receiver serves HTTPS with these PEM files. */
+  resultsTls?: { cert: string; key: string };
   /** --judge: the judges of every task without its own. */
   judges?: JudgeSpec[];
   /** --allowed-domains / --blocked-domains: the navigation guard of every run (a task's own lists narrow / add). */
@@ -254,6 +263,15 @@ export function parseEvalArgs(argv: string[]): EvalCommandOptions | undefined {
     if (v.queue === undefined) throw badArgs('--results-listen receives the results of queue workers: it needs --queue.', '--results-listen');
     o.resultsListen = parsedValue(v['results-listen'], '--results-listen', parseListen);
   }
+  if (v['results-tls-cert'] !== undefined || v['results-tls-key'] !== undefined) {
+    if (v['results-listen'] === undefined) throw badArgs('--results-tls-cert and --results-tls-key secure the results receiver: they need --results-listen.', '--results-tls-cert');
+    if (v['results-tls-cert'] === undefined || v['results-tls-key'] === undefined)
+      throw badArgs(
+        'give both --results-tls-cert FILE and --results-tls-key FILE (the PEM certificate and its private key).',
+        v['results-tls-cert'] === undefined ? '--results-tls-cert' : '--results-tls-key',
+      );
+    o.resultsTls = { cert: v['results-tls-cert'], key: v['results-tls-key'] };
+  }
   Object.assign(o, parseDomainFlags(v['allowed-domains'], v['blocked-domains']));
   if (v['secrets-file'] !== undefined) o.secretsFile = v['secrets-file'];
   if (v.queue !== undefined) {
@@ -290,6 +308,7 @@ export const EVAL_INPUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'GUARD_ERR_BAD_PATTERN',
   ...SERVE_START_ERROR_CODES,
   ...QUEUE_INPUT_ERROR_CODES,
+  'QUEUE_ERR_LISTEN',
 ]);
 
 /** Load the agent and the tasks, serve relative URLs, run the suite, then process and score. */
@@ -433,7 +452,15 @@ async function runQueuedEvalCommand(
     if (o.resultsListen) {
       // Workers that do not see --out upload each finished run here; the token (in the manifest, which only Redis's clients read) guards it.
       const token = newUploadToken();
-      receiver = await startResultsReceiver({ out: resolve(o.out), token, host: o.resultsListen.host, port: o.resultsListen.port, ...(io.signal ? { signal: io.signal } : {}) });
+      const tls = o.resultsTls ? await readReceiverTls(o.resultsTls) : undefined;
+      receiver = await startResultsReceiver({
+        out: resolve(o.out),
+        token,
+        host: o.resultsListen.host,
+        port: o.resultsListen.port,
+        ...(tls ? { tls } : {}),
+        ...(io.signal ? { signal: io.signal } : {}),
+      });
       upload = { url: advertisedUrl(receiver.url), token };
       stdout.write(`eval: receiving the results of workers that do not see ${resolve(o.out)} at ${upload.url}\n`);
     }
@@ -485,6 +512,24 @@ async function runQueuedEvalCommand(
     await receiver?.close();
     await viewer?.close();
   }
+}
+
+/** The PEM files of --results-tls-cert / --results-tls-key, read (QUEUE_ERR_LISTEN naming the flag when one cannot be read). */
+async function readReceiverTls(files: { cert: string; key: string }): Promise<{ cert: Buffer; key: Buffer }> {
+  const read = async (file: string, flag: string) => {
+    try {
+      return await readFile(file);
+    } catch (e) {
+      throw new VncuaError(
+        'QUEUE_ERR_LISTEN',
+        `The results receiver cannot read ${flag} ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give a readable PEM file.`,
+        {
+          details: { flag, file, cause: (e as NodeJS.ErrnoException).code },
+        },
+      );
+    }
+  };
+  return { cert: await read(files.cert, '--results-tls-cert'), key: await read(files.key, '--results-tls-key') };
 }
 
 /** `HOST:PORT` of --results-listen (`[::1]:0` for IPv6; PORT 0: OS-chosen). */

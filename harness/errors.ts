@@ -119,7 +119,7 @@ export const ERROR_CODES = {
   QUEUE_ERR_UNREACHABLE:
     'Redis at the --queue URL does not answer within a few seconds (refused, no route, not a Redis server): nothing was queued or run; check that redis-server runs there (details: url, reason).',
   QUEUE_ERR_TLS:
-    'Redis at a rediss:// --queue URL presented a certificate this machine does not accept (an untrusted or self-signed CA, an expired certificate, another host name): nothing was queued or run; trust the CA with NODE_EXTRA_CA_CERTS=FILE (details: url, reason, tlsCode).',
+    "Redis at a rediss:// --queue URL, or the coordinator's https:// results receiver (--results-tls-cert), presented a certificate this machine does not accept (an untrusted or self-signed CA, an expired certificate, another host name): nothing was queued or run (a worker stops before running anything); trust the CA with NODE_EXTRA_CA_CERTS=FILE (details: url, reason, tlsCode).",
   QUEUE_ERR_AUTH: 'Redis at the --queue URL refused the password (WRONGPASS), or wants one and none was given (NOAUTH): give redis://:PASSWORD@HOST:PORT/N.',
   QUEUE_ERR_VERSION:
     "The queue, or a suite's manifest in it, was written by a vncua with another queue format or version: run the coordinator and every worker from the same vncua version, or use another Redis database (details: format, expected, version).",
@@ -228,7 +228,7 @@ export const ERROR_CODES = {
   QUEUE_ERR_BAD_PATH:
     'A path given to the results receiver is refused (HTTP 400): absolute, with an empty, `.` or `..` segment, a control character or backslash, a run directory starting with `.` (scoring ignores those), or one that leaves the results root through a symlink (details: path, why).',
   QUEUE_ERR_LISTEN:
-    'The results receiver could not start: its token is shorter than 16 characters, or it could not listen on the given host and port (details: host, port, cause).',
+    'The results receiver could not start: its token is shorter than 16 characters, it could not listen on the given host and port, or the --results-tls-cert / --results-tls-key files cannot be read or do not make a certificate and its key (details: host, port, cause; flag, file).',
   // Model adapters (byom/): model API calls and what the model asks for
   AGENT_ERR_SAFETY_CHECK:
     'A model adapter ended the run because the model raised safety checks that its acknowledge policy does not cover (status sensitive_action, safety_check before it existed; the message lists each check: id, code, message).',

@@ -7,6 +7,7 @@ import type { RedisOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VncuaError } from '../../harness/errors.ts';
 import { FORMAT_KEY, QUEUE_FORMAT, VNCUA_VERSION } from './manifest.ts';
+import { isCertificateError, TRUST_HINT } from './tls.ts';
 import type { QueueUrl } from './url.ts';
 
 /** Default time for the first connection to answer. */
@@ -33,20 +34,6 @@ export function redisOptions(url: QueueUrl): RedisOptions {
   };
 }
 
-/** Node's codes for a server certificate that does not check out (untrusted issuer, self-signed, expired, another name). */
-const TLS_CERT_CODES: ReadonlySet<string> = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
 /** Map a connection failure to QUEUE_ERR_AUTH / QUEUE_ERR_TLS / QUEUE_ERR_UNREACHABLE. */
 export function connectError(url: QueueUrl, e: unknown, timeoutMs: number, timedOut: boolean): VncuaError {
   const msg = (e as Error | undefined)?.message ?? String(e);
@@ -58,12 +45,10 @@ export function connectError(url: QueueUrl, e: unknown, timeoutMs: number, timed
       { details: { url: url.display } },
     );
   }
-  if (url.tls && ((code !== undefined && TLS_CERT_CODES.has(code)) || /certificate/i.test(msg))) {
-    return new VncuaError(
-      'QUEUE_ERR_TLS',
-      `Redis at ${url.display} presented a TLS certificate this machine does not accept (${msg}): trust the CA that signed it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem in the environment of every vncua process, and use the host name the certificate names.`,
-      { details: { url: url.display, reason: msg, ...(code ? { tlsCode: code } : {}) } },
-    );
+  if (url.tls && isCertificateError(e)) {
+    return new VncuaError('QUEUE_ERR_TLS', `Redis at ${url.display} presented a TLS certificate this machine does not accept (${msg}): ${TRUST_HINT}.`, {
+      details: { url: url.display, reason: msg, ...(code ? { tlsCode: code } : {}) },
+    });
   }
   const why = timedOut ? `no answer within ${timeoutMs} ms` : msg;
   // The two scheme mix-ups look like silence or a reset: say which one may be at play.

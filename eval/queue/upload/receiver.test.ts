@@ -3,15 +3,18 @@
  * path traversal attempts, checks of size and sha256, and results roots it cannot write.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { unwritableDir } from '../../../harness/test-helpers/unwritable.ts';
+import { makeTestCerts } from '../test-helpers.ts';
 import { newUploadToken, type ResultsReceiver, startResultsReceiver } from './receiver.ts';
+import { uploadSink } from './sink.ts';
 
 const TOKEN = newUploadToken();
 let base: string;
@@ -223,6 +226,40 @@ describe('startResultsReceiver', () => {
       await expect(startResultsReceiver({ out: join(base, 'l'), token: TOKEN, port })).rejects.toMatchObject({ code: 'QUEUE_ERR_LISTEN', details: { port } });
     } finally {
       busy.close();
+    }
+  });
+
+  it('serves HTTPS with a certificate and key: an https:// URL a client trusting the CA reaches; a sink that does not trust it gets QUEUE_ERR_TLS', async () => {
+    const certDir = await mkdtemp(join(tmpdir(), 'vncua-rx-tls-'));
+    try {
+      const certs = makeTestCerts(certDir);
+      rx = await startResultsReceiver({ out: join(base, 'tls'), token: TOKEN, tls: { cert: await readFile(certs.cert), key: await readFile(certs.key) } });
+      expect(rx.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/$/);
+      const status = await new Promise<number>((ok, fail) => {
+        const req = httpsRequest(new URL('/v1/uploads', rx!.url), { method: 'POST', ca: readFileSync(certs.ca), headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+          res.resume();
+          ok(res.statusCode ?? 0);
+        });
+        req.on('error', fail);
+        req.end();
+      });
+      expect(status).toBe(201);
+      const sink = uploadSink({ url: rx.url, token: TOKEN });
+      try {
+        await expect(sink.check()).rejects.toMatchObject({ code: 'QUEUE_ERR_TLS', message: expect.stringContaining('NODE_EXTRA_CA_CERTS') });
+      } finally {
+        sink.close();
+      }
+      // A key that is not the certificate's: QUEUE_ERR_LISTEN before listening.
+      const other = makeTestCerts(await mkdtemp(join(certDir, 'other-')));
+      await expect(
+        startResultsReceiver({ out: join(base, 'tls2'), token: TOKEN, tls: { cert: await readFile(certs.cert), key: await readFile(other.key) } }),
+      ).rejects.toMatchObject({
+        code: 'QUEUE_ERR_LISTEN',
+        message: expect.stringContaining('TLS certificate and key'),
+      });
+    } finally {
+      await rm(certDir, { recursive: true, force: true });
     }
   });
 

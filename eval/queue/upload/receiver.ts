@@ -1,6 +1,6 @@
 /**
  * The coordinator's results receiver: workers that do not see the results root upload each finished run
- * here over HTTP (protocol.ts), and it lands in `<out>/<rel>` exactly as a local run writes it.
+ * here over HTTP, or HTTPS with a certificate (protocol.ts), and it lands in `<out>/<rel>` exactly as a local run writes it.
  *
  * TRANSPORT DECISION (bench/queue-upload.ts, bench/RESULTS.md "queue-upload"): HTTP, not Redis streams.
  * One real run of 29.4 MiB (8 files; a `vncua eval` recording extended to 4 minutes of busy screen), worker to
@@ -21,7 +21,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { cp, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Transform } from 'node:stream';
@@ -48,11 +49,13 @@ export interface ResultsReceiverOptions {
   incomingMaxAgeMs?: number;
   /** A request whose socket stays silent this long is dropped (default 120 s). */
   idleTimeoutMs?: number;
+  /** Serve HTTPS with this certificate and key (PEM): the URL is https://; workers trust its CA (NODE_EXTRA_CA_CERTS). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 /** A running receiver. */
 export interface ResultsReceiver {
-  /** `http://host:port/`: what workers are given (with the token) to upload to. */
+  /** `http://host:port/` (`https://` with `tls`): what workers are given (with the token) to upload to. */
   url: string;
   /** Remove incoming uploads untouched for `maxAgeMs` (default the receiver's incomingMaxAgeMs); returns how many. */
   sweep(maxAgeMs?: number): Promise<number>;
@@ -287,7 +290,16 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
     );
   };
 
-  const server = createServer(handle);
+  let server: Server;
+  try {
+    server = o.tls ? createTlsServer({ cert: o.tls.cert, key: o.tls.key }, handle) : createServer(handle);
+  } catch (e) {
+    throw new VncuaError(
+      'QUEUE_ERR_LISTEN',
+      `The results receiver could not use its TLS certificate and key (${(e as Error).message}): give a PEM certificate and its own private key.`,
+      { cause: e, details: { host, port, cause: (e as NodeJS.ErrnoException).code ?? 'tls' } },
+    );
+  }
   server.requestTimeout = 0; // a recording of hundreds of MB may take long on a slow link; idle sockets are dropped instead
   server.timeout = o.idleTimeoutMs ?? 120_000;
   server.keepAliveTimeout = 65_000;
@@ -306,7 +318,7 @@ export async function startResultsReceiver(o: ResultsReceiverOptions): Promise<R
     });
   });
   const addr = server.address() as AddressInfo;
-  const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}/`;
+  const url = `${o.tls ? 'https' : 'http'}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}/`;
 
   const sweep = async (age = maxAge): Promise<number> => {
     let n = 0;

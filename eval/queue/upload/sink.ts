@@ -5,7 +5,7 @@
  * receiver against its size and sha256 and retried with backoff when it fails; then the commit puts the run
  * in place, and the local staging dir is removed.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VncuaError } from '../../../harness/errors.ts';
 import type { ResultsSink } from '../results-sink.ts';
+import { isCertificateError, TRUST_HINT } from '../tls.ts';
 import { checkRelPath } from './paths.ts';
 import { API, type CommitBody, type CommitFile, encodePath, SHA_HEADER, SIZE_HEADER } from './protocol.ts';
 
@@ -40,6 +41,12 @@ export interface UploadSinkOptions {
 
 /** A ResultsSink that uploads; `close()` drops its idle keep-alive connections. */
 export interface UploadSink extends ResultsSink {
+  /**
+   * Ask the receiver once (a DELETE of an upload that does not exist) within `timeoutMs`: a refused TLS certificate is
+   * QUEUE_ERR_TLS, a setup error of this worker; any answer, or none (the coordinator may be restarting: uploads
+   * retry), is not an error here.
+   */
+  check(timeoutMs?: number): Promise<void>;
   close(): void;
 }
 
@@ -88,7 +95,17 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
         headers: { authorization: `Bearer ${o.token}`, ...headers, ...(Buffer.isBuffer(body) ? { 'content-type': 'application/json', 'content-length': body.length } : {}) },
       });
       req.on('timeout', () => req.destroy(new NoAnswer(`no progress for ${idle} ms`)));
-      req.on('error', (e: NodeJS.ErrnoException) => fail(signal.aborted ? e : new NoAnswer(e.code ?? e.message)));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (signal.aborted) fail(e);
+        // A refused certificate will be refused again: no retry.
+        else if (secure && isCertificateError(e))
+          fail(
+            new VncuaError('QUEUE_ERR_TLS', `The results receiver at ${where} presented a TLS certificate this machine does not accept (${e.message}): ${TRUST_HINT}.`, {
+              details: { url: where, reason: e.message, ...(e.code ? { tlsCode: e.code } : {}) },
+            }),
+          );
+        else fail(new NoAnswer(e.code ?? e.message));
+      });
       req.on('response', (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -131,6 +148,7 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
         a = await go();
       } catch (e) {
         if (signal.aborted) throw aborted(what, signal);
+        if (e instanceof VncuaError) throw e;
         last = `no answer (${(e as Error).message})`;
         continue;
       }
@@ -218,6 +236,14 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
     },
 
     discard: dropStaging,
+
+    async check(timeoutMs = 5000): Promise<void> {
+      try {
+        await send('DELETE', `${API}/${randomBytes(16).toString('hex')}`, AbortSignal.timeout(timeoutMs));
+      } catch (e) {
+        if (e instanceof VncuaError) throw e; // QUEUE_ERR_TLS
+      }
+    },
 
     close(): void {
       agent.destroy();
