@@ -131,6 +131,42 @@ function expectTwoPerSecond(times: number[]): void {
   expect(Math.min(...spans), `arrivals (ms): ${times.map((t) => t - times[0]!).join(' ')}`).toBeGreaterThan(700);
 }
 
+describe('upload mode: a coordinator killed and started again', () => {
+  it('finished runs wait in the queue while no receiver answers, then go to the new receiver (new port, new token); every run once', async () => {
+    redis = await startRedis();
+    const labels = ['click-button', 'double-click-file', 'hover-menu', 'hover-tooltip'];
+    const out = join(dir, 'upload-restart');
+    await mkdir(out, { recursive: true });
+    const hide = ['unshare', '-m', 'sh', '-c', `mount -t tmpfs vncua-hidden "${out}" && exec "$@"`, 'sh'];
+    const workers = await startWorkers(2, { prefix: hide });
+    const args = ['--queue', redis.url, '--results-listen', '127.0.0.1:0', '--tasks', BASIC, '--agent', 'replay', '--only', labels.join(','), '--out', out];
+    const first = spawnVncua('eval', args);
+    children.push(first);
+    const receiverOf = (c: VncuaChild) => /results of workers that do not see .* at (http:\/\/\S+)/.exec(c.output())?.[1];
+    await waitFor(() => workers.some((w) => /, committed/.test(w.output())), 180_000, 'no run committed', everything);
+    const firstReceiver = receiverOf(first);
+    await first.kill('SIGKILL');
+    // No coordinator: a run that finishes cannot be delivered; it goes back to the queue and its worker runs nothing more.
+    await waitFor(
+      () => workers.some((w) => /the coordinator's results receiver did not take the run .*; back to the queue until a receiver answers/.test(w.output())),
+      180_000,
+      'no worker found the receiver gone',
+      everything,
+    );
+    const second = spawnVncua('eval', args);
+    children.push(second);
+    expect(await exitOf(second, 300_000, 'the restarted coordinator'), everything()).toBe(0);
+    expect(second.output()).toMatch(/suite [0-9a-f]{16} on .*\(resumed\)/);
+    expect(receiverOf(second)).not.toBe(firstReceiver);
+    expect(workers.map((w) => w.output()).join('\n')).toMatch(/the coordinator's results receiver is now 127\.0\.0\.1:\d+/);
+    // Every run committed exactly once, across both coordinators, and on disk once.
+    const committed = workers.flatMap((w) => [...w.output().matchAll(/vncua worker: (\S+)@\d+x\d+: [a-z_]+(?: \(success\))?, committed/g)].map((m) => m[1]));
+    expect(committed.sort(), everything()).toEqual([...labels].sort());
+    expect(runDirs(out)).toEqual(labels.map((l) => `replay/1280_800/${l}`).sort());
+    for (const rel of runDirs(out)) expect(JSON.parse(readFileSync(join(out, rel, 'result.json'), 'utf8')).status, rel).toBe('finished');
+  }, 600_000);
+});
+
 describe('--rate-limit across workers', () => {
   it('holds 2/s over two workers (the server’s own arrival times), and a 429 backs both off', async () => {
     redis = await startRedis();

@@ -24,6 +24,8 @@ export interface ResultsSink {
   commit(stagingDir: string, rel: string, opts?: { signal?: AbortSignal }): Promise<void>;
   /** Drop an attempt's staging dir. */
   discard(stagingDir: string): Promise<void>;
+  /** An upload sink: whether the receiver answers within `timeoutMs` and takes its token (rejects QUEUE_ERR_TLS on a refused certificate). */
+  check?(timeoutMs?: number): Promise<boolean>;
 }
 
 /** `<out>/.vncua-queue/staging`. */

@@ -50,6 +50,16 @@ import { QUEUE_BACKOFF_LIMITER, RedisRateGate, pauseQueueOnBackoff } from './rat
 
 /** Default time for a dead worker's job to run elsewhere. */
 export const DEFAULT_STALL_TIMEOUT_MS = 30_000;
+/** How long a run waits in the queue while the coordinator's results receiver is gone (upload mode). */
+const RECEIVER_WAIT_MS = 2000;
+
+/** Whether a failed upload commit says the coordinator's receiver is gone (no answer) or is another one now (its token refused). */
+function receiverGone(e: unknown): boolean {
+  if (!(e instanceof VncuaError) || e.code !== 'QUEUE_ERR_UPLOAD') return false;
+  const d = e.details as { last?: unknown; status?: unknown } | undefined;
+  return d?.status === 401 || (typeof d?.last === 'string' && d.last.startsWith('no answer'));
+}
+
 /** Default time running jobs get to finish after a stop. */
 export const DEFAULT_GRACE_MS = 60_000;
 /** Codes that stop a worker (its setup cannot run this suite). */
@@ -140,6 +150,10 @@ interface PreparedSuite {
   agent: SuiteAgent;
   sink: ResultsSink;
   shared: boolean;
+  /** Upload mode: the receiver the sink uploads to (from the manifest; a restarted coordinator writes a new one). */
+  upload?: { url: string; token: string };
+  /** Upload mode: the last commit found the receiver gone; runs wait for it (followReceiver) instead of running. */
+  receiverDown?: boolean;
   sizes: ScreenSize[];
   server?: StaticServer;
   spareUrl?: string;
@@ -296,6 +310,7 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       agent: loaded.agent,
       sink,
       shared,
+      ...(!shared && m.results.upload ? { upload: m.results.upload } : {}),
       sizes: sizes.length ? sizes : [DEFAULT_SCREEN_SIZE],
       ...(server ? { server } : {}),
       ...(spareUrl ? { spareUrl } : {}),
@@ -315,6 +330,26 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
       );
     }
     return p;
+  };
+
+  /**
+   * Upload mode: read the suite's manifest again and, when it names another receiver (the coordinator was restarted
+   * with a new one), upload there from now on. True when the sink changed, or the receiver answers again.
+   */
+  const followReceiver = async (suite: PreparedSuite): Promise<boolean> => {
+    const text = await redis.get(manifestKey(suite.m.suiteId));
+    const up = text === null ? undefined : parseManifest(text, suite.m.suiteId).results.upload;
+    if (up && (up.url !== suite.upload?.url || up.token !== suite.upload?.token)) {
+      const sink = await o.uploadSink?.({ ...suite.m, results: { ...suite.m.results, upload: up } });
+      if (sink) {
+        (suite.sink as { close?(): void }).close?.();
+        suite.sink = sink;
+        suite.upload = up;
+        log(`the coordinator's results receiver is now ${new URL(up.url).host}`);
+        return true;
+      }
+    }
+    return (await suite.sink.check?.(RECEIVER_WAIT_MS)) === true;
   };
 
   const returnToQueue = async (job: Job<RunJobData>, token: string | undefined, delayMs = 0): Promise<never> => {
@@ -356,6 +391,11 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     const noted = data.firstStartedAt === undefined ? job.updateData({ ...data, firstStartedAt }).catch(() => {}) : undefined;
     const done = (r: Omit<RunJobResult, 'worker' | 'durationMs'>): RunJobResult => ({ ...r, worker: name, durationMs: Date.now() - t0 });
     if (suite.shared && (await readDirState(join(m.out, rel))).state === 'finished') return done({ status: 'finished', success: null, attempts: 0, alreadyFinished: true });
+    // A run whose result could not be delivered is not run: it waits in the queue (not an attempt) until a receiver answers.
+    if (suite.receiverDown) {
+      if (!(await followReceiver(suite).catch(() => false))) return returnToQueue(job, token, RECEIVER_WAIT_MS);
+      suite.receiverDown = false;
+    }
     const slot = freeSlots.shift() ?? 0;
     const report = (p: RunJobProgress) => void job.updateProgress(p).catch(() => {});
     const label = jobLabel(evalJob);
@@ -434,7 +474,28 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
           log(`${label}: already finished elsewhere; this attempt dropped`);
           return { ...result, alreadyFinished: true };
         }
-        throw e;
+        if (suite.shared || !receiverGone(e)) throw e;
+        // The coordinator's receiver is gone (killed) or another one (restarted): deliver there if the manifest names a
+        // new one, else the run goes back to the queue (not an attempt) and this worker runs nothing of the suite until
+        // a receiver answers.
+        let last = e as VncuaError;
+        const staged = staging as string;
+        if (await followReceiver(suite).catch(() => false)) {
+          try {
+            await suite.sink.commit(staged, rel, signal ? { signal } : {});
+            staging = undefined;
+            summary.committed++;
+            log(`${label}: ${result.status}${result.success === true ? ' (success)' : ''}, committed`);
+            return result;
+          } catch (e2) {
+            if (e2 instanceof VncuaError && e2.code === 'QUEUE_ERR_ALREADY_FINISHED') return { ...result, alreadyFinished: true };
+            if (!receiverGone(e2)) throw e2;
+            last = e2 as VncuaError;
+          }
+        }
+        suite.receiverDown = true;
+        log(`${label}: the coordinator's results receiver did not take the run (${last.message}); back to the queue until a receiver answers`);
+        return await returnToQueue(job, token, RECEIVER_WAIT_MS);
       }
       return result;
     } finally {

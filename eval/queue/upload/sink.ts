@@ -42,11 +42,11 @@ export interface UploadSinkOptions {
 /** A ResultsSink that uploads; `close()` drops its idle keep-alive connections. */
 export interface UploadSink extends ResultsSink {
   /**
-   * Ask the receiver once (a DELETE of an upload that does not exist) within `timeoutMs`: a refused TLS certificate is
-   * QUEUE_ERR_TLS, a setup error of this worker; any answer, or none (the coordinator may be restarting: uploads
-   * retry), is not an error here.
+   * Ask the receiver once (a DELETE of an upload that does not exist) within `timeoutMs`: true when it answers and takes
+   * the token; false when it does not answer (the coordinator may be restarting) or refuses the token; a refused TLS
+   * certificate is QUEUE_ERR_TLS, a setup error of this worker.
    */
-  check(timeoutMs?: number): Promise<void>;
+  check(timeoutMs?: number): Promise<boolean>;
   close(): void;
 }
 
@@ -237,11 +237,13 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
 
     discard: dropStaging,
 
-    async check(timeoutMs = 5000): Promise<void> {
+    async check(timeoutMs = 5000): Promise<boolean> {
       try {
-        await send('DELETE', `${API}/${randomBytes(16).toString('hex')}`, AbortSignal.timeout(timeoutMs));
+        const a = await send('DELETE', `${API}/${randomBytes(16).toString('hex')}`, AbortSignal.timeout(timeoutMs));
+        return a.status !== 401;
       } catch (e) {
         if (e instanceof VncuaError) throw e; // QUEUE_ERR_TLS
+        return false;
       }
     },
 
