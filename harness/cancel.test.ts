@@ -1,4 +1,6 @@
 import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { type MapError, follow, race, scope, sleep, timeoutSignal } from './cancel.ts';
 import { VncuaError } from './errors.ts';
@@ -195,5 +197,20 @@ describe('follow and timeoutSignal', () => {
     const s = timeoutSignal(ctl.signal, 60_000);
     ctl.abort('x');
     expect(s.reason).toBe('x');
+  });
+
+  it('timeoutSignal still fires after a garbage collection (AbortSignal.any + AbortSignal.timeout did not, on Node 20)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const outer = new AbortController();
+    const signals = Array.from({ length: 50 }, () => timeoutSignal(outer.signal, 50));
+    const fired: number[] = [];
+    signals.forEach((s, i) => s.addEventListener('abort', () => fired.push(i)));
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+    gc();
+    await expect.poll(() => fired.length, { timeout: 5000 }).toBe(50);
+    for (const s of signals) expect(s.reason).toMatchObject({ name: 'TimeoutError', message: 'The operation was aborted due to timeout' });
+    expect(outer.signal.aborted).toBe(false);
   });
 });

@@ -9,8 +9,8 @@
  * removed as soon as the race is decided (a long-lived run signal collects nothing).
  *
  * Timeouts use a clearable `setTimeout` (not `AbortSignal.timeout()`, whose unref'd timer cannot be
- * cleared and does not keep the process alive). `timeoutSignal()` combines a signal with
- * `AbortSignal.timeout()` through `AbortSignal.any()` for APIs that only take a signal (fetch).
+ * cleared and does not keep the process alive). `timeoutSignal()` combines a signal with a timeout
+ * through `AbortSignal.any()` for APIs that only take a signal (fetch, PageSocket.send).
  */
 
 /** Why an operation was cut short: the caller's signal fired (with its reason), or its timeout passed. */
@@ -154,10 +154,17 @@ export function follow(signal: AbortSignal | undefined, controller: AbortControl
 }
 
 /**
- * `signal` combined with a timeout of `timeoutMs` (AbortSignal.any + AbortSignal.timeout): for APIs that
- * take a signal and clean up after themselves (fetch). The reason is a TimeoutError DOMException on timeout.
+ * `signal` combined with a timeout of `timeoutMs`: for APIs that take a signal and clean up after themselves
+ * (fetch). The reason is a TimeoutError DOMException on timeout, as AbortSignal.timeout() gives.
+ *
+ * Not `AbortSignal.any([signal, AbortSignal.timeout(ms)])`: on Node 20 the composite holds its sources weakly
+ * and AbortSignal.timeout()'s own timer holds its signal weakly, so after a garbage collection the timeout
+ * signal is gone and never fires (0 of 200 fired in a test with gc(), even with the composite held). Calls
+ * "bounded" by it then hung forever, at random, more often on a loaded machine (the findings monitor's test
+ * timing out at 120 s). Here the timeout's controller is held by its (unref'd) timer until it fires.
  */
 export function timeoutSignal(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
-  const t = AbortSignal.timeout(Math.max(1, Math.round(timeoutMs)));
-  return signal ? AbortSignal.any([signal, t]) : t;
+  const t = new AbortController();
+  setTimeout(() => t.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), Math.max(1, Math.round(timeoutMs))).unref();
+  return signal ? AbortSignal.any([signal, t.signal]) : t.signal;
 }

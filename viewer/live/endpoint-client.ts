@@ -4,6 +4,7 @@
  */
 import WebSocket from 'ws';
 import type { LiveAnnouncement, LiveStatus } from '../../harness/live/control.ts';
+import { timeoutSignal } from '../../harness/cancel.ts';
 
 /** What `/control` answered: the status, or the endpoint's refusal (LIVE_ERR_TAKEN with the holder, LIVE_ERR_NOT_HOLDER, ...), or no answer. */
 export type ControlAnswer = { ok: true; status: LiveStatus } | { ok: false; http: number; code: string; message: string; holder?: string | null };
@@ -32,10 +33,15 @@ export async function endpointControl(
 ): Promise<ControlAnswer> {
   const u = new URL('/control', a.url);
   u.searchParams.set('token', a.token);
-  const signals = [AbortSignal.timeout(opts.timeoutMs ?? 10_000), ...(opts.signal ? [opts.signal] : [])];
+
   let res: Response;
   try {
-    res = await fetch(u, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ op, who }), signal: AbortSignal.any(signals) });
+    res = await fetch(u, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ op, who }),
+      signal: timeoutSignal(opts.signal, opts.timeoutMs ?? 10_000),
+    });
   } catch (e) {
     const why = (e as Error).name === 'TimeoutError' ? 'no answer in time' : ((e as Error & { cause?: { code?: string } }).cause?.code ?? (e as Error).message);
     return { ok: false, http: 502, code: 'SERVE_ERR_LIVE_UNREACHABLE', message: unreachableMessage(dir, why) };

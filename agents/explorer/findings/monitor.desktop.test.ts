@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../../harness/agent/test-helpers/live.ts';
 import { timeoutSignal } from '../../../harness/cancel.ts';
 import { closedPort, launchChromium, type TestChromium } from '../../../harness/cdp/test-helpers.ts';
@@ -34,22 +34,6 @@ describe('FindingsMonitor on real Chromium', () => {
     out = await tempOutputDir('vncua-findings-');
   }, 60_000);
 
-  // A page a failed test left frozen (its loop never stopped) would starve the browser for the tests after it: stop
-  // whatever script runs on every page after each test (seen once in a fresh-clone CI run beside other work).
-  afterEach(async () => {
-    const pages = await pageTargets(chrome.cdpUrl, { timeoutMs: 3000 }).catch(() => []);
-    for (const t of pages) {
-      if (!t.webSocketDebuggerUrl) continue;
-      const s = await PageSocket.open(t.webSocketDebuggerUrl, AbortSignal.timeout(3000)).catch(() => null);
-      if (!s) continue;
-      try {
-        await s.send('Runtime.terminateExecution', {}, AbortSignal.timeout(3000)).catch(() => {});
-      } finally {
-        s.close();
-      }
-    }
-  });
-
   afterAll(async () => {
     ac.abort();
     await guard?.close();
@@ -61,8 +45,7 @@ describe('FindingsMonitor on real Chromium', () => {
   const byKind = (fs: readonly Finding[], kind: Finding['kind']) => fs.filter((f) => f.kind === kind);
 
   it('finds every kind of problem, stamps each with its step and a screenshot, and counts repeats', async () => {
-    // Every CDP call of the test gives up before the test's own timeout, so a hang fails at its line.
-    const signal = AbortSignal.any([ac.signal, AbortSignal.timeout(100_000)]);
+    const signal = ac.signal;
     const monitor = new FindingsMonitor({ probeTimeoutMs: 1500 });
     const ctx: ObserverContext = cdpContext(chrome.cdpUrl, out.dir, signal);
     const d: PageSocket = await driverSocket(chrome.cdpUrl, signal);

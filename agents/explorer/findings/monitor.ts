@@ -317,9 +317,6 @@ export class FindingsMonitor implements ExplorerObserver {
     while (Date.now() < deadline && !ctx.signal.aborted) {
       const r = await this.#probe(p, ctx.signal);
       if (r.ok || r.why === 'gone') return;
-      // Still silent: terminateExecution stops the current script or, when none runs, the next one, which on a starved
-      // machine can be a probe that came before the loop started; or a timer started the loop again. Stop it again.
-      await p.socket.send('Runtime.terminateExecution', {}, timeoutSignal(ctx.signal, 3000)).catch(() => {});
     }
   }
 }
