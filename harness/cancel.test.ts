@@ -205,7 +205,7 @@ describe('follow and timeoutSignal', () => {
     const outer = new AbortController();
     const signals = Array.from({ length: 50 }, () => timeoutSignal(outer.signal, 50));
     const fired: number[] = [];
-    signals.forEach((s, i) => s.addEventListener('abort', () => fired.push(i)));
+    for (const [i, s] of signals.entries()) s.addEventListener('abort', () => fired.push(i));
     gc();
     await new Promise((r) => setTimeout(r, 20));
     gc();
