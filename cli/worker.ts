@@ -156,7 +156,7 @@ export async function run(argv: string[]): Promise<number> {
       // LLM judges (--judge of the coordinator's command) priced with byom/pricing.ts's table, as vncua eval does.
       judgePrice,
       // A worker that does not see the results root uploads to the coordinator's receiver, when the manifest names one.
-      // Checked once (a refused TLS certificate or token stops this worker with one line); no answer is waited out by the uploads.
+      // Checked once: a refused TLS certificate stops this worker with one line (QUEUE_ERR_TLS); no answer is waited out by the uploads.
       uploadSink: async (m) => {
         if (!m.results.upload) return undefined;
         const sink = uploadSink({ url: m.results.upload.url, token: m.results.upload.token, signal: controller.signal });

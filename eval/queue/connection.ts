@@ -7,7 +7,7 @@ import type { RedisOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VncuaError } from '../../harness/errors.ts';
 import { FORMAT_KEY, QUEUE_FORMAT, VNCUA_VERSION } from './manifest.ts';
-import { isCertificateError, TRUST_HINT } from './tls.ts';
+import { certificateError, isCertificateError } from './tls.ts';
 import type { QueueUrl } from './url.ts';
 
 /** Default time for the first connection to answer. */
@@ -45,11 +45,7 @@ export function connectError(url: QueueUrl, e: unknown, timeoutMs: number, timed
       { details: { url: url.display } },
     );
   }
-  if (url.tls && isCertificateError(e)) {
-    return new VncuaError('QUEUE_ERR_TLS', `Redis at ${url.display} presented a TLS certificate this machine does not accept (${msg}): ${TRUST_HINT}.`, {
-      details: { url: url.display, reason: msg, ...(code ? { tlsCode: code } : {}) },
-    });
-  }
+  if (url.tls && isCertificateError(e)) return certificateError(`Redis at ${url.display}`, url.display, e);
   const why = timedOut ? `no answer within ${timeoutMs} ms` : msg;
   // The two scheme mix-ups look like silence or a reset: say which one may be at play.
   const hint = url.tls

@@ -1,4 +1,5 @@
 /** What the queue's TLS clients (Redis over rediss://, the upload to an https:// results receiver) share. */
+import { VncuaError } from '../../harness/errors.ts';
 
 /** Node's codes for a server certificate that does not check out (untrusted issuer, self-signed, expired, another name). */
 const TLS_CERT_CODES: ReadonlySet<string> = new Set([
@@ -20,6 +21,13 @@ export function isCertificateError(e: unknown): boolean {
   return (code !== undefined && TLS_CERT_CODES.has(code)) || /certificate/i.test((e as Error | undefined)?.message ?? '');
 }
 
-/** The way out of a refused certificate, for an error message. */
-export const TRUST_HINT =
-  'trust the CA that signed it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem in the environment of every vncua process, and use the host name the certificate names';
+/** QUEUE_ERR_TLS for `server` (e.g. "Redis at rediss://…") whose certificate `e` refused, with the way out. */
+export function certificateError(server: string, url: string, e: unknown): VncuaError {
+  const reason = (e as Error | undefined)?.message ?? String(e);
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  return new VncuaError(
+    'QUEUE_ERR_TLS',
+    `${server} presented a TLS certificate this machine does not accept (${reason}): trust the CA that signed it with NODE_EXTRA_CA_CERTS=/path/to/ca.pem in the environment of every vncua process, and use the host name the certificate names.`,
+    { details: { url, reason, ...(code ? { tlsCode: code } : {}) } },
+  );
+}

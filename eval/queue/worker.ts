@@ -385,17 +385,17 @@ export async function runWorker(o: WorkerOptions): Promise<WorkerSummary> {
     const rel = runRel(suite.agent.name, data.size, task.id, data.repeat, repeats);
     const attempt = job.attemptsMade + 1;
     const maxAttempts = m.options.retries + 1;
+    // A run whose result could not be delivered is not run: it waits in the queue (not an attempt) until a receiver answers.
+    if (suite.receiverDown) {
+      if (!(await followReceiver(suite).catch(() => false))) return returnToQueue(job, token, RECEIVER_WAIT_MS);
+      suite.receiverDown = false;
+    }
     const t0 = Date.now();
     const firstStartedAt = data.firstStartedAt ?? t0;
     // Kept in the job for a retry's durationMs; written beside the run's start, not before it (awaited before the job ends).
     const noted = data.firstStartedAt === undefined ? job.updateData({ ...data, firstStartedAt }).catch(() => {}) : undefined;
     const done = (r: Omit<RunJobResult, 'worker' | 'durationMs'>): RunJobResult => ({ ...r, worker: name, durationMs: Date.now() - t0 });
     if (suite.shared && (await readDirState(join(m.out, rel))).state === 'finished') return done({ status: 'finished', success: null, attempts: 0, alreadyFinished: true });
-    // A run whose result could not be delivered is not run: it waits in the queue (not an attempt) until a receiver answers.
-    if (suite.receiverDown) {
-      if (!(await followReceiver(suite).catch(() => false))) return returnToQueue(job, token, RECEIVER_WAIT_MS);
-      suite.receiverDown = false;
-    }
     const slot = freeSlots.shift() ?? 0;
     const report = (p: RunJobProgress) => void job.updateProgress(p).catch(() => {});
     const label = jobLabel(evalJob);

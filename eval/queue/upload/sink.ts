@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VncuaError } from '../../../harness/errors.ts';
 import type { ResultsSink } from '../results-sink.ts';
-import { isCertificateError, TRUST_HINT } from '../tls.ts';
+import { certificateError, isCertificateError } from '../tls.ts';
 import { checkRelPath } from './paths.ts';
 import { API, type CommitBody, type CommitFile, encodePath, SHA_HEADER, SIZE_HEADER } from './protocol.ts';
 
@@ -98,12 +98,7 @@ export function uploadSink(o: UploadSinkOptions): UploadSink {
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (signal.aborted) fail(e);
         // A refused certificate will be refused again: no retry.
-        else if (secure && isCertificateError(e))
-          fail(
-            new VncuaError('QUEUE_ERR_TLS', `The results receiver at ${where} presented a TLS certificate this machine does not accept (${e.message}): ${TRUST_HINT}.`, {
-              details: { url: where, reason: e.message, ...(e.code ? { tlsCode: e.code } : {}) },
-            }),
-          );
+        else if (secure && isCertificateError(e)) fail(certificateError(`The results receiver at ${where}`, where, e));
         else fail(new NoAnswer(e.code ?? e.message));
       });
       req.on('response', (res: IncomingMessage) => {
